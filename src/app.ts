@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import type { AppContext } from './context.js';
+import { createServer } from './http.js';
+import { registerHealthRoutes } from './health/routes.js';
+import { registerWorkspaceRoutes } from './workspaces/routes.js';
+import { registerProjectRoutes } from './projects/routes.js';
+import { registerApiKeyRoutes } from './api-keys/routes.js';
+
+export const PUBLIC_PREFIX = '/api/v1/public';
+
+/** The API process's HTTP surface. No I/O here: the stores arrive open in `ctx`. */
+export function buildApiApp(ctx: AppContext): FastifyInstance {
+  const app = createServer({ logLevel: ctx.config.logLevel });
+  registerHealthRoutes(app, ctx);
+  app.register(
+    async (api) => {
+      registerWorkspaceRoutes(api, ctx);
+      registerProjectRoutes(api, ctx);
+      registerApiKeyRoutes(api, ctx);
+    },
+    { prefix: PUBLIC_PREFIX },
+  );
+  return app;
+}

@@ -1,0 +1,93 @@
+import { z } from 'zod';
+
+/**
+ * The whole environment of a Sightline process, parsed once at start and frozen.
+ * Nothing else reads `process.env`; the parsed config is passed down explicitly.
+ */
+const booleanFlag = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'])
+    .optional()
+    .transform((v) => (v === undefined ? fallback : v === 'true' || v === '1' || v === 'yes'));
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const envSchema = z.object({
+  HOST: z.string().default('localhost'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(8000),
+  WEB_PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  BASE_URL: optionalString,
+  WEB_URL: optionalString,
+  DATA_DIR: z.string().default('./data'),
+  CLICKHOUSE_URL: optionalString,
+  CLICKHOUSE_USER: optionalString,
+  CLICKHOUSE_PASSWORD: optionalString,
+  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('sightline'),
+  DATABASE_URL: optionalString,
+  REDIS_URL: optionalString,
+  QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('sightline'),
+  JWT_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, 'JWT_SECRET must be at least 32 characters'),
+  SIGNUP_ENABLED: booleanFlag(true),
+  SEED_DEMO: booleanFlag(true),
+  SESSION_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = Readonly<{
+  host: string;
+  port: number;
+  webPort: number;
+  baseUrl: string;
+  webUrl: string;
+  dataDir: string;
+  clickhouse: Readonly<{ url?: string; user?: string; password?: string; database: string }>;
+  databaseUrl?: string;
+  redisUrl?: string;
+  queuePrefix: string;
+  jwtSecret?: string;
+  signupEnabled: boolean;
+  seedDemo: boolean;
+  sessionTtlDays: number;
+  logLevel: string;
+}>;
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  const config: Config = {
+    host: e.HOST,
+    port: e.PORT,
+    webPort: e.WEB_PORT,
+    baseUrl: stripSlash(e.BASE_URL ?? `http://localhost:${e.PORT}`),
+    webUrl: stripSlash(e.WEB_URL ?? `http://localhost:${e.WEB_PORT}`),
+    dataDir: e.DATA_DIR,
+    clickhouse: Object.freeze({
+      url: e.CLICKHOUSE_URL,
+      user: e.CLICKHOUSE_USER,
+      password: e.CLICKHOUSE_PASSWORD,
+      database: e.CLICKHOUSE_DATABASE,
+    }),
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    queuePrefix: e.QUEUE_PREFIX,
+    jwtSecret: e.JWT_SECRET,
+    signupEnabled: e.SIGNUP_ENABLED,
+    seedDemo: e.SEED_DEMO,
+    sessionTtlDays: e.SESSION_TTL_DAYS,
+    logLevel: e.LOG_LEVEL,
+  };
+  return Object.freeze(config);
+}
+
+function stripSlash(url: string): string {
+  return url.replace(/\/+$/, '');
+}

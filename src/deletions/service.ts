@@ -1,0 +1,39 @@
+import type { AppContext } from '../context.js';
+
+export const DELETIONS_QUEUE = 'deletions';
+export type PurgeProjectsJob = { project_ids: string[] };
+
+/** Asks the worker to remove the ClickHouse rows of hard-deleted projects. */
+export async function enqueueProjectPurge(ctx: AppContext, projectIds: string[]): Promise<void> {
+  if (projectIds.length === 0) return;
+  // The job id makes a repeated enqueue of the same purge a no-op.
+  await ctx.queue.queue<PurgeProjectsJob>(DELETIONS_QUEUE).add('purge-projects', { project_ids: projectIds }, {
+    jobId: `purge-${[...projectIds].sort().join(',').slice(0, 200)}`,
+    attempts: 5,
+    backoff: { type: 'exponential', delay: 5_000 },
+    removeOnComplete: 1000,
+    removeOnFail: 1000,
+  });
+}
+
+/**
+ * Deletes every row of the given projects from each ClickHouse table that has a `project_id`
+ * column. Running it twice deletes nothing more, so a retried job is harmless.
+ */
+export async function purgeProjects(ctx: AppContext, projectIds: string[]): Promise<number> {
+  if (projectIds.length === 0) return 0;
+  const result = await ctx.ch.client.query({
+    query: `SELECT DISTINCT c.table AS table FROM system.columns c
+             JOIN system.tables t ON t.database = c.database AND t.name = c.table
+            WHERE c.database = currentDatabase() AND c.name = 'project_id' AND t.engine LIKE '%MergeTree'`,
+    format: 'JSONEachRow',
+  });
+  const tables = (await result.json<{ table: string }>()).map((r) => r.table);
+  for (const table of tables) {
+    await ctx.ch.client.command({
+      query: `ALTER TABLE \`${table.replace(/`/g, '')}\` DELETE WHERE project_id IN {ids:Array(String)}`,
+      query_params: { ids: projectIds },
+    });
+  }
+  return tables.length;
+}

@@ -1,0 +1,36 @@
+import crypto from 'node:crypto';
+import type { AppContext } from '../context.js';
+import { hashPassword, hashToken, newApiKey, newId } from '../auth/secrets.js';
+import { withTransaction } from '../stores/postgres.js';
+
+export type DemoAccount = { email: string; password: string; workspaceId: string; projectId: string; apiKey: string };
+
+export const DEMO_EMAIL = 'demo@sightline.local';
+
+/**
+ * On first start with an empty store: a demo user, workspace, project and API key, so a new user
+ * can try the API at once. The password and key are random and shown once, on that start only.
+ */
+export async function seedDemoAccount(ctx: AppContext): Promise<DemoAccount | null> {
+  const { rows } = await ctx.pg.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM users');
+  if ((rows[0]?.n ?? 0) > 0) return null;
+  const password = crypto.randomBytes(9).toString('base64url');
+  const passwordHash = await hashPassword(password);
+  const { key, prefix } = newApiKey();
+  const ids = { user: newId(), workspace: newId(), project: newId() };
+  await withTransaction(ctx.pg.pool, async (tx) => {
+    await tx.query('INSERT INTO users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)', [ids.user, DEMO_EMAIL, 'Demo User', passwordHash]);
+    await tx.query('INSERT INTO workspaces (id, name, created_by) VALUES ($1, $2, $3)', [ids.workspace, 'Demo workspace', ids.user]);
+    await tx.query(`INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, 'ADMIN')`, [ids.workspace, ids.user]);
+    await tx.query('INSERT INTO projects (id, workspace_id, name, created_by) VALUES ($1, $2, $3, $4)', [ids.project, ids.workspace, 'Demo project', ids.user]);
+    await tx.query('INSERT INTO api_keys (id, project_id, name, key_hash, key_prefix, created_by) VALUES ($1, $2, $3, $4, $5, $6)', [
+      newId(),
+      ids.project,
+      'demo key',
+      hashToken(key),
+      prefix,
+      ids.user,
+    ]);
+  });
+  return { email: DEMO_EMAIL, password, workspaceId: ids.workspace, projectId: ids.project, apiKey: key };
+}

@@ -1,0 +1,33 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { typed } from '../http.js';
+import { authenticate, userOf } from '../auth/principal.js';
+import { DeleteReason } from '../workspaces/routes.js';
+import { createProject, deleteProject, listProjects } from './service.js';
+
+const CreateProjectBody = z.object({
+  name: z.string().trim().min(1).max(200),
+  workspace_id: z.string().min(1).optional(),
+  trace_ttl_days: z.number().int().min(1).max(3650).optional(),
+});
+
+export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const r = typed(app);
+  const user = { onRequest: authenticate(ctx, 'user') };
+
+  r.post('/projects', { ...user, schema: { body: CreateProjectBody } }, async (request, reply) => {
+    const result = await createProject(ctx, userOf(request), request.body);
+    return reply.status(result.created ? 201 : 200).send(result);
+  });
+
+  r.get('/projects', { ...user, schema: { querystring: z.object({ workspace_id: z.string().min(1).optional() }) } }, async (request) =>
+    listProjects(ctx, userOf(request), request.query.workspace_id),
+  );
+
+  r.delete(
+    '/projects/:project_id',
+    { ...user, schema: { params: z.object({ project_id: z.string().min(1) }), querystring: z.object({ reason: DeleteReason }) } },
+    async (request) => deleteProject(ctx, userOf(request), request.params.project_id, request.query.reason),
+  );
+}

@@ -1,0 +1,71 @@
+import type { AppContext } from '../context.js';
+import { requireProjectRole, requireWorkspaceRole } from '../auth/access.js';
+import type { UserPrincipal } from '../auth/principal.js';
+import { newId } from '../auth/secrets.js';
+import { RequestValidationError } from '../errors.js';
+import { withTransaction } from '../stores/postgres.js';
+
+export type CreateProjectInput = { name: string; workspace_id?: string; trace_ttl_days?: number };
+
+/**
+ * Idempotent on the name within the workspace (public-api.md, "Create a project"): a second call
+ * with the same name answers the live project of that name with `created: false`.
+ */
+export async function createProject(ctx: AppContext, user: UserPrincipal, input: CreateProjectInput) {
+  const workspaceId = input.workspace_id ?? (await soleWorkspace(ctx, user));
+  return withTransaction(ctx.pg.pool, async (tx) => {
+    await requireWorkspaceRole(tx, user, workspaceId, 'MEMBER');
+    const inserted = await tx.query<{ id: string; name: string; workspace_id: string }>(
+      `INSERT INTO projects (id, workspace_id, name, trace_ttl_days, created_by) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (workspace_id, name) WHERE deleted_at IS NULL DO NOTHING
+       RETURNING id, name, workspace_id`,
+      [newId(), workspaceId, input.name, input.trace_ttl_days ?? 30, user.userId],
+    );
+    if (inserted.rows[0]) return { created: true, ...inserted.rows[0] };
+    const { rows } = await tx.query<{ id: string; name: string; workspace_id: string }>(
+      'SELECT id, name, workspace_id FROM projects WHERE workspace_id = $1 AND name = $2 AND deleted_at IS NULL',
+      [workspaceId, input.name],
+    );
+    return { created: false, ...rows[0]! };
+  });
+}
+
+/** Without `workspace_id`, a user who belongs to exactly one workspace means that one. */
+async function soleWorkspace(ctx: AppContext, user: UserPrincipal): Promise<string> {
+  const { rows } = await ctx.pg.pool.query<{ workspace_id: string }>('SELECT workspace_id FROM memberships WHERE user_id = $1 LIMIT 2', [user.userId]);
+  if (rows.length === 1) return rows[0]!.workspace_id;
+  throw new RequestValidationError([
+    { loc: ['body', 'workspace_id'], msg: 'Field required when the user belongs to more than one workspace', type: 'missing' },
+  ]);
+}
+
+export async function listProjects(ctx: AppContext, user: UserPrincipal, workspaceId?: string) {
+  const { rows } = await ctx.pg.pool.query<{ id: string; name: string; workspace_id: string; workspace_name: string }>(
+    `SELECT p.id, p.name, p.workspace_id, w.name AS workspace_name
+       FROM projects p
+       JOIN memberships m ON m.workspace_id = p.workspace_id AND m.user_id = $1
+       JOIN workspaces w ON w.id = p.workspace_id
+      WHERE p.deleted_at IS NULL AND ($2::text IS NULL OR p.workspace_id::text = $2)
+      ORDER BY w.name, w.id, p.created_at, p.name`,
+    [user.userId, workspaceId ?? null],
+  );
+  return { data: rows };
+}
+
+/**
+ * Soft delete: the project leaves every list and read and its keys stop authenticating at once
+ * (both check `deleted_at`); its data stays for the retention window. One audit row records it.
+ */
+export async function deleteProject(ctx: AppContext, user: UserPrincipal, projectId: string, reason: string) {
+  return withTransaction(ctx.pg.pool, async (tx) => {
+    const project = await requireProjectRole(tx, user, projectId, 'ADMIN');
+    const updated = await tx.query('UPDATE projects SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL', [projectId]);
+    if (updated.rowCount === 0) return { deleted: false, project: { id: project.id, name: project.name }, reason };
+    await tx.query(
+      `INSERT INTO audit_log (actor_user_id, action, target_type, target_id, target_name, reason, details)
+       VALUES ($1, 'delete', 'project', $2, $3, $4, $5)`,
+      [user.userId, project.id, project.name, reason, JSON.stringify({ workspace_id: project.workspace_id })],
+    );
+    return { deleted: true, project: { id: project.id, name: project.name }, reason };
+  });
+}

@@ -1,0 +1,15 @@
+import type { FastifyInstance } from 'fastify';
+import formbody from '@fastify/formbody';
+import type { AppContext } from '../context.js';
+import { createServer } from '../http.js';
+import { registerHealthRoutes } from '../health/routes.js';
+import { registerWebRoutes } from './routes.js';
+
+/** The web process: login, the CLI token exchange and browser login, and the pages. */
+export function buildWebApp(ctx: AppContext): FastifyInstance {
+  const app = createServer({ logLevel: ctx.config.logLevel });
+  app.register(formbody);
+  registerHealthRoutes(app, ctx);
+  app.register(async (web) => registerWebRoutes(web, ctx));
+  return app;
+}

@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { BadRequestError, UnauthorizedError } from '../errors.js';
+import { typed } from '../http.js';
+import { authenticate, userOf } from '../auth/principal.js';
+import { login, logout, signup } from '../accounts/service.js';
+import { homePage, loginPage, loopbackRedirect, redirectWithToken } from './cli-login.js';
+
+const email = z.string().trim().min(3).max(320).email();
+const password = z.string().min(8).max(1024);
+
+const SignupBody = z.object({ email, password, name: z.string().trim().min(1).max(200) });
+const LoginBody = z.object({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1024) });
+const CliLoginQuery = z.object({ redirect_uri: z.string().min(1).max(2048), state: z.string().max(512).optional() });
+const CliLoginForm = CliLoginQuery.extend({ email: z.string().max(320).default(''), password: z.string().max(1024).default('') });
+
+/** The web application's JSON routes (extensions.md §2) and the CLI browser login. */
+export function registerWebRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const r = typed(app);
+
+  r.get('/', async (_request, reply) => reply.type('text/html').send(homePage(ctx.config.baseUrl)));
+
+  r.post('/api/auth/signup', { schema: { body: SignupBody } }, async (request, reply) => {
+    return reply.status(201).send(await signup(ctx, request.body));
+  });
+
+  r.post('/api/auth/login', { schema: { body: LoginBody } }, async (request) => login(ctx, request.body));
+
+  r.post('/api/auth/logout', { onRequest: authenticate(ctx, 'user') }, async (request, reply) => {
+    await logout(ctx, userOf(request));
+    return reply.status(204).send();
+  });
+
+  // The bearer must be the session token itself; an access token can't mint another.
+  r.post('/api/cli/token', { onRequest: authenticate(ctx, 'user') }, async (request) => {
+    const user = userOf(request);
+    if (user.via !== 'session') throw new UnauthorizedError('a session token is required to mint an access token');
+    return { accessToken: await ctx.tokens.mint({ userId: user.userId, sessionId: user.sessionId }) };
+  });
+
+  r.get('/cli/login', { schema: { querystring: CliLoginQuery } }, async (request, reply) => {
+    const { redirect_uri, state } = request.query;
+    if (!loopbackRedirect(redirect_uri)) throw new BadRequestError('redirect_uri must be an http URL on the loopback interface');
+    return reply.type('text/html').header('cache-control', 'no-store').send(loginPage({ redirectUri: redirect_uri, state }));
+  });
+
+  r.post('/cli/login', { schema: { body: CliLoginForm } }, async (request, reply) => {
+    const { redirect_uri, state, email: mail, password: pass } = request.body;
+    const target = loopbackRedirect(redirect_uri);
+    if (!target) throw new BadRequestError('redirect_uri must be an http URL on the loopback interface');
+    try {
+      const session = await login(ctx, { email: mail, password: pass });
+      return reply.header('cache-control', 'no-store').redirect(redirectWithToken(target, session.session_token, state), 302);
+    } catch (error) {
+      if (!(error instanceof UnauthorizedError)) throw error;
+      return reply
+        .status(401)
+        .type('text/html')
+        .send(loginPage({ redirectUri: redirect_uri, state, email: mail, error: error.detail }));
+    }
+  });
+}

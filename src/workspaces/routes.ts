@@ -1,0 +1,47 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { typed } from '../http.js';
+import { authenticate, userOf } from '../auth/principal.js';
+import { ROLES } from '../auth/roles.js';
+import { addMember, changeMemberRole, createWorkspace, deleteWorkspace, listMembers, listWorkspaces, removeMember } from './service.js';
+
+const WorkspaceParams = z.object({ workspace_id: z.string().min(1) });
+const MemberParams = WorkspaceParams.extend({ user_id: z.string().min(1) });
+const role = z.enum(ROLES);
+export const DeleteReason = z.string().trim().min(3).max(500);
+
+export function registerWorkspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const r = typed(app);
+  const user = { onRequest: authenticate(ctx, 'user') };
+
+  r.get('/workspaces', user, async (request) => listWorkspaces(ctx, userOf(request)));
+
+  r.post('/workspaces', { ...user, schema: { body: z.object({ name: z.string().trim().min(1).max(200) }) } }, async (request, reply) =>
+    reply.status(201).send(await createWorkspace(ctx, userOf(request), request.body.name)),
+  );
+
+  r.delete(
+    '/workspaces/:workspace_id',
+    { ...user, schema: { params: WorkspaceParams, querystring: z.object({ name: z.string(), reason: DeleteReason }) } },
+    async (request) => deleteWorkspace(ctx, userOf(request), request.params.workspace_id, request.query),
+  );
+
+  r.get('/workspaces/:workspace_id/members', { ...user, schema: { params: WorkspaceParams } }, async (request) =>
+    listMembers(ctx, userOf(request), request.params.workspace_id),
+  );
+
+  r.post(
+    '/workspaces/:workspace_id/members',
+    { ...user, schema: { params: WorkspaceParams, body: z.object({ email: z.string().trim().min(1).max(320), role }) } },
+    async (request, reply) => reply.status(201).send(await addMember(ctx, userOf(request), request.params.workspace_id, request.body)),
+  );
+
+  r.patch('/workspaces/:workspace_id/members/:user_id', { ...user, schema: { params: MemberParams, body: z.object({ role }) } }, async (request) =>
+    changeMemberRole(ctx, userOf(request), request.params.workspace_id, request.params.user_id, request.body.role),
+  );
+
+  r.delete('/workspaces/:workspace_id/members/:user_id', { ...user, schema: { params: MemberParams } }, async (request) =>
+    removeMember(ctx, userOf(request), request.params.workspace_id, request.params.user_id),
+  );
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { call, createApiKey, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
+
+const h = useHarness();
+
+describe('project API keys', () => {
+  it('authenticates whoami with a new key, shown once in the create answer', async () => {
+    const { project, key, owner } = await projectWithKey(h());
+    expect(key.key).toMatch(/^sl_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(key.key.startsWith(key.key_prefix)).toBe(true);
+    const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ project_id: project.id, project_name: project.name, workspace_id: owner.workspace.id, key_id: key.id });
+
+    const list = await call(h().api, { method: 'GET', url: `${PUBLIC}/projects/${project.id}/api-keys`, token: owner.token });
+    expect(list.statusCode).toBe(200);
+    expect(list.json().data).toHaveLength(1);
+    expect(list.json().data[0]).not.toHaveProperty('key');
+    expect(list.body).not.toContain(key.key);
+  });
+
+  it('stores only a hash of the key', async () => {
+    const { key } = await projectWithKey(h());
+    const { rows } = await h().ctx.pg.pool.query('SELECT key_hash FROM api_keys WHERE id = $1', [key.id]);
+    expect(rows[0].key_hash).not.toContain(key.key.slice(3));
+    expect(rows[0].key_hash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('stops a revoked key at once', async () => {
+    const { project, key, owner } = await projectWithKey(h());
+    const del = await call(h().api, { method: 'DELETE', url: `${PUBLIC}/projects/${project.id}/api-keys/${key.id}`, token: owner.token });
+    expect(del.statusCode).toBe(200);
+    const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key });
+    expect(res.statusCode).toBe(401);
+    const again = await call(h().api, { method: 'DELETE', url: `${PUBLIC}/projects/${project.id}/api-keys/${key.id}`, token: owner.token });
+    expect(again.statusCode).toBe(404);
+  });
+
+  it('refuses an expired key', async () => {
+    const { project, owner } = await projectWithKey(h());
+    const key = await createApiKey(h(), owner.token, project.id, { name: 'short', expires_at: new Date(Date.now() + 60_000).toISOString() });
+    expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key })).statusCode).toBe(200);
+    await h().ctx.pg.pool.query(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [key.id]);
+    expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key })).statusCode).toBe(401);
+  });
+
+  it('rejects an expiry in the past with 422', async () => {
+    const { project, owner } = await projectWithKey(h());
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/projects/${project.id}/api-keys`,
+      token: owner.token,
+      payload: { name: 'old', expires_at: '2020-01-01T00:00:00Z' },
+    });
+    expect(res.statusCode).toBe(422);
+    expect(res.json().detail[0].loc).toEqual(['body', 'expires_at']);
+  });
+});

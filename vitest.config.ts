@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+// Forks, not threads: each fork is its own process and so gets its own embedded ClickHouse
+// (chdb allows one data directory per process; DESIGN.md, "Known traps").
+export default defineConfig({
+  test: {
+    pool: 'forks',
+    maxWorkers: 2,
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 180_000,
+    teardownTimeout: 30_000,
+  },
+});
