@@ -5,6 +5,8 @@ import { buildApiApp } from './app.js';
 import { buildWebApp } from './web/app.js';
 import { seedDemoAccount } from './demo/seed.js';
 import { startWorkers } from '../workers/index.js';
+import { createServer } from './http.js';
+import { registerHealthRoutes } from './health/routes.js';
 
 /**
  * `npm start` runs api, web and worker in one process (the embedded stores allow one process per
@@ -26,6 +28,13 @@ async function main(): Promise<void> {
     const api = buildApiApp(runtime);
     await api.listen({ host: config.host, port: config.port });
     servers.push(api);
+  }
+  if (mode === 'worker') {
+    // A worker alone serves only /healthz and /readyz, for its container's health check.
+    const health = createServer({ logLevel: config.logLevel });
+    registerHealthRoutes(health, runtime);
+    await health.listen({ host: config.host, port: config.port });
+    servers.push(health);
   }
   if (parts.includes('web')) {
     const web = buildWebApp(runtime);
