@@ -156,8 +156,26 @@ export function installErrorHandler(app: FastifyInstance): void {
     if (typeof status === 'number' && status >= 400 && status < 500) {
       return reply.status(status).send({ detail: fastifyError.message });
     }
+    if (isStoreUnreachable(error)) {
+      (request.log as Logger).error({ err: error }, 'a store is unreachable');
+      return reply.status(503).send({ detail: 'a backing store is unavailable; retry later' });
+    }
     (request.log as Logger).error({ err: error }, 'unhandled error');
     return reply.status(500).send({ detail: 'internal server error' });
   });
   app.setNotFoundHandler((_request, reply) => reply.status(404).send({ detail: 'Not Found' }));
+}
+
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '08000', '08001', '08003', '08006']);
+
+/**
+ * A store that could not be reached (refused, reset, timed out, shutting down) is the server's
+ * trouble and the caller may retry: 503, never 500 (public-api.md, Errors).
+ */
+export function isStoreUnreachable(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const e = error as { code?: unknown; errors?: unknown; message?: unknown };
+  if (typeof e.code === 'string' && UNREACHABLE_CODES.has(e.code)) return true;
+  if (Array.isArray(e.errors) && e.errors.some(isStoreUnreachable)) return true;
+  return typeof e.message === 'string' && /^Connection terminated|timeout exceeded when trying to connect/i.test(e.message);
 }

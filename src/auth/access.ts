@@ -19,7 +19,7 @@ export type ProjectScope = { projectId: string; workspaceId: string; project: Pr
  */
 export async function resolveReadProject(ctx: AppContext, principal: Principal, projectId: string | undefined, minRole: Role = 'VIEWER'): Promise<ProjectScope> {
   if (principal.kind === 'api_key') {
-    if (projectId !== undefined && projectId !== principal.projectId) throw new BadRequestError(PROJECT_ID_MISMATCH_DETAIL);
+    if (projectId !== undefined && projectId.toLowerCase() !== principal.projectId) throw new BadRequestError(PROJECT_ID_MISMATCH_DETAIL);
     const project = await liveProject(ctx.pg.pool, principal.projectId);
     if (!project) throw new ForbiddenError(NO_PROJECT_ACCESS_DETAIL);
     return { projectId: project.id, workspaceId: project.workspace_id, project };

@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { requireProjectRole, requireWorkspaceRole } from '../auth/access.js';
 import type { UserPrincipal } from '../auth/principal.js';
 import { newId } from '../auth/secrets.js';
-import { RequestValidationError } from '../errors.js';
+import { NotFoundError, RequestValidationError } from '../errors.js';
 import { withTransaction } from '../stores/postgres.js';
 
 export type CreateProjectInput = { name: string; workspace_id?: string; trace_ttl_days?: number };
@@ -60,7 +60,8 @@ export async function deleteProject(ctx: AppContext, user: UserPrincipal, projec
   return withTransaction(ctx.pg.pool, async (tx) => {
     const project = await requireProjectRole(tx, user, projectId, 'ADMIN');
     const updated = await tx.query('UPDATE projects SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL', [projectId]);
-    if (updated.rowCount === 0) return { deleted: false, project: { id: project.id, name: project.name }, reason };
+    // A concurrent delete got there first: to this caller the project no longer exists.
+    if (updated.rowCount === 0) throw new NotFoundError('project not found');
     await tx.query(
       `INSERT INTO audit_log (actor_user_id, action, target_type, target_id, target_name, reason, details)
        VALUES ($1, 'delete', 'project', $2, $3, $4, $5)`,

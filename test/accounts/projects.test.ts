@@ -75,6 +75,17 @@ describe('create a project', () => {
     expect(rows[0].n).toBe(1);
   });
 
+  it('stays idempotent under concurrent creates of the same name: one project, one created:true', async () => {
+    const owner = await signUp(h(), 'race');
+    const name = projectName();
+    const answers = await Promise.all(Array.from({ length: 6 }, () => postProject(owner.token, { name, workspace_id: owner.workspace.id })));
+    expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+    expect(new Set(answers.map((a) => a.json().id)).size).toBe(1);
+    expect(answers.filter((a) => a.json().created === true)).toHaveLength(1);
+    const { rows } = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM projects WHERE workspace_id = $1 AND name = $2', [owner.workspace.id, name]);
+    expect(rows[0].n).toBe(1);
+  });
+
   it('creates a new project for the same name in another workspace', async () => {
     const owner = await signUp(h(), 'twows');
     const other = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: owner.token, payload: { name: `second-${crypto.randomBytes(3).toString('hex')}` } });

@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SignJWT, decodeJwt } from 'jose';
-import type { LightMyRequestResponse } from 'fastify';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { AccessTokens } from '../../src/auth/access-token.js';
 import { USER_LOGIN_REQUIRED_DETAIL } from '../../src/auth/principal.js';
 import { hashToken } from '../../src/auth/secrets.js';
@@ -113,7 +113,7 @@ describe('API keys', () => {
   it('is refused with 403 and the exact detail on every account route', async () => {
     const { owner, project, key } = await projectWithKey(h());
     const ws = owner.workspace.id;
-    const routes: { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; payload?: unknown }[] = [
+    const routes: { method: 'GET' | 'POST' | 'PATCH' | 'DELETE'; url: string; payload?: InjectOptions['payload'] }[] = [
       { method: 'GET', url: `${PUBLIC}/projects` },
       { method: 'GET', url: `${PUBLIC}/workspaces` },
       { method: 'POST', url: `${PUBLIC}/projects`, payload: { name: 'via-key', workspace_id: ws } },

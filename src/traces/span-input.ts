@@ -1,0 +1,215 @@
+import { z } from 'zod';
+
+/**
+ * One ingested span: the request contract of `POST /api/v1/public/traces` (extensions.md §3) and what
+ * the OTLP mapping produces. Pure: validation and normalisation only, no I/O.
+ *
+ * Leniency beyond the spec's table, on purpose (clients written in Python send `None` for "not set"):
+ * every optional field also takes `null`, meaning absent; `parent_span_id: ""` also means a root span.
+ * Unknown keys are ignored.
+ */
+
+export const MAX_SPANS_PER_REQUEST = 10_000;
+export const MAX_METADATA_KEYS = 256;
+export const MAX_METADATA_KEY_LENGTH = 256;
+export const MAX_METADATA_VALUE_LENGTH = 32_768;
+export const MAX_NAME_LENGTH = 512;
+export const MAX_KIND_LENGTH = 64;
+export const MAX_ERROR_MESSAGE_LENGTH = 32_768;
+/** error_type, model_name, environment, user_id, session_id, evaluation_run_id. */
+export const MAX_SHORT_TEXT_LENGTH = 1024;
+
+const Id = z.string().min(1).max(128);
+const DateTime = z.iso.datetime({ offset: true, local: true, error: 'Invalid ISO date-time' });
+const ShortText = z.string().max(MAX_SHORT_TEXT_LENGTH).nullish();
+const TokenCount = z.int().min(0).nullish();
+
+export const SpanStatus = z.enum(['ok', 'error', 'unset']);
+
+export const SpanInputSchema = z
+  .object({
+    trace_id: Id,
+    span_id: Id,
+    parent_span_id: z.string().max(128).nullish(),
+    name: z.string().min(1).max(MAX_NAME_LENGTH),
+    // The spec's kinds (llm, tool, agent, chain, retriever, embedding, http, custom) are examples.
+    kind: z.string().min(1).max(MAX_KIND_LENGTH).nullish(),
+    start_time: DateTime,
+    end_time: DateTime.nullish(),
+    status: SpanStatus.nullish(),
+    error_type: ShortText,
+    error_message: z.string().max(MAX_ERROR_MESSAGE_LENGTH).nullish(),
+    model_name: ShortText,
+    environment: ShortText,
+    user_id: ShortText,
+    session_id: ShortText,
+    input: z.unknown().optional(),
+    output: z.unknown().optional(),
+    metadata: z
+      .record(z.string().min(1).max(MAX_METADATA_KEY_LENGTH), z.string().max(MAX_METADATA_VALUE_LENGTH))
+      .refine((m) => Object.keys(m).length <= MAX_METADATA_KEYS, `at most ${MAX_METADATA_KEYS} keys`)
+      .nullish(),
+    cost: z.number().min(0).nullish(),
+    input_tokens: TokenCount,
+    output_tokens: TokenCount,
+    total_tokens: TokenCount,
+    evaluation_run_id: ShortText,
+  })
+  .superRefine((span, ctx) => {
+    // Runs only once every field parsed, so both times are valid ISO strings here.
+    if (span.end_time != null && toEpochMs(span.end_time) < toEpochMs(span.start_time)) {
+      ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must not be before start_time' });
+    }
+  });
+
+/** The raw shape a client may send for one span (what the OTLP mapping produces too). */
+export type SpanInput = z.input<typeof SpanInputSchema>;
+
+/**
+ * What the span store receives: every field present, defaults applied.
+ * - Times are epoch milliseconds (UTC); sub-millisecond digits are dropped.
+ * - `parent_span_id` is `''` for a root span; absent optional strings are `''`.
+ * - `input` / `output` are text (strings as sent, anything else as JSON) or `null` when absent or null.
+ * - `cost` and the token counts default to 0; `total_tokens` defaults to input + output.
+ */
+export interface NormalizedSpan {
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string;
+  name: string;
+  kind: string;
+  start_time: number;
+  end_time: number | null;
+  status: z.infer<typeof SpanStatus>;
+  error_type: string;
+  error_message: string;
+  model_name: string;
+  environment: string;
+  user_id: string;
+  session_id: string;
+  input: string | null;
+  output: string | null;
+  metadata: Record<string, string>;
+  cost: number;
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  evaluation_run_id: string;
+}
+
+export interface RejectedSpan {
+  index: number;
+  span_id: string | null;
+  errors: string[];
+}
+
+/**
+ * The body of `POST /traces`. Items are left `unknown` here on purpose: each is checked by
+ * `validateSpans`, so one bad span is reported in `rejected` instead of failing the request (§3).
+ */
+export const TraceIngestBody = z.object({
+  spans: z.array(z.unknown()).min(1).max(MAX_SPANS_PER_REQUEST),
+});
+
+/** Validates each span on its own and normalises the valid ones (partial success, §3). */
+export function validateSpans(raw: readonly unknown[]): { accepted: NormalizedSpan[]; rejected: RejectedSpan[] } {
+  const accepted: NormalizedSpan[] = [];
+  const rejected: RejectedSpan[] = [];
+  raw.forEach((item, index) => {
+    const result = SpanInputSchema.safeParse(item);
+    if (result.success) {
+      accepted.push(normalizeSpan(result.data));
+    } else {
+      rejected.push({ index, span_id: spanIdOf(item), errors: result.error.issues.map((issue) => describeIssue(issue, item)) });
+    }
+  });
+  return { accepted, rejected };
+}
+
+function normalizeSpan(span: z.output<typeof SpanInputSchema>): NormalizedSpan {
+  const inputTokens = span.input_tokens ?? 0;
+  const outputTokens = span.output_tokens ?? 0;
+  return {
+    trace_id: span.trace_id,
+    span_id: span.span_id,
+    parent_span_id: span.parent_span_id ?? '',
+    name: span.name,
+    kind: span.kind ?? 'custom',
+    start_time: toEpochMs(span.start_time),
+    end_time: span.end_time == null ? null : toEpochMs(span.end_time),
+    status: span.status ?? 'unset',
+    error_type: span.error_type ?? '',
+    error_message: span.error_message ?? '',
+    model_name: span.model_name ?? '',
+    environment: span.environment ?? '',
+    user_id: span.user_id ?? '',
+    session_id: span.session_id ?? '',
+    input: toText(span.input),
+    output: toText(span.output),
+    metadata: span.metadata ?? {},
+    cost: span.cost ?? 0,
+    input_tokens: inputTokens,
+    output_tokens: outputTokens,
+    total_tokens: span.total_tokens ?? inputTokens + outputTokens,
+    evaluation_run_id: span.evaluation_run_id ?? '',
+  };
+}
+
+/** ISO date-time (already validated) to epoch ms. A time without an offset is taken as UTC. */
+function toEpochMs(iso: string): number {
+  return Date.parse(/(?:[zZ]|[+-]\d\d:\d\d)$/.test(iso) ? iso : `${iso}Z`);
+}
+
+/** §3: "stored as text (strings as they are, anything else as JSON)". */
+function toText(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value) ?? null;
+}
+
+function spanIdOf(item: unknown): string | null {
+  if (item === null || typeof item !== 'object') return null;
+  const id = (item as Record<string, unknown>).span_id;
+  return typeof id === 'string' ? id : null;
+}
+
+/** `field: message`, worded like the 422 answers of src/errors.ts so clients see one style. */
+function describeIssue(issue: z.core.$ZodIssue, item: unknown): string {
+  const path = issue.path.map(String).join('.');
+  const message = issueMessage(issue, valueAt(item, issue.path));
+  return path ? `${path}: ${message}` : message;
+}
+
+function issueMessage(issue: z.core.$ZodIssue, input: unknown): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      if (input === undefined) return 'Field required';
+      if (issue.expected === 'int') return 'Input should be a valid integer';
+      return `Input should be a valid ${issue.expected}`;
+    case 'too_small': {
+      const min = Number(issue.minimum);
+      if (issue.origin === 'string') return `String should have at least ${min} character${min === 1 ? '' : 's'}`;
+      return `Input should be greater than ${issue.inclusive ? 'or equal to ' : ''}${min}`;
+    }
+    case 'too_big': {
+      const max = Number(issue.maximum);
+      if (issue.origin === 'string') return `String should have at most ${max} character${max === 1 ? '' : 's'}`;
+      return `Input should be less than ${issue.inclusive ? 'or equal to ' : ''}${max}`;
+    }
+    case 'invalid_value':
+      return `Input should be ${issue.values.map((v) => `'${String(v)}'`).join(', ')}`;
+    case 'invalid_key':
+      return `Invalid key: ${issue.issues.map((inner) => issueMessage(inner, issue.path.at(-1))).join('; ')}`;
+    default:
+      return issue.message;
+  }
+}
+
+function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
+  let cur: unknown = data;
+  for (const key of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[key];
+  }
+  return cur;
+}
