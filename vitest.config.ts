@@ -7,6 +7,7 @@ export default defineConfig({
     pool: 'forks',
     maxWorkers: 2,
     include: ['test/**/*.test.ts'],
+    reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 60_000,
     hookTimeout: 180_000,
     teardownTimeout: 30_000,

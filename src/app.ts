@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
 import { createServer } from './http.js';
 import { registerHealthRoutes } from './health/routes.js';
+import { registerMetrics } from './health/metrics.js';
 import { registerWorkspaceRoutes } from './workspaces/routes.js';
 import { registerProjectRoutes } from './projects/routes.js';
 import { registerApiKeyRoutes } from './api-keys/routes.js';
@@ -12,6 +13,7 @@ export const PUBLIC_PREFIX = '/api/v1/public';
 export function buildApiApp(ctx: AppContext): FastifyInstance {
   const app = createServer({ logLevel: ctx.config.logLevel });
   registerHealthRoutes(app, ctx);
+  registerMetrics(app, 'api');
   app.register(
     async (api) => {
       registerWorkspaceRoutes(api, ctx);

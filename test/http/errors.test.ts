@@ -180,3 +180,13 @@ describe('health', () => {
     expect(res.json()).toEqual({ status: 'ok', checks: { clickhouse: 'ok', postgres: 'ok', queue: 'ok' } });
   });
 });
+
+describe('metrics', () => {
+  it('serves Prometheus text with a request histogram labelled by route pattern', async () => {
+    await call(h().api, { method: 'GET', url: '/healthz' });
+    const res = await call(h().api, { method: 'GET', url: '/metrics' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.body).toMatch(/sightline_http_request_duration_seconds_count\{[^}]*route="\/healthz"[^}]*\} \d+/);
+  });
+});
