@@ -63,8 +63,8 @@ export async function resolvePrincipal(ctx: AppContext, token: string): Promise<
     }
     if (looksLikeJwt(token)) {
       const claims = await ctx.tokens.verify(token);
-      if (!claims) throw new UnauthorizedError();
-      const user = await liveSession(ctx, 's.id = $1::uuid AND s.user_id = $2::uuid', [claims.sessionId, claims.userId]);
+      if (!claims || !isUuid(claims.sessionId) || !isUuid(claims.userId)) throw new UnauthorizedError();
+      const user = await liveSession(ctx, 's.id = $1 AND s.user_id = $2', [claims.sessionId, claims.userId]);
       return { ...user, via: 'access_token' };
     }
     const user = await liveSession(ctx, 's.token_hash = $1', [hashToken(token)]);
@@ -81,7 +81,6 @@ export function isUuid(value: string): boolean {
 }
 
 async function liveSession(ctx: AppContext, where: string, params: string[]): Promise<Omit<UserPrincipal, 'via'>> {
-  if (where.includes('::uuid') && !params.every(isUuid)) throw new UnauthorizedError();
   const { rows } = await ctx.pg.pool.query<{ id: string; user_id: string; email: string; name: string }>(
     `SELECT s.id, s.user_id, u.email, u.name
        FROM sessions s JOIN users u ON u.id = s.user_id
