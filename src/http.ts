@@ -3,7 +3,6 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ZodType } from 'zod';
 import { installErrorHandler, RequestValidationError, zodIssuesToValidation } from './errors.js';
 
-
 export type ServerOptions = { logLevel: string; bodyLimit?: number };
 
 /**
