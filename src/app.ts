@@ -6,6 +6,7 @@ import { registerMetrics } from './health/metrics.js';
 import { registerWorkspaceRoutes } from './workspaces/routes.js';
 import { registerProjectRoutes } from './projects/routes.js';
 import { registerApiKeyRoutes } from './api-keys/routes.js';
+import { registerTraceRoutes } from './traces/routes.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
 
@@ -19,6 +20,7 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
       registerWorkspaceRoutes(api, ctx);
       registerProjectRoutes(api, ctx);
       registerApiKeyRoutes(api, ctx);
+      registerTraceRoutes(api, ctx);
     },
     { prefix: PUBLIC_PREFIX },
   );

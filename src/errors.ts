@@ -46,6 +46,12 @@ export class PayloadTooLargeError extends AppError {
     super(413, 'payload_too_large', detail);
   }
 }
+/** A failure of ours with a detail the spec names (e.g. "failed to list traces"); no internals leak. */
+export class InternalError extends AppError {
+  constructor(detail: string) {
+    super(500, 'internal', detail);
+  }
+}
 export class ServiceUnavailableError extends AppError {
   constructor(detail: string) {
     super(503, 'service_unavailable', detail);

@@ -10,6 +10,8 @@ export type ApiKeyPrincipal = {
   projectId: string;
   projectName: string;
   workspaceId: string;
+  /** The project's retention, stamped on every span ingested with this key (per-row TTL). */
+  traceTtlDays: number;
 };
 
 export type UserPrincipal = {
@@ -50,8 +52,8 @@ export async function resolvePrincipal(ctx: AppContext, token: string): Promise<
   try {
     if (token.startsWith('sl_')) {
       if (!API_KEY_PATTERN.test(token)) throw new UnauthorizedError();
-      const { rows } = await ctx.pg.pool.query<{ id: string; project_id: string; project_name: string; workspace_id: string }>(
-        `SELECT k.id, k.project_id, p.name AS project_name, p.workspace_id
+      const { rows } = await ctx.pg.pool.query<{ id: string; project_id: string; project_name: string; workspace_id: string; trace_ttl_days: number }>(
+        `SELECT k.id, k.project_id, p.name AS project_name, p.workspace_id, p.trace_ttl_days
            FROM api_keys k JOIN projects p ON p.id = k.project_id
           WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND p.deleted_at IS NULL
             AND (k.expires_at IS NULL OR k.expires_at > now())`,
@@ -59,7 +61,7 @@ export async function resolvePrincipal(ctx: AppContext, token: string): Promise<
       );
       const row = rows[0];
       if (!row) throw new UnauthorizedError();
-      return { kind: 'api_key', keyId: row.id, projectId: row.project_id, projectName: row.project_name, workspaceId: row.workspace_id };
+      return { kind: 'api_key', keyId: row.id, projectId: row.project_id, projectName: row.project_name, workspaceId: row.workspace_id, traceTtlDays: row.trace_ttl_days };
     }
     if (looksLikeJwt(token)) {
       const claims = await ctx.tokens.verify(token);

@@ -1,0 +1,161 @@
+/**
+ * The ClickHouse SQL of traces, as pure builders returning `{query, query_params}`. Every user value
+ * travels as a `{name:Type}` parameter; only identifiers chosen here are spliced into the text.
+ *
+ * Tables (clickhouse/0001_traces.sql): `spans` (one row per span) and `traces` (the rollup: partial
+ * rows per trace, merged here with GROUP BY trace_id).
+ */
+
+export type Query = { query: string; query_params: Record<string, unknown> };
+
+export type ExistingSpanRow = { trace_id: string; span_id: string; trace_start_hour: string | number };
+
+/**
+ * Which of these traces' spans are already stored, and under which trace hour. The bloom filter
+ * on `spans.trace_id` keeps this to the granules that hold the traces.
+ * Params: project (String), traces (Array(String)).
+ */
+export function existingSpansQuery(projectId: string, traceIds: string[]): Query {
+  return {
+    query: `SELECT trace_id, span_id, toUnixTimestamp(trace_start_hour) AS trace_start_hour
+              FROM spans
+             WHERE project_id = {project:String} AND trace_id IN {traces:Array(String)}`,
+    query_params: { project: projectId, traces: traceIds },
+  };
+}
+
+/**
+ * The trace-level values of the rollup, merged across a trace's partial rows. Shared by the list,
+ * the session reads and the bench's reference queries so they all answer the same thing.
+ */
+export const TRACE_COLUMNS = `
+    trace_id,
+    min(start_time) AS trace_start,
+    max(end_time) AS trace_end,
+    argMinMerge(root) AS root_span,
+    argMinMerge(user_id) AS trace_user,
+    argMinMerge(session_id) AS trace_session,
+    sum(span_count) AS spans_n,
+    sum(error_count) AS errors_n,
+    sum(total_cost) AS cost_sum,
+    sum(input_tokens) AS input_tokens_sum,
+    sum(output_tokens) AS output_tokens_sum,
+    sum(total_tokens) AS total_tokens_sum,
+    groupUniqArrayArray(metadata_pairs) AS metadata_pairs_all,
+    max(is_evaluation) AS is_eval`;
+
+/** The fields a list item needs from the merged columns above, as JS-friendly values. */
+export const TRACE_OUTPUT = `
+    trace_id,
+    toUnixTimestamp64Milli(trace_start) AS start_ms,
+    if(trace_end IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(trace_end))) AS end_ms,
+    root_span.1 AS name,
+    root_span.2 AS root_span_id,
+    toUnixTimestamp64Milli(root_span.3) AS root_start_ms,
+    root_span.4 AS root_metadata,
+    trace_user AS user_id,
+    trace_session AS session_id,
+    spans_n AS span_count,
+    errors_n AS error_count,
+    cost_sum AS total_cost,
+    input_tokens_sum AS total_input_tokens,
+    output_tokens_sum AS total_output_tokens,
+    metadata_pairs_all AS metadata_pairs`;
+
+export type TraceAggregateRow = {
+  trace_id: string;
+  start_ms: string | number;
+  end_ms: string | number | null;
+  name: string;
+  root_span_id: string;
+  root_start_ms: string | number;
+  root_metadata: Record<string, string>;
+  user_id: string;
+  session_id: string;
+  span_count: string | number;
+  error_count: string | number;
+  total_cost: number;
+  total_input_tokens: string | number;
+  total_output_tokens: string | number;
+  metadata_pairs: [string, string][];
+  total?: string | number;
+};
+
+export type RootIoRow = { trace_id: string; span_id: string; input: string | null; output: string | null };
+
+/**
+ * Input and output of the page's root spans, looked up by their primary key (hour, trace, span).
+ * Params: project, hours (Array(DateTime)), traces, spans.
+ */
+export function rootIoQuery(projectId: string, roots: { traceId: string; spanId: string; startMs: number }[]): Query {
+  const hours = [...new Set(roots.map((r) => Math.floor(r.startMs / 3_600_000) * 3600))];
+  return {
+    query: `SELECT trace_id, span_id, any(input) AS input, any(output) AS output
+              FROM spans
+             WHERE project_id = {project:String}
+               AND toStartOfHour(start_time) IN {hours:Array(DateTime('UTC'))}
+               AND trace_id IN {traces:Array(String)}
+               AND span_id IN {spans:Array(String)}
+             GROUP BY trace_id, span_id`,
+    query_params: {
+      project: projectId,
+      hours,
+      traces: [...new Set(roots.map((r) => r.traceId))],
+      spans: [...new Set(roots.map((r) => r.spanId))],
+    },
+  };
+}
+
+export type StoredSpanRow = {
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string;
+  name: string;
+  kind: string;
+  start_ms: string | number;
+  end_ms: string | number | null;
+  status: string;
+  error_type: string;
+  error_message: string;
+  model_name: string;
+  environment: string;
+  user_id: string;
+  session_id: string;
+  input: string | null;
+  output: string | null;
+  metadata: Record<string, string>;
+  cost: number;
+  input_tokens: string | number;
+  output_tokens: string | number;
+  total_tokens: string | number;
+  evaluation_run_id: string;
+};
+
+/**
+ * Every span of some traces, one row per span (a copy re-sent by two processes at once is folded
+ * by LIMIT 1 BY), ordered by start time. Params: project, traces.
+ */
+export function traceSpansQuery(projectId: string, traceIds: string[]): Query {
+  return {
+    query: `SELECT trace_id, span_id, parent_span_id, name, kind,
+                   toUnixTimestamp64Milli(start_time) AS start_ms,
+                   if(end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(end_time))) AS end_ms,
+                   status, error_type, error_message, model_name, environment, user_id, session_id,
+                   input, output, metadata, cost, input_tokens, output_tokens, total_tokens, evaluation_run_id
+              FROM spans
+             WHERE project_id = {project:String} AND trace_id IN {traces:Array(String)}
+             ORDER BY start_time, span_id, ingested_at DESC
+             LIMIT 1 BY trace_id, span_id`,
+    query_params: { project: projectId, traces: traceIds },
+  };
+}
+
+/** Trace ids of one session, found through the bloom filter on `spans.session_id`. */
+export function sessionTraceIdsQuery(projectId: string, sessionId: string): Query {
+  return {
+    query: `SELECT DISTINCT trace_id FROM spans
+             WHERE project_id = {project:String} AND session_id = {session:String}
+             LIMIT 100000`,
+    query_params: { project: projectId, session: sessionId },
+  };
+}

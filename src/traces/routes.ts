@@ -1,0 +1,141 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { typed } from '../http.js';
+import { AppError, InternalError, PayloadTooLargeError, ServiceUnavailableError, isStoreUnreachable } from '../errors.js';
+import { apiKeyOf, authenticate, principalOf } from '../auth/principal.js';
+import { resolveReadProject } from '../auth/access.js';
+import { SpanWriter } from './span-writer.js';
+import { MAX_SPANS_PER_REQUEST, validateSpans } from './span-input.js';
+import { parseFilters } from './filters.js';
+import { countOtlpSpans, decodeOtlpJson, decodeOtlpProtobuf, encodeOtlpProtobufResponse, otlpJsonResponse, otlpToSpans } from './otlp.js';
+import { getSession, getTrace, ingestSpans, listSessions, listTraces, storeSpans } from './service.js';
+
+/** extensions.md §3: a request body holds at most 10 MiB (413 beyond). */
+export const MAX_INGEST_BODY_BYTES = 10 * 1024 * 1024;
+
+const IsoDateTime = z.union([z.iso.datetime({ offset: true, local: true }), z.iso.date()]);
+
+/** Query booleans the way pydantic reads them (true/false, 1/0, yes/no, on/off). */
+const QueryBoolean = z
+  .string()
+  .transform((v, ctx) => {
+    const lowered = v.trim().toLowerCase();
+    if (['true', '1', 'yes', 'on', 't', 'y'].includes(lowered)) return true;
+    if (['false', '0', 'no', 'off', 'f', 'n'].includes(lowered)) return false;
+    ctx.addIssue({ code: 'custom', message: 'Input should be a valid boolean, unable to interpret input' });
+    return z.NEVER;
+  });
+
+const QueryInt = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
+
+const ListTracesQuery = z.object({
+  project_id: z.string().optional(),
+  limit: QueryInt(1, 200, 50),
+  page: QueryInt(0, 10_000, 0),
+  start_after: IsoDateTime.optional(),
+  end_before: IsoDateTime.optional(),
+  include_evaluations: QueryBoolean.optional(),
+  name: z.string().max(1024).optional(),
+  user_id: z.string().max(1024).optional(),
+  search_query: z.string().max(1024).optional(),
+  filters: z.string().optional(),
+});
+
+const ProjectQuery = z.object({ project_id: z.string().optional() });
+const SessionsQuery = ProjectQuery.extend({ limit: QueryInt(1, 200, 50), page: QueryInt(0, 10_000, 0) });
+
+const IngestBody = z.object({ spans: z.array(z.unknown()).min(1) });
+
+/** ISO text to epoch ms; a time without an offset is UTC, a date alone is its midnight UTC. */
+function epochMs(value: string): number {
+  return Date.parse(/(?:[zZ]|[+-]\d\d:?\d\d)$/.test(value) || !value.includes('T') ? value : `${value}Z`);
+}
+
+export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const writer = new SpanWriter(ctx.ch, ctx.pg);
+  app.addHook('onClose', async () => writer.close());
+  const r = typed(app);
+  const apiKey = { onRequest: authenticate(ctx, 'api_key') };
+  const reader = { onRequest: authenticate(ctx, 'any') };
+
+  r.post('/traces', { ...apiKey, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { body: IngestBody } }, async (request) => {
+    if (request.body.spans.length > MAX_SPANS_PER_REQUEST) {
+      throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
+    }
+    return storing(request, () => ingestSpans(writer, apiKeyOf(request), request.body.spans));
+  });
+
+  // OTLP/HTTP: protobuf arrives as bytes; JSON goes through Fastify's parser.
+  app.register(async (otel) => {
+    otel.addContentTypeParser(['application/x-protobuf', 'application/protobuf'], { parseAs: 'buffer', bodyLimit: MAX_INGEST_BODY_BYTES }, (_req, body, done) => done(null, body));
+    otel.post('/otel/v1/traces', { ...apiKey, bodyLimit: MAX_INGEST_BODY_BYTES }, async (request, reply) => {
+      const protobuf = Buffer.isBuffer(request.body);
+      const decoded = protobuf ? decodeOtlpProtobuf(request.body as Buffer) : decodeOtlpJson(request.body ?? {});
+      const total = countOtlpSpans(decoded);
+      if (total > MAX_SPANS_PER_REQUEST) throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
+      const { accepted, rejected } = validateSpans(otlpToSpans(decoded));
+      await storing(request, () => storeSpans(writer, apiKeyOf(request), accepted));
+      const message = rejected.length ? rejected.slice(0, 5).map((x) => `span ${x.span_id ?? x.index}: ${x.errors.join('; ')}`).join(' | ') : '';
+      if (protobuf) return reply.type('application/x-protobuf').send(encodeOtlpProtobufResponse(rejected.length, message));
+      return reply.type('application/json').send(otlpJsonResponse(rejected.length, message));
+    });
+  });
+
+  r.get('/traces', { ...reader, schema: { querystring: ListTracesQuery } }, async (request) => {
+    const q = request.query;
+    const filters = parseFilters(q.filters);
+    const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
+    return answering(request, 'failed to list traces', () =>
+      listTraces(ctx, {
+        projectId: scope.projectId,
+        limit: q.limit,
+        page: q.page,
+        startAfter: q.start_after === undefined ? undefined : epochMs(q.start_after),
+        endBefore: q.end_before === undefined ? undefined : epochMs(q.end_before),
+        includeEvaluations: q.include_evaluations ?? false,
+        name: q.name || undefined,
+        userId: q.user_id || undefined,
+        searchQuery: q.search_query || undefined,
+        filters,
+      }),
+    );
+  });
+
+  r.get('/traces/:trace_id', { ...reader, schema: { params: z.object({ trace_id: z.string().min(1).max(128) }), querystring: ProjectQuery } }, async (request) => {
+    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+    return answering(request, 'failed to read the trace', () => getTrace(ctx, scope.projectId, request.params.trace_id));
+  });
+
+  r.get('/sessions', { ...reader, schema: { querystring: SessionsQuery } }, async (request) => {
+    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+    return answering(request, 'failed to list sessions', () => listSessions(ctx, scope.projectId, request.query.limit, request.query.page));
+  });
+
+  r.get('/sessions/:session_id', { ...reader, schema: { params: z.object({ session_id: z.string().min(1).max(1024) }), querystring: ProjectQuery } }, async (request) => {
+    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+    return answering(request, 'failed to read the session', () => getSession(ctx, scope.projectId, request.params.session_id));
+  });
+}
+
+/** A store failure while storing spans: 503 so the producer retries (nothing was acknowledged). */
+async function storing<T>(request: FastifyRequest, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    request.log.error({ err: error }, 'storing spans failed');
+    throw new ServiceUnavailableError('the spans could not be stored; retry the request');
+  }
+}
+
+/** A read that failed in the store: 503 when unreachable, else the spec's 500 detail. */
+async function answering<T>(request: FastifyRequest, detail: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof AppError || isStoreUnreachable(error)) throw error;
+    request.log.error({ err: error }, detail);
+    throw new InternalError(detail);
+  }
+}

@@ -1,0 +1,63 @@
+import type { Query } from './queries.js';
+
+/**
+ * Sessions (extensions.md §3): the traces sharing a `session_id`, summed. Built from the trace
+ * rollup: first each trace's merged values, then one row per session. A session's `user_id` is the
+ * one of its earliest trace that has one.
+ */
+
+export type SessionRow = {
+  session_id: string;
+  trace_count: string | number;
+  first_ms: string | number;
+  last_ms: string | number;
+  total_cost: number;
+  total_input_tokens: string | number;
+  total_output_tokens: string | number;
+  user_id: string;
+  total: string | number;
+};
+
+export function sessionListQuery(p: { projectId: string; limit: number; offset: number; sessionId?: string; traceIds?: string[] }): Query {
+  const params: Record<string, unknown> = { project: p.projectId, limit: p.limit, offset: p.offset };
+  const where = ['project_id = {project:String}'];
+  const having = ["trace_session != ''"];
+  if (p.traceIds) {
+    where.push('trace_id IN {traces:Array(String)}');
+    params.traces = p.traceIds;
+  }
+  if (p.sessionId !== undefined) {
+    having.push('trace_session = {session:String}');
+    params.session = p.sessionId;
+  }
+  return {
+    query: `SELECT
+    trace_session AS session_id,
+    count() AS trace_count,
+    toUnixTimestamp64Milli(min(trace_start)) AS first_ms,
+    toUnixTimestamp64Milli(max(trace_start)) AS last_ms,
+    sum(cost_sum) AS total_cost,
+    sum(input_tokens_sum) AS total_input_tokens,
+    sum(output_tokens_sum) AS total_output_tokens,
+    argMinIf(trace_user, trace_start, trace_user != '') AS user_id,
+    count() OVER () AS total
+FROM (
+  SELECT
+    trace_id,
+    min(start_time) AS trace_start,
+    argMinMerge(session_id) AS trace_session,
+    argMinMerge(user_id) AS trace_user,
+    sum(total_cost) AS cost_sum,
+    sum(input_tokens) AS input_tokens_sum,
+    sum(output_tokens) AS output_tokens_sum
+  FROM traces
+  WHERE ${where.join(' AND ')}
+  GROUP BY trace_id
+  HAVING ${having.join(' AND ')}
+)
+GROUP BY trace_session
+ORDER BY last_ms DESC, session_id DESC
+LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
+    query_params: params,
+  };
+}

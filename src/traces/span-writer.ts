@@ -1,0 +1,198 @@
+import type { ClickHouseStore } from '../stores/clickhouse.js';
+import type { PostgresStore } from '../stores/postgres.js';
+import type { NormalizedSpan } from './span-input.js';
+import { existingSpansQuery, type ExistingSpanRow } from './queries.js';
+
+/**
+ * Group commit for span ingest (DESIGN.md decision 2). Requests hand their validated spans to
+ * `write()`, which resolves only once an insert holding them has succeeded. While one insert runs,
+ * newly arriving requests queue up and go out together in the next one, so under load the inserts
+ * grow instead of multiplying.
+ *
+ * Exactly-once counting: each commit first asks ClickHouse which of its spans are already stored
+ * (same project, trace_id, span_id) and leaves those out, so a retried request, a batch sent twice or
+ * a span repeated inside a batch never reaches the trace rollup twice. One commit runs at a time in a
+ * process; across API processes the check and insert of a project run under a Postgres advisory lock
+ * (not needed embedded: one process owns the data directory). The same check yields the hour a
+ * trace's earlier spans were filed under, so late spans join their trace's rollup row.
+ */
+
+export type SpanWriterOptions = {
+  /** Spans per insert at most; a larger request still goes out whole, alone. */
+  maxBatchSpans?: number;
+};
+
+type Pending = {
+  projectId: string;
+  ttlDays: number;
+  spans: NormalizedSpan[];
+  resolve: () => void;
+  reject: (error: unknown) => void;
+};
+
+const HOUR_MS = 3_600_000;
+/** ClickHouse refuses an insert touching more partitions (months) than this by default. */
+const MAX_PARTITIONS_PER_INSERT = 100;
+
+export class SpanWriter {
+  private queue: Pending[] = [];
+  private running: Promise<void> | null = null;
+  private closed = false;
+  private readonly maxBatchSpans: number;
+
+  constructor(
+    private readonly ch: ClickHouseStore,
+    private readonly pg: PostgresStore,
+    options: SpanWriterOptions = {},
+  ) {
+    this.maxBatchSpans = options.maxBatchSpans ?? 50_000;
+  }
+
+  /** Stores the spans of one request; resolves when they are durably in ClickHouse. */
+  write(projectId: string, ttlDays: number, spans: NormalizedSpan[]): Promise<void> {
+    if (spans.length === 0) return Promise.resolve();
+    if (this.closed) return Promise.reject(new Error('span writer is closed'));
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ projectId, ttlDays, spans, resolve, reject });
+      this.running ??= this.drain();
+    });
+  }
+
+  /** Waits for everything queued, then refuses new writes. */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.running) await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    // Yield once so requests arriving in the same tick join the first commit.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    while (this.queue.length > 0) {
+      const batch = this.takeBatch();
+      try {
+        await this.commit(batch);
+        for (const p of batch) p.resolve();
+      } catch (error) {
+        for (const p of batch) p.reject(error);
+      }
+    }
+    this.running = null;
+  }
+
+  private takeBatch(): Pending[] {
+    const batch: Pending[] = [];
+    let size = 0;
+    while (this.queue.length > 0) {
+      const next = this.queue[0]!;
+      if (batch.length > 0 && size + next.spans.length > this.maxBatchSpans) break;
+      batch.push(this.queue.shift()!);
+      size += next.spans.length;
+    }
+    return batch;
+  }
+
+  private async commit(batch: Pending[]): Promise<void> {
+    const byProject = new Map<string, { ttlDays: number; spans: Map<string, NormalizedSpan> }>();
+    for (const p of batch) {
+      let entry = byProject.get(p.projectId);
+      if (!entry) byProject.set(p.projectId, (entry = { ttlDays: p.ttlDays, spans: new Map() }));
+      entry.ttlDays = p.ttlDays;
+      // A span repeated within the batch: the last copy sent wins.
+      for (const span of p.spans) entry.spans.set(spanKey(span.trace_id, span.span_id), span);
+    }
+    const projects = [...byProject.keys()].sort();
+    await this.withProjectLocks(projects, async () => {
+      const rows: SpanRow[] = [];
+      for (const projectId of projects) {
+        const { ttlDays, spans } = byProject.get(projectId)!;
+        rows.push(...(await this.newRows(projectId, ttlDays, spans)));
+      }
+      await this.insert(rows);
+    });
+  }
+
+  /** The rows of spans not stored yet, each stamped with its trace's start hour. */
+  private async newRows(projectId: string, ttlDays: number, spans: Map<string, NormalizedSpan>): Promise<SpanRow[]> {
+    const traceIds = [...new Set([...spans.values()].map((s) => s.trace_id))];
+    const existing = await this.ch.client.query({ ...existingSpansQuery(projectId, traceIds), format: 'JSONEachRow' });
+    const traceHour = new Map<string, number>();
+    for (const row of await existing.json<ExistingSpanRow>()) {
+      spans.delete(spanKey(row.trace_id, row.span_id));
+      const hour = Number(row.trace_start_hour) * 1000;
+      const known = traceHour.get(row.trace_id);
+      if (known === undefined || hour < known) traceHour.set(row.trace_id, hour);
+    }
+    for (const span of spans.values()) {
+      const hour = span.start_time - (span.start_time % HOUR_MS);
+      const known = traceHour.get(span.trace_id);
+      // A trace seen before keeps its hour unless this span starts even earlier.
+      if (known === undefined || hour < known) traceHour.set(span.trace_id, hour);
+    }
+    return [...spans.values()].map((span) => toRow(projectId, ttlDays, span, traceHour.get(span.trace_id)!));
+  }
+
+  private async insert(rows: SpanRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    for (const chunk of chunkByPartition(rows)) {
+      await this.ch.client.insert({ table: 'spans', values: chunk, format: 'JSONEachRow' });
+    }
+  }
+
+  /**
+   * Serialises check-then-insert per project across API processes sharing one ClickHouse. Session
+   * advisory locks on a dedicated connection, taken in sorted order so two commits never deadlock.
+   */
+  private async withProjectLocks(projects: string[], fn: () => Promise<void>): Promise<void> {
+    if (this.pg.embedded) return fn();
+    const client = await this.pg.pool.connect();
+    let healthy = true;
+    try {
+      for (const projectId of projects) {
+        await client.query("SELECT pg_advisory_lock(hashtextextended('sightline.spans:' || $1, 0))", [projectId]);
+      }
+      await fn();
+    } finally {
+      try {
+        await client.query('SELECT pg_advisory_unlock_all()');
+      } catch {
+        healthy = false;
+      }
+      // A connection whose unlock failed is destroyed, which releases its locks with it.
+      client.release(!healthy);
+    }
+  }
+}
+
+/** One row of the `spans` table as JSONEachRow takes it (DateTime64(3) as epoch ms, DateTime as s). */
+export type SpanRow = Omit<NormalizedSpan, 'start_time' | 'end_time'> & {
+  project_id: string;
+  start_time: number;
+  end_time: number | null;
+  trace_start_hour: number;
+  ttl_days: number;
+};
+
+function toRow(projectId: string, ttlDays: number, span: NormalizedSpan, traceHourMs: number): SpanRow {
+  return { ...span, project_id: projectId, trace_start_hour: traceHourMs / 1000, ttl_days: ttlDays };
+}
+
+function spanKey(traceId: string, spanId: string): string {
+  return `${traceId}\u0000${spanId}`;
+}
+
+/** Splits rows so no insert touches more month partitions than ClickHouse allows at once. */
+function chunkByPartition(rows: SpanRow[]): SpanRow[][] {
+  const byMonth = new Map<string, SpanRow[]>();
+  for (const row of rows) {
+    const d = new Date(row.start_time);
+    const month = `${d.getUTCFullYear()}-${d.getUTCMonth()}`;
+    let list = byMonth.get(month);
+    if (!list) byMonth.set(month, (list = []));
+    list.push(row);
+  }
+  if (byMonth.size <= MAX_PARTITIONS_PER_INSERT) return [rows];
+  const groups = [...byMonth.values()];
+  const chunks: SpanRow[][] = [];
+  for (let i = 0; i < groups.length; i += MAX_PARTITIONS_PER_INSERT) chunks.push(groups.slice(i, i + MAX_PARTITIONS_PER_INSERT).flat());
+  return chunks;
+}

@@ -1,0 +1,169 @@
+import type { StoredSpanRow, TraceAggregateRow } from './queries.js';
+
+/**
+ * The trace list item of public-api.md ("Trace list item") and the span records of the detail read,
+ * built from ClickHouse rows. Pure.
+ */
+
+export type TraceListItem = {
+  trace_id: string;
+  project_id: string;
+  name: string;
+  trace_start_time: string;
+  user_id: string | null;
+  session_id: string | null;
+  span_count: number;
+  duration_ms: number | null;
+  error_count: number;
+  input: string | null;
+  output: string | null;
+  trace_url: string;
+  metadata_map: Record<string, string>;
+  total_cost: number;
+  total_input_tokens: number;
+  total_output_tokens: number;
+};
+
+export type SpanRecord = {
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  name: string;
+  kind: string;
+  start_time: string;
+  end_time: string | null;
+  duration_ms: number | null;
+  status: string;
+  error_type: string | null;
+  error_message: string | null;
+  model_name: string | null;
+  environment: string | null;
+  user_id: string | null;
+  session_id: string | null;
+  input: string | null;
+  output: string | null;
+  metadata: Record<string, string>;
+  cost: number;
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+  evaluation_run_id: string | null;
+};
+
+/** `{WEB_URL}/projects/{project_id}/traces/{trace_id}` (extensions.md §3). */
+export function traceUrl(webUrl: string, projectId: string, traceId: string): string {
+  return `${webUrl.replace(/\/+$/, '')}/projects/${encodeURIComponent(projectId)}/traces/${encodeURIComponent(traceId)}`;
+}
+
+/** Costs are sums of floats; rounding to nano-units keeps 0.1 + 0.2 from answering 0.30000000000000004. */
+export function roundCost(value: number): number {
+  return Math.round(value * 1e9) / 1e9;
+}
+
+export function isoOf(ms: string | number): string {
+  return new Date(Number(ms)).toISOString();
+}
+
+function orNull(value: string): string | null {
+  return value === '' ? null : value;
+}
+
+/** All spans' metadata, the root's winning; among other spans the earliest-sorted pair wins. */
+export function mergeMetadata(pairs: [string, string][], root: Record<string, string>): Record<string, string> {
+  const merged: Record<string, string> = {};
+  for (const [key, value] of [...pairs].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))) {
+    if (!(key in merged)) merged[key] = value;
+  }
+  return Object.assign(merged, root);
+}
+
+export function listItemOf(
+  row: TraceAggregateRow,
+  projectId: string,
+  webUrl: string,
+  io: { input: string | null; output: string | null } | undefined,
+): TraceListItem {
+  const start = Number(row.start_ms);
+  return {
+    trace_id: row.trace_id,
+    project_id: projectId,
+    name: row.name,
+    trace_start_time: isoOf(start),
+    user_id: orNull(row.user_id),
+    session_id: orNull(row.session_id),
+    span_count: Number(row.span_count),
+    duration_ms: row.end_ms === null ? null : Number(row.end_ms) - start,
+    error_count: Number(row.error_count),
+    input: io?.input ?? null,
+    output: io?.output ?? null,
+    trace_url: traceUrl(webUrl, projectId, row.trace_id),
+    metadata_map: mergeMetadata(row.metadata_pairs, row.root_metadata),
+    total_cost: roundCost(row.total_cost),
+    total_input_tokens: Number(row.total_input_tokens),
+    total_output_tokens: Number(row.total_output_tokens),
+  };
+}
+
+export function spanRecordOf(row: StoredSpanRow): SpanRecord {
+  const start = Number(row.start_ms);
+  const end = row.end_ms === null ? null : Number(row.end_ms);
+  return {
+    trace_id: row.trace_id,
+    span_id: row.span_id,
+    parent_span_id: orNull(row.parent_span_id),
+    name: row.name,
+    kind: row.kind,
+    start_time: isoOf(start),
+    end_time: end === null ? null : isoOf(end),
+    duration_ms: end === null ? null : end - start,
+    status: row.status,
+    error_type: orNull(row.error_type),
+    error_message: orNull(row.error_message),
+    model_name: orNull(row.model_name),
+    environment: orNull(row.environment),
+    user_id: orNull(row.user_id),
+    session_id: orNull(row.session_id),
+    input: row.input,
+    output: row.output,
+    metadata: row.metadata,
+    cost: row.cost,
+    input_tokens: Number(row.input_tokens),
+    output_tokens: Number(row.output_tokens),
+    total_tokens: Number(row.total_tokens),
+    evaluation_run_id: orNull(row.evaluation_run_id),
+  };
+}
+
+/**
+ * The trace-level values of §3 computed from a trace's spans directly (the detail read's answer,
+ * and the definition the rollup must agree with).
+ */
+export function deriveTrace(spans: SpanRecord[], projectId: string, webUrl: string): TraceListItem {
+  const ms = (iso: string) => Date.parse(iso);
+  const byStart = [...spans].sort((a, b) => ms(a.start_time) - ms(b.start_time));
+  const roots = byStart.filter((s) => s.parent_span_id === null);
+  const head = roots[0] ?? byStart[0]!;
+  const firstWith = (field: 'user_id' | 'session_id') => head[field] ?? byStart.find((s) => s[field] !== null)?.[field] ?? null;
+  const start = ms(byStart[0]!.start_time);
+  const ends = spans.filter((s) => s.end_time !== null).map((s) => ms(s.end_time!));
+  const pairs: [string, string][] = spans.filter((s) => s !== head).flatMap((s) => Object.entries(s.metadata));
+  const sum = (pick: (s: SpanRecord) => number) => spans.reduce((acc, s) => acc + pick(s), 0);
+  return {
+    trace_id: head.trace_id,
+    project_id: projectId,
+    name: head.name,
+    trace_start_time: isoOf(start),
+    user_id: firstWith('user_id'),
+    session_id: firstWith('session_id'),
+    span_count: spans.length,
+    duration_ms: ends.length ? Math.max(...ends) - start : null,
+    error_count: spans.filter((s) => s.status === 'error').length,
+    input: head.input,
+    output: head.output,
+    trace_url: traceUrl(webUrl, projectId, head.trace_id),
+    metadata_map: mergeMetadata(pairs, head.metadata),
+    total_cost: roundCost(sum((s) => s.cost)),
+    total_input_tokens: sum((s) => s.input_tokens),
+    total_output_tokens: sum((s) => s.output_tokens),
+  };
+}

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
+
+const h = useHarness();
+
+describe('traces: ingest and read back', () => {
+  it('stores spans and lists the trace with its derived values', async () => {
+    const { key, project } = await projectWithKey(h());
+    const t0 = Date.now() - 60_000;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const spans = [
+      { trace_id: 'tr-1', span_id: 'root', name: 'agent run', kind: 'agent', start_time: iso(t0), end_time: iso(t0 + 5000), user_id: 'u1', session_id: 's1', input: { q: 'hi' }, output: 'done', metadata: { a: '1' } },
+      { trace_id: 'tr-1', span_id: 'llm', parent_span_id: 'root', name: 'chat', kind: 'llm', start_time: iso(t0 + 100), end_time: iso(t0 + 900), model_name: 'gpt-4o', cost: 0.1, input_tokens: 10, output_tokens: 5, status: 'error', error_type: 'RateLimitError' },
+      { trace_id: 'tr-1', span_id: 'tool', parent_span_id: 'root', name: 'search', kind: 'tool', start_time: iso(t0 + 1000), end_time: iso(t0 + 1200), cost: 0.2 },
+      { trace_id: 'tr-2', span_id: 'x', name: 'bad', start_time: 'nope' },
+    ];
+    const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key.key, payload: { spans } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ accepted: 3, rejected: [{ index: 3, span_id: 'x' }] });
+    const again = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key.key, payload: { spans: spans.slice(0, 3) } });
+    expect(again.statusCode).toBe(200);
+
+    const list = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key.key });
+    expect(list.statusCode).toBe(200);
+    const body = list.json();
+    expect(body.meta).toEqual({ page: 0, limit: 50, total: 1 });
+    expect(body.data[0]).toEqual({
+      trace_id: 'tr-1', project_id: project.id, name: 'agent run', trace_start_time: iso(t0), user_id: 'u1', session_id: 's1',
+      span_count: 3, duration_ms: 5000, error_count: 1, input: '{"q":"hi"}', output: 'done',
+      trace_url: `http://web.test/projects/${project.id}/traces/tr-1`, metadata_map: { a: '1' }, total_cost: 0.3,
+      total_input_tokens: 10, total_output_tokens: 5,
+    });
+    const filtered = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key.key, query: { filters: JSON.stringify([{ field: 'cost', op: 'gt', value: 0.25 }]) } });
+    expect(filtered.json().meta.total).toBe(1);
+    const none = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key.key, query: { filters: JSON.stringify([{ field: 'model_name', op: 'in', value: ['claude'] }]) } });
+    expect(none.json()).toMatchObject({ data: [], meta: { total: 0 } });
+
+    const detail = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces/tr-1`, token: key.key });
+    expect(detail.statusCode).toBe(200);
+    const { spans: detailSpans, ...item } = detail.json();
+    expect(item).toEqual(body.data[0]);
+    expect(detailSpans.map((s: { span_id: string }) => s.span_id)).toEqual(['root', 'llm', 'tool']);
+
+    const sessions = await call(h().api, { method: 'GET', url: `${PUBLIC}/sessions`, token: key.key });
+    expect(sessions.json()).toMatchObject({ data: [{ session_id: 's1', trace_count: 1, total_cost: 0.3, user_id: 'u1' }], meta: { total: 1 } });
+    const session = await call(h().api, { method: 'GET', url: `${PUBLIC}/sessions/s1`, token: key.key });
+    expect(session.statusCode).toBe(200);
+    expect(session.json().traces).toHaveLength(1);
+  });
+});
