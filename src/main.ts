@@ -3,7 +3,7 @@ import { loadConfig, ConfigError } from './config.js';
 import { openRuntime } from './runtime.js';
 import { buildApiApp } from './app.js';
 import { buildWebApp } from './web/app.js';
-import { seedDemoAccount } from './demo/seed.js';
+import { DEMO_TRACES, seedDemoAccount, seedDemoTraces } from './demo/seed.js';
 import { startWorkers } from '../workers/index.js';
 import { createServer } from './http.js';
 import { registerHealthRoutes } from './health/routes.js';
@@ -51,6 +51,7 @@ async function main(): Promise<void> {
   if (mode === 'all' && config.seedDemo) {
     const demo = await seedDemoAccount(runtime);
     if (demo) {
+      const spans = await seedDemoTraces(runtime, demo.projectId);
       lines.push(
         '',
         '  First start: a demo account was created (shown this once):',
@@ -58,7 +59,8 @@ async function main(): Promise<void> {
         `    password  ${demo.password}`,
         `    project   ${demo.projectId}`,
         `    API key   ${demo.apiKey}`,
-        `  Try: curl -H "Authorization: Bearer ${demo.apiKey}" ${config.baseUrl}/api/v1/public/whoami`,
+        `    traces    ${DEMO_TRACES} demo agent traces (${spans} spans) over the last 24 hours`,
+        `  Try: curl -H "Authorization: Bearer ${demo.apiKey}" ${config.baseUrl}/api/v1/public/traces`,
       );
     }
   }

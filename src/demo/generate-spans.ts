@@ -37,7 +37,7 @@ class Rng {
   pick = <T>(items: readonly T[]): T => items[Math.floor(this.float() * items.length)];
   /** Latencies are long-tailed: log-uniform gives many fast calls and a few slow ones. */
   logUniform = (min: number, max: number): number => min * Math.pow(max / min, this.float());
-  /** OTel-style ids: 4 words → 32 hex chars (trace), 2 → 16 (span). A table: Number#toString(16) was slow. */
+  /** OTel-style ids: 4 words → 32 hex chars (trace), 2 → 16 (span). A table: Number#toString(16) is slow. */
   hex(words: number): string {
     let s = '';
     for (let i = 0; i < words; i++) {
@@ -48,7 +48,7 @@ class Rng {
   }
 }
 
-/** Prices in USD per million tokens (list prices, 2024); msPerToken drives output latency. */
+/** List prices in USD per million tokens (2024); msPerToken drives the latency of a call. */
 type Model = { name: string; inPerM: number; outPerM: number; msPerToken: number };
 const GPT_4O: Model = { name: 'gpt-4o', inPerM: 2.5, outPerM: 10, msPerToken: 12 };
 const GPT_4O_MINI: Model = { name: 'gpt-4o-mini', inPerM: 0.15, outPerM: 0.6, msPerToken: 7 };
@@ -58,6 +58,7 @@ const LLAMA: Model = { name: 'llama-3.1-70b', inPerM: 0.88, outPerM: 0.88, msPer
 const LLM_MODELS = [GPT_4O, GPT_4O_MINI, SONNET, HAIKU, LLAMA];
 const EMBEDDING: Model = { name: 'text-embedding-3-small', inPerM: 0.02, outPerM: 0, msPerToken: 0 };
 
+/** `retrieval`: how often the agent embeds the question and searches the vector index first. */
 type Agent = { name: string; models: Model[]; tools: string[]; retrieval: number; system: string; questions: string[] };
 const AGENTS: Agent[] = [
   {
@@ -89,24 +90,16 @@ const TOOL_MS: Record<string, [number, number]> = {
   get_weather: [80, 900], run_sql: [30, 2000], describe_table: [20, 300],
 };
 const CITIES = ['Lisbon', 'Berlin', 'Austin', 'Singapore', 'Nairobi', 'Toronto'];
-const SQL = ['SELECT region, sum(amount) FROM orders GROUP BY region', 'SELECT customer_id FROM subscriptions WHERE cancelled_at > now() - INTERVAL 90 DAY', 'SELECT product_id, countIf(refunded) / count() AS rate FROM orders GROUP BY product_id ORDER BY rate DESC LIMIT 10'];
 const TABLES = ['orders', 'customers', 'subscriptions', 'refunds'];
 
-// Metadata objects are shared between spans to keep generation allocation-light; frozen so a consumer
-// that mutates one cannot change other spans (or the next run's output).
+// Shared between spans to keep generation allocation-light; frozen so a consumer that mutates one
+// cannot change other spans.
 const LLM_META = Object.freeze({ temperature: '0.2', prompt_version: 'v7' });
 const RETRIEVER_META = Object.freeze({ index: 'docs-v3', top_k: '5' });
 const TOOL_META: Record<string, Readonly<Record<string, string>>> = Object.fromEntries(
   Object.keys(TOOL_MS).map((tool, i) => [tool, Object.freeze({ tool_version: `1.${i + 2}.${i % 3}` })]),
 );
 
-/** Which failures each span kind can have. */
-const ERROR_TYPES: Record<string, string[]> = {
-  llm: ['RateLimitError', 'TimeoutError', 'ContextLengthExceeded'],
-  tool: ['ToolExecutionError', 'ValidationError', 'TimeoutError'],
-  retriever: ['TimeoutError'],
-  embedding: ['RateLimitError', 'TimeoutError'],
-};
 const ERROR_MESSAGES: Record<string, string> = {
   RateLimitError: 'Rate limit reached on tokens per min (TPM): limit 30000, used 29412, requested 1840. Please try again in 1.2s.',
   TimeoutError: 'Request timed out after 30000 ms',
@@ -114,34 +107,28 @@ const ERROR_MESSAGES: Record<string, string> = {
   ToolExecutionError: 'Tool raised an exception: upstream service returned 502 Bad Gateway',
   ValidationError: "Tool arguments failed validation: 'query' is a required property",
 };
+/** The failures each span kind can have. */
+const ERROR_TYPES: Record<string, string[]> = {
+  llm: ['RateLimitError', 'TimeoutError', 'ContextLengthExceeded'], tool: ['ToolExecutionError', 'ValidationError', 'TimeoutError'],
+  retriever: ['TimeoutError'], embedding: ['RateLimitError', 'TimeoutError'],
+};
 
 const USERS = 200;
 const USER_IDS = Array.from({ length: USERS }, (_, i) => `user_${String(i).padStart(4, '0')}`);
 const REGIONS = ['us-east-1', 'eu-west-1', 'ap-southeast-2'];
-const TIERS = ['free', 'free', 'free', 'free', 'free', 'free', 'pro', 'pro', 'pro', 'enterprise'];
-const APP_VERSIONS = ['2.13.0', '2.13.1', '2.14.0', '2.14.2'];
+const TIERS = ['free', 'free', 'free', 'free', 'free', 'free', 'pro', 'pro', 'pro', 'enterprise']; // by user % 10
+const APP_VERSIONS = ['2.13.0', '2.13.1', '2.14.0', '2.14.2']; // rolled out one after the other over the range
 
 // One pre-built text of ~64 KiB; payloads are slices of it (V8 slices share the parent string).
 const SENTENCES = [
-  'The deployment is waiting for the build cache to warm up before it can be scheduled.',
-  'According to the documentation, API keys can be rotated by creating a second key and revoking the first.',
-  'The order was shipped from the Rotterdam warehouse and should arrive within three business days.',
-  'Revenue grew eleven percent quarter over quarter, driven mostly by the enterprise segment.',
-  'Audit logs are retained for 400 days on the enterprise plan and 30 days on the free tier.',
-  'I could not find a matching invoice, so I have opened a ticket with the billing team.',
-  'Speculative decoding uses a small draft model to propose tokens that the large model then verifies.',
-  'The forecast for Lisbon shows light rain on Tuesday and clear skies for the rest of the week.',
-  'To configure SSO, add Sightline as a SAML application in Okta and upload the metadata file.',
-  'The query scanned 1.2 million rows and returned 48 customers who cancelled in the last 90 days.',
-  'Webhooks are available on every plan, but the free tier is limited to five endpoints.',
-  'Here is a summary of the three most relevant passages, with their sources listed below.',
+  'The deployment is waiting for the build cache to warm up.', 'API keys can be rotated by creating a second key and revoking the first.',
+  'The order was shipped from Rotterdam and should arrive within three business days.', 'Revenue grew eleven percent, driven by the enterprise segment.',
+  'Audit logs are retained for 400 days on the enterprise plan.', 'Speculative decoding uses a small draft model that the large model verifies.',
+  'The forecast for Lisbon shows light rain on Tuesday.', 'To configure SSO, add Sightline as a SAML application in Okta.',
+  'The query returned 48 customers who cancelled in the last 90 days.', 'Here is a summary of the three most relevant passages, with sources.',
   'The tool returned an empty result, so I will broaden the search and try again.',
-  'Please confirm the email address on the account before I send the reset link.',
 ];
-const CORPUS = (() => {
-  const rng = new Rng(0x5eed);
-  return Array.from({ length: 750 }, () => rng.pick(SENTENCES)).join(' ');
-})();
+const CORPUS = ((rng) => Array.from({ length: 1000 }, () => rng.pick(SENTENCES)).join(' '))(new Rng(0x5eed));
 
 /**
  * `new Date(ms).toISOString()` for whole ms, with the `YYYY-MM-DDTHH:MM:` prefix cached per minute: the
@@ -160,38 +147,38 @@ function iso(ms: number): string {
   return `${isoPrefix}${PAD2[seconds]}.${PAD3[rest - seconds * 1000]}Z`;
 }
 
-/** Builds one trace at a time into `spans`; reused across traces so per-trace state costs nothing. */
+type TracePlan = { start: number; user: number; sessionId: string | undefined; environment: string; appVersion: string };
+
+/** Builds one trace at a time; one instance serves every trace, so per-trace state allocates nothing. */
 class TraceBuilder {
   private spans: SpanInput[] = [];
   private traceId = '';
-  private environment = '';
+  private plan!: TracePlan;
   private evaluationRunId: string | undefined;
-  private agent: Agent = AGENTS[0];
-  private model: Model = GPT_4O;
-  private cursor = 0;
-  private userIndex = 0;
+  private agent = AGENTS[0];
+  private model = GPT_4O;
+  private cursor = 0; // ms where the next sequential step starts
 
   constructor(private readonly rng: Rng, private readonly payloadBytes: number) {}
 
-  build(trace: TracePlan, evaluationRunDay: string | undefined, isError: boolean): SpanInput[] {
+  build(plan: TracePlan, evaluationDay: string | undefined, isError: boolean): SpanInput[] {
     const rng = this.rng;
-    const start = trace.start;
     this.spans = [];
+    this.plan = plan;
     this.traceId = rng.hex(4);
-    this.environment = trace.environment;
     this.agent = rng.pick(AGENTS);
     this.model = rng.pick(this.agent.models);
-    this.userIndex = trace.user;
-    this.evaluationRunId = evaluationRunDay && `eval-${evaluationRunDay}-${this.agent.name}`;
-    const root = this.span(null, this.agent.name, 'agent', start, start);
+    // A nightly evaluation run per day and agent.
+    this.evaluationRunId = evaluationDay && `eval-${evaluationDay}-${this.agent.name}`;
+    const root = this.span(null, this.agent.name, 'agent', plan.start);
     root.input = rng.pick(this.agent.questions);
-    // Offline evaluations replay a dataset: no end user, no session.
-    if (!evaluationRunDay) {
-      root.user_id = USER_IDS[trace.user];
-      if (trace.sessionId) root.session_id = trace.sessionId;
+    if (!evaluationDay) {
+      // Offline evaluations replay a dataset: no end user, no session.
+      root.user_id = USER_IDS[plan.user];
+      if (plan.sessionId) root.session_id = plan.sessionId;
     }
-    root.metadata = { app_version: trace.appVersion, region: REGIONS[trace.user % 3], customer_tier: TIERS[trace.user % 10] };
-    this.cursor = start + rng.int(1, 15);
+    root.metadata = { app_version: plan.appVersion, region: REGIONS[plan.user % 3], customer_tier: TIERS[plan.user % 10] };
+    this.cursor = plan.start + rng.int(1, 15);
     this.children(root.span_id, 2 + Math.floor(11 * rng.float() ** 1.6), true); // 2–12, mostly few
     root.end_time = iso(this.cursor + rng.int(1, 40));
     root.output = this.text(this.payloadBytes * 0.3);
@@ -199,24 +186,19 @@ class TraceBuilder {
     return this.spans;
   }
 
-  private span(parent: string | null, name: string, kind: string, start: number, end: number): SpanInput {
+  /** Ends at `start` until the caller knows better; appended in start order. */
+  private span(parent: string | null, name: string, kind: string, start: number, end = start): SpanInput {
     const span: SpanInput = {
-      trace_id: this.traceId,
-      span_id: this.rng.hex(2),
-      parent_span_id: parent,
-      name,
-      kind,
-      start_time: iso(start),
-      end_time: iso(end),
-      status: this.rng.chance(0.08) ? 'unset' : 'ok',
-      environment: this.environment,
+      trace_id: this.traceId, span_id: this.rng.hex(2), parent_span_id: parent, name, kind, start_time: iso(start), end_time: iso(end),
+      status: this.rng.chance(0.08) ? 'unset' : 'ok', // 8%: instrumentations that never set a status
+      environment: this.plan.environment,
     };
     if (this.evaluationRunId) span.evaluation_run_id = this.evaluationRunId;
     this.spans.push(span);
     return span;
   }
 
-  /** A leaf starts at the cursor; the next sibling starts a few ms after it ends (sequential agent). */
+  /** Steps run one after another: a leaf starts at the cursor, the next a few ms after it ends. */
   private leaf(parent: string, name: string, kind: string, durationMs: number): SpanInput {
     const start = this.cursor;
     this.cursor = start + Math.round(durationMs);
@@ -225,10 +207,10 @@ class TraceBuilder {
     return span;
   }
 
-  /** `count` descendants under `parent`: optional retrieval, then llm/tool rounds, then a final answer. */
+  /** Exactly `count` descendants: retrieval maybe, then llm/tool rounds (maybe a chain), then the answer. */
   private children(parent: string, count: number, top: boolean): void {
     const rng = this.rng;
-    let left = count - 1; // the last one is the answer
+    let left = count - 1;
     if (top && left >= 2 && rng.chance(this.agent.retrieval)) {
       this.embedding(parent);
       this.retriever(parent);
@@ -237,7 +219,7 @@ class TraceBuilder {
     while (left > 0) {
       if (top && left >= 3 && rng.chance(0.2)) {
         const size = rng.int(2, Math.min(3, left - 1));
-        const chain = this.span(parent, rng.pick(CHAIN_NAMES), 'chain', this.cursor, this.cursor);
+        const chain = this.span(parent, rng.pick(CHAIN_NAMES), 'chain', this.cursor);
         chain.input = rng.chance(0.3) ? null : this.text(120);
         this.cursor += rng.int(1, 5);
         this.children(chain.span_id, size, false);
@@ -262,14 +244,14 @@ class TraceBuilder {
     const model = rng.chance(0.8) ? this.model : rng.pick(LLM_MODELS);
     const budget = this.payloadBytes * (0.6 + 0.8 * rng.float());
     const outChars = Math.round(budget * (0.15 + 0.25 * rng.float()));
-    const userChars = Math.max(16, budget - outChars - this.agent.system.length);
     // Prompts carry hidden context (tool schemas, retrieved passages) beyond the captured messages.
     const inputTokens = Math.ceil((budget - outChars) / 4) + rng.int(0, 2500);
     const outputTokens = Math.max(1, Math.ceil(outChars / 4));
     const ms = 250 + outputTokens * model.msPerToken * (0.7 + rng.float()) + inputTokens * 0.04;
     const span = this.leaf(parent, name, 'llm', Math.min(8000, Math.max(300, ms)));
     span.model_name = model.name;
-    span.input = [{ role: 'system', content: this.agent.system }, { role: 'user', content: this.text(userChars) }];
+    const system = this.agent.system;
+    span.input = [{ role: 'system', content: system }, { role: 'user', content: this.text(Math.max(16, budget - outChars - system.length)) }];
     span.output = { role: 'assistant', content: this.text(outChars) };
     span.input_tokens = inputTokens;
     span.output_tokens = outputTokens;
@@ -280,27 +262,22 @@ class TraceBuilder {
   private tool(parent: string): void {
     const rng = this.rng;
     const name = rng.pick(this.agent.tools);
-    const [min, max] = TOOL_MS[name];
-    const span = this.leaf(parent, name, 'tool', rng.logUniform(min, max));
-    const [input, output] = this.toolCall(name);
-    span.input = input;
-    span.output = output;
+    const span = this.leaf(parent, name, 'tool', rng.logUniform(...TOOL_MS[name]));
+    [span.input, span.output] = this.toolCall(name);
     if (rng.chance(0.5)) span.metadata = TOOL_META[name];
   }
 
   private toolCall(name: string): [object, object] {
     const rng = this.rng;
     switch (name) {
-      case 'get_weather': {
-        const city = rng.pick(CITIES);
-        return [{ city }, { city, temp_c: rng.int(-5, 35), conditions: rng.pick(['clear', 'cloudy', 'light rain']) }];
-      }
+      case 'get_weather':
+        return [{ city: rng.pick(CITIES) }, { temp_c: rng.int(-5, 35), conditions: rng.pick(['clear', 'cloudy', 'light rain']) }];
       case 'run_sql':
-        return [{ sql: rng.pick(SQL) }, { row_count: rng.int(0, 5000), elapsed_ms: rng.int(3, 900) }];
+        return [{ sql: 'SELECT region, sum(amount) FROM orders GROUP BY region' }, { row_count: rng.int(0, 5000), elapsed_ms: rng.int(3, 900) }];
       case 'describe_table':
         return [{ table: rng.pick(TABLES) }, { columns: ['id', 'customer_id', 'amount', 'created_at'] }];
       case 'send_email':
-        return [{ to: `${USER_IDS[this.userIndex]}@example.com`, subject: 'Update on your request' }, { message_id: rng.hex(2), status: 'queued' }];
+        return [{ to: `${USER_IDS[this.plan.user]}@example.com`, subject: 'Update on your request' }, { message_id: rng.hex(2), status: 'queued' }];
       case 'lookup_order':
         return [{ order_id: `ord_${rng.int(10_000, 99_999)}` }, { status: rng.pick(['processing', 'shipped', 'delivered']) }];
       default: // search_docs, web_search
@@ -325,35 +302,24 @@ class TraceBuilder {
     if (this.rng.chance(0.5)) span.metadata = RETRIEVER_META;
   }
 
-  /** One or two failing leaves; the agent itself fails half the time (else it recovered). */
+  /** One or two failing steps; the agent itself fails half the time (otherwise it recovered). */
   private injectErrors(root: SpanInput): void {
     const rng = this.rng;
-    const leaves = this.spans.filter((s) => s.kind !== 'agent' && s.kind !== 'chain');
-    const failing = [rng.pick(leaves)];
-    if (rng.chance(0.3)) {
-      const second = rng.pick(leaves);
-      if (second !== failing[0]) failing.push(second);
-    }
-    for (const span of failing) {
+    const steps = this.spans.filter((s) => s.kind !== 'agent' && s.kind !== 'chain');
+    const failing = [rng.pick(steps)];
+    if (rng.chance(0.3)) failing.push(rng.pick(steps));
+    for (const span of new Set(failing)) {
       const type = rng.pick(ERROR_TYPES[span.kind as string]);
-      span.status = 'error';
-      span.error_type = type;
-      span.error_message = ERROR_MESSAGES[type];
-      span.output = null;
-      if (span.kind === 'llm') {
-        span.output_tokens = 0;
-        span.cost = 0;
-      }
+      Object.assign(span, { status: 'error', error_type: type, error_message: ERROR_MESSAGES[type], output: null });
+      if (span.kind === 'llm') Object.assign(span, { output_tokens: 0, cost: 0 }); // a failed call is not billed
     }
     if (rng.chance(0.5)) {
-      root.status = 'error';
-      root.error_type = failing[0].error_type;
-      root.error_message = `${root.name} failed: ${failing[0].error_message}`;
-      root.output = null;
+      const cause = failing[0];
+      Object.assign(root, { status: 'error', error_type: cause.error_type, error_message: `${root.name} failed: ${cause.error_message}`, output: null });
     }
   }
 
-  /** ~len characters of prose, starting at a sentence when one is near. */
+  /** About `length` characters of prose, starting at a sentence when one is near. */
   private text(length: number): string {
     const len = Math.max(1, Math.round(length));
     if (len >= CORPUS.length) return CORPUS.repeat(Math.ceil(len / CORPUS.length) + 1).slice(0, len);
@@ -365,17 +331,15 @@ class TraceBuilder {
   }
 }
 
-type TracePlan = { start: number; user: number; sessionId: string | undefined; environment: string; appVersion: string };
-
 /**
- * Start times, users and sessions for every trace, sorted by start. Sessions are planned first (a
- * session is 1–6 traces of one user, minutes apart), which is why traces are not generated one by one.
+ * Start time, user, session, environment of every trace, sorted by start. Planned up front because a
+ * session (1–6 traces of one user, minutes apart) interleaves with other traffic.
  */
 function planTraces(rng: Rng, o: Required<GenerateOptions>): TracePlan[] {
   const plans: TracePlan[] = [];
   const range = o.endMs - o.startMs;
   while (plans.length < o.traces) {
-    // 70% of groups are single traces without a session; with sessions of 1–6 (mean 3.5) that leaves
+    // 70% of groups are one trace without a session; sessions hold 3.5 traces on average, which leaves
     // about 40% of traces outside a session.
     const hasSession = rng.chance(0.3);
     const size = hasSession ? rng.int(1, 6) : 1;
@@ -392,7 +356,7 @@ function planTraces(rng: Rng, o: Required<GenerateOptions>): TracePlan[] {
       t += Math.round(rng.logUniform(20_000, 20 * 60_000));
     }
   }
-  return plans.sort((a, b) => a.start - b.start); // stable, so ties keep plan order
+  return plans.sort((a, b) => a.start - b.start); // stable: ties keep plan order, so output stays deterministic
 }
 
 /** Uniform in [start, start + range), thinned so traffic peaks around 15:00 UTC and dips at night. */
@@ -411,29 +375,29 @@ export function generateTraces(options: GenerateOptions): Generator<SpanInput[]>
     seed: options.seed ?? 1,
     evaluationShare: options.evaluationShare ?? 0.02,
     errorShare: options.errorShare ?? 0.05,
-    payloadBytes: options.payloadBytes ?? 1200,
+    payloadBytes: Math.max(0, options.payloadBytes ?? 1200),
   };
-  // Checked here, not inside the generator, so bad options fail at the call and not at the first next().
+  // Checked before the generator starts, so bad options fail at the call and not at the first next().
   if (!Number.isInteger(o.traces) || o.traces < 0) throw new RangeError('traces must be a non-negative integer');
   if (!Number.isSafeInteger(o.startMs) || !Number.isSafeInteger(o.endMs) || o.endMs <= o.startMs) {
     throw new RangeError('startMs and endMs must be whole milliseconds, endMs after startMs');
   }
-  for (const share of [o.evaluationShare, o.errorShare]) {
-    if (!(share >= 0 && share <= 1)) throw new RangeError('evaluationShare and errorShare must be in [0, 1]');
+  if (!(o.evaluationShare >= 0 && o.evaluationShare <= 1 && o.errorShare >= 0 && o.errorShare <= 1)) {
+    throw new RangeError('evaluationShare and errorShare must be in [0, 1]');
   }
   return emit(o);
 }
 
 function* emit(o: Required<GenerateOptions>): Generator<SpanInput[]> {
   const rng = new Rng(o.seed);
-  const builder = new TraceBuilder(rng, Math.max(0, o.payloadBytes));
+  const builder = new TraceBuilder(rng, o.payloadBytes);
   for (const plan of planTraces(rng, o)) {
-    // A nightly evaluation run per day and agent.
     const evaluationDay = rng.chance(o.evaluationShare) ? iso(Math.floor(plan.start / DAY_MS) * DAY_MS).slice(0, 10) : undefined;
     yield builder.build(plan, evaluationDay, rng.chance(o.errorShare));
   }
 }
 
+/** generateTraces, flattened. */
 export function generateSpans(options: GenerateOptions): SpanInput[] {
   const spans: SpanInput[] = [];
   for (const trace of generateTraces(options)) for (const span of trace) spans.push(span);

@@ -2,6 +2,9 @@ import crypto from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { hashPassword, hashToken, newApiKey, newId } from '../auth/secrets.js';
 import { withTransaction } from '../stores/postgres.js';
+import { SpanWriter } from '../traces/span-writer.js';
+import { validateSpans } from '../traces/span-input.js';
+import { generateSpans } from './generate-spans.js';
 
 export type DemoAccount = { email: string; password: string; workspaceId: string; projectId: string; apiKey: string };
 
@@ -33,4 +36,25 @@ export async function seedDemoAccount(ctx: AppContext): Promise<DemoAccount | nu
     ]);
   });
   return { email: DEMO_EMAIL, password, workspaceId: ids.workspace, projectId: ids.project, apiKey: key };
+}
+
+/** How many agent traces a new demo project starts with, spread over the last day. */
+export const DEMO_TRACES = 300;
+
+/**
+ * Loads a small, realistic set of agent traces (LLM, tool and retriever spans, some errors) over the
+ * last 24 hours into the demo project, through the same writer as ingest, so a new user sees traces
+ * at once. Returns how many spans were stored.
+ */
+export async function seedDemoTraces(ctx: AppContext, projectId: string, nowMs = Date.now()): Promise<number> {
+  const { rows } = await ctx.pg.pool.query<{ trace_ttl_days: number }>('SELECT trace_ttl_days FROM projects WHERE id = $1', [projectId]);
+  const spans = generateSpans({ traces: DEMO_TRACES, startMs: nowMs - 86_400_000, endMs: nowMs, seed: 42 });
+  const { accepted } = validateSpans(spans);
+  const writer = new SpanWriter(ctx.ch, ctx.pg);
+  try {
+    await writer.write(projectId, rows[0]?.trace_ttl_days ?? 30, accepted);
+  } finally {
+    await writer.close();
+  }
+  return accepted.length;
 }

@@ -64,6 +64,12 @@ describe('npm start on the embedded stores', () => {
     const demoWho = await fetch(`${api}/api/v1/public/whoami`, { headers: { authorization: `Bearer ${demoKey}` } });
     expect(demoWho.status).toBe(200);
     expect((await demoWho.json()).project_name).toBe('Demo project');
+    // The demo project starts with a day of agent traces (SEED_DEMO defaults to true).
+    const demoTraces = await fetch(`${api}/api/v1/public/traces?limit=5`, { headers: { authorization: `Bearer ${demoKey}` } });
+    expect(demoTraces.status).toBe(200);
+    const traces = await demoTraces.json();
+    expect(traces.data).toHaveLength(5);
+    expect(traces.meta.total).toBeGreaterThan(250);
 
     const signup = await fetch(`${web}/api/auth/signup`, {
       method: 'POST',

@@ -1,0 +1,32 @@
+/** Timing and reporting helpers of the benchmark. */
+
+export type Row = { work: string; api: string; reference: string; ratio: string; target: string };
+
+export async function time(fn: () => Promise<unknown>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+export function median(values: number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+export function printTable(rows: Row[]): void {
+  const headers: (keyof Row)[] = ['work', 'api', 'reference', 'ratio', 'target'];
+  const widths = headers.map((h) => Math.max(h.length, ...rows.map((r) => r[h].length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
+  console.log(`\n${line(headers)}`);
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of rows) console.log(line(headers.map((h) => r[h])));
+}

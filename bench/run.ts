@@ -1,0 +1,227 @@
+// `npm run bench`: a benchmark, not a test. Loads a realistic data set into fresh embedded stores,
+// then measures ingest through the API against the raw engine insert of the same rows, list-traces
+// latency over 24h/7d/90d windows with and without filters against the best hand-written ClickHouse
+// query for the same answer, and the trace detail read. Prints a table; writes JSON to bench/results/.
+//
+//   npm run bench -- --spans 1000000 --runs 15
+//   npm run bench -- --keep          # reuse the data set of an earlier run with the same size
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '../src/config.js';
+import { openRuntime, type Runtime } from '../src/runtime.js';
+import { buildApiApp } from '../src/app.js';
+import { buildWebApp } from '../src/web/app.js';
+import { generateSpans } from '../src/demo/generate-spans.js';
+import { validateSpans } from '../src/traces/span-input.js';
+import { loadSpans } from './load-spans.js';
+import { referenceQueries } from './reference-queries.js';
+import { median, percentile, time, type Row, printTable } from './measure.js';
+
+const { values: args } = parseArgs({
+  options: {
+    spans: { type: 'string', default: '10000000' },
+    projects: { type: 'string', default: '5' },
+    days: { type: 'string', default: '90' },
+    'ingest-spans': { type: 'string', default: '100000' },
+    'ingest-batch': { type: 'string', default: '1000' },
+    'ingest-concurrency': { type: 'string', default: '4' },
+    runs: { type: 'string', default: '20' },
+    dir: { type: 'string', default: 'bench/data/run' },
+    keep: { type: 'boolean', default: false },
+  },
+});
+const SPANS = Number(args.spans);
+const PROJECTS = Number(args.projects);
+const DAYS = Number(args.days);
+const INGEST_SPANS = Number(args['ingest-spans']);
+const INGEST_BATCH = Number(args['ingest-batch']);
+const CONCURRENCY = Number(args['ingest-concurrency']);
+const RUNS = Number(args.runs);
+const DIR = path.resolve(args.dir);
+const MARKER = path.join(DIR, 'bench-dataset.json');
+
+type Dataset = { spans: number; projects: number; days: number; nowMs: number; keys: string[]; projectIds: string[]; email: string; password: string };
+
+async function main(): Promise<void> {
+  const reuse = args.keep && fs.existsSync(MARKER) && sameSize(JSON.parse(fs.readFileSync(MARKER, 'utf8')) as Dataset);
+  if (!reuse) fs.rmSync(DIR, { recursive: true, force: true });
+  fs.mkdirSync(DIR, { recursive: true });
+  const config = loadConfig({ DATA_DIR: DIR, LOG_LEVEL: 'silent', SEED_DEMO: 'false', WEB_URL: 'http://localhost:3000' });
+  const ctx = await openRuntime(config);
+  const api = buildApiApp(ctx);
+  const web = buildWebApp(ctx);
+  await Promise.all([api.ready(), web.ready()]);
+  const dataset = reuse ? (JSON.parse(fs.readFileSync(MARKER, 'utf8')) as Dataset) : await createDataset(ctx, api, web);
+  const rows: Row[] = [];
+  const results: Record<string, unknown> = { started_at: new Date().toISOString(), spans: SPANS, projects: PROJECTS, days: DAYS, runs: RUNS };
+
+  results.ingest = await benchIngest(ctx, api, web, dataset, rows);
+  results.list = await benchList(ctx, api, dataset, rows);
+  results.detail = await benchDetail(ctx, api, dataset, rows);
+
+  printTable(rows);
+  const out = path.resolve('bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}-${SPANS}.json`);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, JSON.stringify({ ...results, rows }, null, 2));
+  console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
+  await Promise.all([api.close(), web.close()]);
+  await ctx.close();
+}
+
+function sameSize(d: Dataset): boolean {
+  return d.spans === SPANS && d.projects === PROJECTS && d.days === DAYS;
+}
+
+async function inject(app: ReturnType<typeof buildApiApp>, method: 'GET' | 'POST', url: string, token?: string, payload?: unknown) {
+  const res = await app.inject({ method, url, payload: payload as never, headers: token ? { authorization: `Bearer ${token}` } : {} });
+  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+  return res.json();
+}
+
+/** A user, `PROJECTS` projects with a key each, and the bulk span history spread over them. */
+async function createDataset(ctx: Runtime, api: ReturnType<typeof buildApiApp>, web: ReturnType<typeof buildWebApp>): Promise<Dataset> {
+  const email = `bench-${Date.now()}@sightline.local`;
+  const password = 'bench password 1';
+  const signup = await inject(web, 'POST', '/api/auth/signup', undefined, { email, password, name: 'Bench' });
+  const projectIds: string[] = [];
+  const keys: string[] = [];
+  for (let i = 0; i < PROJECTS; i++) {
+    const p = await inject(api, 'POST', '/api/v1/public/projects', signup.session_token, { name: `bench-${i}`, workspace_id: signup.workspace.id, trace_ttl_days: 3650 });
+    projectIds.push(p.id);
+    keys.push((await inject(api, 'POST', `/api/v1/public/projects/${p.id}/api-keys`, signup.session_token, { name: 'bench' })).key);
+  }
+  const nowMs = Date.now();
+  const t0 = performance.now();
+  await loadSpans(ctx.ch.client, { spans: SPANS, projects: projectIds, days: DAYS, nowMs }, (done) => {
+    const s = (performance.now() - t0) / 1000;
+    process.stdout.write(`\rloading spans: ${done.toLocaleString()} in ${s.toFixed(0)} s (${Math.round(done / s).toLocaleString()} rows/s)   `);
+  });
+  process.stdout.write('\n');
+  const dataset: Dataset = { spans: SPANS, projects: PROJECTS, days: DAYS, nowMs, keys, projectIds, email, password };
+  fs.writeFileSync(MARKER, JSON.stringify(dataset));
+  return dataset;
+}
+
+/**
+ * API ingest (real HTTP, `INGEST_BATCH`-span requests, `CONCURRENCY` in flight) into a fresh
+ * project, then the raw `client.insert` of the same rows in the same batches into another.
+ */
+async function benchIngest(ctx: Runtime, api: ReturnType<typeof buildApiApp>, web: ReturnType<typeof buildWebApp>, d: Dataset, rows: Row[]) {
+  const login = await inject(web, 'POST', '/api/auth/login', undefined, { email: d.email, password: d.password });
+  const me = await inject(api, 'GET', '/api/v1/public/workspaces', login.session_token);
+  const workspaceId = me.data[0].id;
+  const stamp = Date.now();
+  const apiProject = await inject(api, 'POST', '/api/v1/public/projects', login.session_token, { name: `ingest-api-${stamp}`, workspace_id: workspaceId });
+  const rawProject = await inject(api, 'POST', '/api/v1/public/projects', login.session_token, { name: `ingest-raw-${stamp}`, workspace_id: workspaceId });
+  const key = (await inject(api, 'POST', `/api/v1/public/projects/${apiProject.id}/api-keys`, login.session_token, { name: 'bench' })).key;
+
+  const spans = generateSpans({ traces: Math.ceil(INGEST_SPANS / 7), startMs: stamp - 86_400_000, endMs: stamp, seed: 7 }).slice(0, INGEST_SPANS);
+  const batches: unknown[][] = [];
+  for (let i = 0; i < spans.length; i += INGEST_BATCH) batches.push(spans.slice(i, i + INGEST_BATCH));
+  const bodies = batches.map((b) => JSON.stringify({ spans: b }));
+
+  await api.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}/api/v1/public/traces`;
+  let next = 0;
+  const apiMs = await time(async () => {
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < bodies.length) {
+          const body = bodies[next++]!;
+          const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
+          if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${await res.text()}`);
+          await res.arrayBuffer();
+        }
+      }),
+    );
+  });
+
+  // The same rows, as the writer would insert them, straight into the engine, one batch at a time.
+  const rawRows = batches.map((b) =>
+    validateSpans(b).accepted.map((s) => ({ ...s, project_id: rawProject.id, trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600, ttl_days: 30 })),
+  );
+  const rawMs = await time(async () => {
+    for (const values of rawRows) await ctx.ch.client.insert({ table: 'spans', values, format: 'JSONEachRow' });
+  });
+  const apiRate = (spans.length / apiMs) * 1000;
+  const rawRate = (spans.length / rawMs) * 1000;
+  rows.push({ work: `ingest ${spans.length.toLocaleString()} spans, ${INGEST_BATCH}/request, ${CONCURRENCY} in flight`, api: `${Math.round(apiRate).toLocaleString()} spans/s`, reference: `${Math.round(rawRate).toLocaleString()} spans/s (raw client.insert)`, ratio: `${((apiRate / rawRate) * 100).toFixed(0)}% of raw`, target: '≥ 50% of raw' });
+  return { spans: spans.length, api_spans_per_s: apiRate, raw_spans_per_s: rawRate, ratio: apiRate / rawRate };
+}
+
+const FILTERS: Record<string, unknown[] | null> = {
+  none: null,
+  'model_name in': [{ field: 'model_name', op: 'in', value: ['claude-3-haiku'] }],
+  'cost >': [{ field: 'cost', op: 'gt', value: 0.02 }],
+};
+const WINDOWS: Record<string, number> = { '24h': 1, '7d': 7, '90d': 90 };
+
+/** List traces, newest 50 of the first project, per window and filter, against the reference SQL. */
+async function benchList(ctx: Runtime, api: ReturnType<typeof buildApiApp>, d: Dataset, rows: Row[]) {
+  const out: Record<string, unknown>[] = [];
+  const nowMs = Date.now();
+  for (const [windowName, days] of Object.entries(WINDOWS)) {
+    for (const [filterName, filters] of Object.entries(FILTERS)) {
+      const startAfter = new Date(nowMs - days * 86_400_000).toISOString();
+      const query = new URLSearchParams({ start_after: startAfter, limit: '50' });
+      if (filters) query.set('filters', JSON.stringify(filters));
+      const url = `/api/v1/public/traces?${query}`;
+      let total = 0;
+      const apiTimes: number[] = [];
+      for (let i = 0; i < RUNS + 2; i++) {
+        let body: { meta: { total: number } } | undefined;
+        const ms = await time(async () => {
+          body = await inject(api, 'GET', url, d.keys[0]);
+        });
+        if (i >= 2) apiTimes.push(ms);
+        total = body!.meta.total;
+      }
+      const refs = referenceQueries({ projectId: d.projectIds[0]!, startAfterMs: nowMs - days * 86_400_000, filter: filterName });
+      const refTimes: Record<string, number[]> = {};
+      for (const [name, sql] of Object.entries(refs)) {
+        refTimes[name] = [];
+        for (let i = 0; i < RUNS + 2; i++) {
+          const ms = await time(async () => {
+            const r = await ctx.ch.client.query({ query: sql.query, query_params: sql.query_params, format: 'JSONEachRow' });
+            await r.json();
+          });
+          if (i >= 2) refTimes[name]!.push(ms);
+        }
+      }
+      const [bestName, bestTimes] = Object.entries(refTimes).sort((a, b) => median(a[1]) - median(b[1]))[0]!;
+      const p50 = median(apiTimes);
+      const ref = median(bestTimes);
+      rows.push({
+        work: `list ${windowName}, filter ${filterName} (${total.toLocaleString()} traces)`,
+        api: `p50 ${p50.toFixed(1)} ms, p95 ${percentile(apiTimes, 95).toFixed(1)} ms`,
+        reference: `${ref.toFixed(1)} ms (${bestName})`,
+        ratio: `${(p50 / ref).toFixed(2)}×`,
+        target: 'p50 ≤ 50 ms, ≤ 1.5×',
+      });
+      out.push({ window: windowName, filter: filterName, total, p50_ms: p50, p95_ms: percentile(apiTimes, 95), reference: bestName, reference_p50_ms: ref, references: Object.fromEntries(Object.entries(refTimes).map(([k, v]) => [k, median(v)])), ratio: p50 / ref });
+    }
+  }
+  return out;
+}
+
+/** GET /traces/{id} for traces spread over the whole window. */
+async function benchDetail(ctx: Runtime, api: ReturnType<typeof buildApiApp>, d: Dataset, rows: Row[]) {
+  const r = await ctx.ch.client.query({
+    query: 'SELECT trace_id FROM traces WHERE project_id = {p:String} ORDER BY sipHash64(trace_id) LIMIT {n:UInt32}',
+    query_params: { p: d.projectIds[0], n: RUNS },
+    format: 'JSONEachRow',
+  });
+  const ids = (await r.json<{ trace_id: string }>()).map((x) => x.trace_id);
+  const times: number[] = [];
+  for (const id of ids) times.push(await time(() => inject(api, 'GET', `/api/v1/public/traces/${id}`, d.keys[0])));
+  const p50 = median(times);
+  rows.push({ work: `trace detail (${ids.length} random traces)`, api: `p50 ${p50.toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`, reference: '', ratio: '', target: '' });
+  return { p50_ms: p50, p95_ms: percentile(times, 95) };
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
