@@ -41,7 +41,10 @@ CREATE TABLE IF NOT EXISTS spans
 ENGINE = ReplacingMergeTree(ingested_at)
 PARTITION BY toYYYYMM(start_time)
 ORDER BY (project_id, toStartOfHour(start_time), trace_id, span_id)
-TTL toDateTime(start_time) + toIntervalDay(ttl_days);
+TTL toDateTime(start_time) + toIntervalDay(ttl_days)
+-- Small granules: a trace's spans, with their large input/output, are read without decompressing
+-- thousands of neighbours.
+SETTINGS index_granularity = 2048;
 
 -- traces: one row per (project, trace start hour, trace) after merges; partial rows from separate
 -- inserts merge in the background and are merged again at read time (GROUP BY trace_id).
@@ -60,8 +63,9 @@ CREATE TABLE IF NOT EXISTS traces
     input_tokens      SimpleAggregateFunction(sum, UInt64),
     output_tokens     SimpleAggregateFunction(sum, UInt64),
     total_tokens      SimpleAggregateFunction(sum, UInt64),
-    -- The root span (the earliest span while no root has arrived): name, span id, start, metadata.
-    root              AggregateFunction(argMin, Tuple(String, String, DateTime64(3, 'UTC'), Map(String, String)), Tuple(UInt8, DateTime64(3, 'UTC'))),
+    -- The root span (the earliest span while no root has arrived): name, span id, start, metadata,
+    -- input, output. Kept here so a list page is one read of this table.
+    root              AggregateFunction(argMin, Tuple(String, String, DateTime64(3, 'UTC'), Map(String, String), Nullable(String), Nullable(String)), Tuple(UInt8, DateTime64(3, 'UTC'))),
     -- From the root, else the earliest span that has one.
     user_id           AggregateFunction(argMin, String, Tuple(UInt8, UInt8, DateTime64(3, 'UTC'))),
     session_id        AggregateFunction(argMin, String, Tuple(UInt8, UInt8, DateTime64(3, 'UTC'))),
@@ -79,7 +83,8 @@ CREATE TABLE IF NOT EXISTS traces
 ENGINE = AggregatingMergeTree
 PARTITION BY toYYYYMM(trace_start_hour)
 ORDER BY (project_id, trace_start_hour, trace_id)
-TTL trace_start_hour + toIntervalDay(ttl_days);
+TTL trace_start_hour + toIntervalDay(ttl_days)
+SETTINGS index_granularity = 1024;
 
 -- The inner SELECT renames the columns whose names the outer aliases reuse: ClickHouse would otherwise
 -- resolve `start_time` inside argMinState to the `min(start_time)` alias.
@@ -96,7 +101,7 @@ SELECT
     sum(s_input_tokens) AS input_tokens,
     sum(s_output_tokens) AS output_tokens,
     sum(s_total_tokens) AS total_tokens,
-    argMinState((toString(name), span_id, s_start, CAST(metadata, 'Map(String, String)')), (toUInt8(parent_span_id != ''), s_start)) AS root,
+    argMinState((toString(name), span_id, s_start, CAST(metadata, 'Map(String, String)'), input, output), (toUInt8(parent_span_id != ''), s_start)) AS root,
     argMinState(s_user, (toUInt8(s_user = ''), toUInt8(parent_span_id != ''), s_start)) AS user_id,
     argMinState(s_session, (toUInt8(s_session = ''), toUInt8(parent_span_id != ''), s_start)) AS session_id,
     groupUniqArrayArray(arrayZip(CAST(mapKeys(metadata), 'Array(String)'), mapValues(metadata))) AS metadata_pairs,
@@ -112,7 +117,7 @@ FROM
 (
     SELECT
         project_id, trace_start_hour, trace_id, span_id, parent_span_id, name, kind, status, error_type,
-        model_name, environment, metadata, cost, evaluation_run_id,
+        model_name, environment, metadata, cost, evaluation_run_id, input, output,
         start_time AS s_start, end_time AS s_end, user_id AS s_user, session_id AS s_session,
         input_tokens AS s_input_tokens, output_tokens AS s_output_tokens, total_tokens AS s_total_tokens,
         ttl_days AS s_ttl_days

@@ -9,7 +9,7 @@ export const PROJECT_ID_MISMATCH_DETAIL = "project_id does not match the API key
 export const NO_PROJECT_ACCESS_DETAIL = 'you do not have access to this project';
 
 export type ProjectRow = { id: string; name: string; workspace_id: string; trace_ttl_days: number; created_at: Date };
-export type ProjectScope = { projectId: string; workspaceId: string; project: ProjectRow };
+export type ProjectScope = { projectId: string; workspaceId: string; traceTtlDays: number };
 
 /**
  * The project a project-scoped read acts on (public-api.md, Authentication rules 1 and the API key
@@ -20,15 +20,14 @@ export type ProjectScope = { projectId: string; workspaceId: string; project: Pr
 export async function resolveReadProject(ctx: AppContext, principal: Principal, projectId: string | undefined, minRole: Role = 'VIEWER'): Promise<ProjectScope> {
   if (principal.kind === 'api_key') {
     if (projectId !== undefined && projectId.toLowerCase() !== principal.projectId) throw new BadRequestError(PROJECT_ID_MISMATCH_DETAIL);
-    const project = await liveProject(ctx.pg.pool, principal.projectId);
-    if (!project) throw new ForbiddenError(NO_PROJECT_ACCESS_DETAIL);
-    return { projectId: project.id, workspaceId: project.workspace_id, project };
+    // The key was resolved against a live project moments ago (principal.ts); no second lookup.
+    return { projectId: principal.projectId, workspaceId: principal.workspaceId, traceTtlDays: principal.traceTtlDays };
   }
   if (projectId === undefined || projectId === '') throw new BadRequestError(PROJECT_ID_REQUIRED_DETAIL);
   const found = await projectWithRole(ctx.pg.pool, projectId, principal.userId);
   if (!found || !found.role) throw new ForbiddenError(NO_PROJECT_ACCESS_DETAIL);
   if (!hasRole(found.role, minRole)) throw new ForbiddenError(roleRefusal(minRole));
-  return { projectId: found.project.id, workspaceId: found.project.workspace_id, project: found.project };
+  return { projectId: found.project.id, workspaceId: found.project.workspace_id, traceTtlDays: found.project.trace_ttl_days };
 }
 
 /**

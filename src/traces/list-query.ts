@@ -159,41 +159,103 @@ function build(p: TraceListParams): Built {
   return b;
 }
 
-function pageQuery(p: TraceListParams, b: Built, fromHour: number | null, withTotal: boolean): Query {
-  const sets = [...b.setColumns].map((f) => `,\n    groupUniqArrayArray(${SET_COLUMN[f]}) AS ${SET_COLUMN[f]}_all`).join('');
+/** Merged-value expressions by alias, for the select phase to compute only what its HAVING uses. */
+const AGGREGATES: Record<string, string> = {
+  trace_end: 'max(end_time)',
+  root_span: 'argMinMerge(root)',
+  trace_user: 'argMinMerge(user_id)',
+  trace_session: 'argMinMerge(session_id)',
+  spans_n: 'sum(span_count)',
+  errors_n: 'sum(error_count)',
+  cost_sum: 'sum(total_cost)',
+  total_tokens_sum: 'sum(total_tokens)',
+  metadata_pairs_all: 'groupUniqArrayArray(metadata_pairs)',
+  is_eval: 'max(is_evaluation)',
+};
+
+function setAggregates(b: Built): string {
+  return [...b.setColumns].map((f) => `,\n    groupUniqArrayArray(${SET_COLUMN[f]}) AS ${SET_COLUMN[f]}_all`).join('');
+}
+
+function pageQuery(p: TraceListParams, b: Built, fromHour: number | null): Query {
   const where = [...b.rowWhere];
-  const params = { ...b.params, limit: p.limit, offset: p.page * p.limit };
+  const params: Record<string, unknown> = { ...b.params, limit: p.limit, offset: p.page * p.limit };
   if (fromHour !== null) {
     where.push("trace_start_hour >= {from_hour:DateTime('UTC')}");
-    Object.assign(params, { from_hour: fromHour });
+    params.from_hour = fromHour;
   }
-  const direction = p.order === 'oldest' ? 'ASC' : 'DESC';
   return {
-    query: `SELECT ${TRACE_OUTPUT}${withTotal ? ',\n    count() OVER () AS total' : ''}
+    query: `SELECT ${TRACE_OUTPUT}
 FROM (
-  SELECT ${TRACE_COLUMNS}${sets}
+  SELECT ${TRACE_COLUMNS}${setAggregates(b)}
   FROM traces
   WHERE ${where.join('\n    AND ')}
   GROUP BY trace_id${b.having.length ? `\n  HAVING ${b.having.join('\n    AND ')}` : ''}
 )
-ORDER BY trace_start ${direction}, trace_id ${direction}
+ORDER BY trace_start DESC, trace_id DESC
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
     query_params: params,
   };
 }
 
+/**
+ * Select phase of a filtered list: which traces of the window match, newest first, and how many;
+ * merging only the values the conditions read (no root input/output, no metadata unless asked).
+ */
+function selectQuery(p: TraceListParams, b: Built): Query {
+  const having = b.having.join('\n    AND ');
+  const used = Object.entries(AGGREGATES)
+    .filter(([alias]) => new RegExp(`\\b${alias}\\b`).test(having))
+    .map(([alias, expr]) => `,\n    ${expr} AS ${alias}`)
+    .join('');
+  const direction = p.order === 'oldest' ? 'ASC' : 'DESC';
+  return {
+    query: `SELECT trace_id, toUnixTimestamp(min_hour) AS min_hour, count() OVER () AS total
+FROM (
+  SELECT trace_id, min(start_time) AS trace_start, min(trace_start_hour) AS min_hour${used}${setAggregates(b)}
+  FROM traces
+  WHERE ${b.rowWhere.join('\n    AND ')}
+  GROUP BY trace_id${having ? `\n  HAVING ${having}` : ''}
+)
+ORDER BY trace_start ${direction}, trace_id ${direction}
+LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
+    query_params: { ...b.params, limit: p.limit, offset: p.page * p.limit },
+  };
+}
+
+/** Fetch phase: the full list items of the chosen traces. */
+function fetchQuery(p: TraceListParams, b: Built, traceIds: string[], fromHour: number): Query {
+  const direction = p.order === 'oldest' ? 'ASC' : 'DESC';
+  return {
+    query: `SELECT ${TRACE_OUTPUT}
+FROM (
+  SELECT ${TRACE_COLUMNS}
+  FROM traces
+  WHERE ${b.rowWhere.join('\n    AND ')}
+    AND trace_start_hour >= {from_hour:DateTime('UTC')}
+    AND trace_id IN {page_ids:Array(String)}
+  GROUP BY trace_id
+)
+ORDER BY trace_start ${direction}, trace_id ${direction}`,
+    query_params: { ...b.params, from_hour: fromHour, page_ids: traceIds },
+  };
+}
+
 export type TraceListPlan =
   | { kind: 'histogram'; histogram: Query; page: (fromHour: number | null) => Query }
-  | { kind: 'merge'; page: Query };
+  | { kind: 'select'; select: Query; fetch: (traceIds: string[], fromHour: number) => Query };
 
 /**
- * The queries for one list request. A 'histogram' plan runs `histogram` first (rows: hour, n), picks
- * the oldest hour the page needs with `pageStartHour`, then runs `page(hour)`; a 'merge' plan runs one
- * query whose rows carry `total`.
+ * The queries for one list request.
+ * - 'histogram': run `histogram` (rows: hour, n), pick the oldest hour the page needs with
+ *   `pageStartHour`, then run `page(hour)` for the list items.
+ * - 'select': run `select` (rows: trace_id, min_hour, total), then `fetch(ids, oldest min_hour)`.
  */
 export function planTraceList(p: TraceListParams): TraceListPlan {
   const b = build(p);
-  if (b.needsMerge || p.order === 'oldest') return { kind: 'merge', page: pageQuery(p, b, null, true) };
+  if (b.needsMerge || p.order === 'oldest') {
+    return { kind: 'select', select: selectQuery(p, b), fetch: (ids, fromHour) => fetchQuery(p, b, ids, fromHour) };
+  }
   const conditions = [...b.rowWhere, ...b.rowMonotone];
   return {
     kind: 'histogram',
@@ -205,7 +267,7 @@ GROUP BY hour
 ORDER BY hour DESC`,
       query_params: b.params,
     },
-    page: (fromHour) => pageQuery(p, b, fromHour, false),
+    page: (fromHour) => pageQuery(p, b, fromHour),
   };
 }
 

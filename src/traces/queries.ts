@@ -53,6 +53,8 @@ export const TRACE_OUTPUT = `
     root_span.2 AS root_span_id,
     toUnixTimestamp64Milli(root_span.3) AS root_start_ms,
     root_span.4 AS root_metadata,
+    root_span.5 AS input,
+    root_span.6 AS output,
     trace_user AS user_id,
     trace_session AS session_id,
     spans_n AS span_count,
@@ -70,6 +72,8 @@ export type TraceAggregateRow = {
   root_span_id: string;
   root_start_ms: string | number;
   root_metadata: Record<string, string>;
+  input: string | null;
+  output: string | null;
   user_id: string;
   session_id: string;
   span_count: string | number;
@@ -80,31 +84,6 @@ export type TraceAggregateRow = {
   metadata_pairs: [string, string][];
   total?: string | number;
 };
-
-export type RootIoRow = { trace_id: string; span_id: string; input: string | null; output: string | null };
-
-/**
- * Input and output of the page's root spans, looked up by their primary key (hour, trace, span).
- * Params: project, hours (Array(DateTime)), traces, spans.
- */
-export function rootIoQuery(projectId: string, roots: { traceId: string; spanId: string; startMs: number }[]): Query {
-  const hours = [...new Set(roots.map((r) => Math.floor(r.startMs / 3_600_000) * 3600))];
-  return {
-    query: `SELECT trace_id, span_id, any(input) AS input, any(output) AS output
-              FROM spans
-             WHERE project_id = {project:String}
-               AND toStartOfHour(start_time) IN {hours:Array(DateTime('UTC'))}
-               AND trace_id IN {traces:Array(String)}
-               AND span_id IN {spans:Array(String)}
-             GROUP BY trace_id, span_id`,
-    query_params: {
-      project: projectId,
-      hours,
-      traces: [...new Set(roots.map((r) => r.traceId))],
-      spans: [...new Set(roots.map((r) => r.spanId))],
-    },
-  };
-}
 
 export type StoredSpanRow = {
   trace_id: string;

@@ -4,7 +4,7 @@ import type { ApiKeyPrincipal } from '../auth/principal.js';
 import type { SpanWriter } from './span-writer.js';
 import { validateSpans, type NormalizedSpan, type RejectedSpan } from './span-input.js';
 import { planTraceList, pageStartHour, type TraceListParams } from './list-query.js';
-import { rootIoQuery, sessionTraceIdsQuery, traceSpansQuery, type Query, type RootIoRow, type StoredSpanRow, type TraceAggregateRow } from './queries.js';
+import { sessionTraceIdsQuery, traceSpansQuery, type Query, type StoredSpanRow, type TraceAggregateRow } from './queries.js';
 import { deriveTrace, isoOf, listItemOf, roundCost, spanRecordOf, type SpanRecord, type TraceListItem } from './trace-item.js';
 import { sessionListQuery, type SessionRow } from './session-query.js';
 
@@ -31,22 +31,27 @@ export type Page<T> = { data: T[]; meta: { page: number; limit: number; total: n
 /** `GET /traces`: newest first (see list-query.ts for the plan). */
 export async function listTraces(ctx: AppContext, params: TraceListParams): Promise<Page<TraceListItem>> {
   const plan = planTraceList(params);
-  let aggregates: TraceAggregateRow[];
+  const offset = params.page * params.limit;
+  let aggregates: TraceAggregateRow[] = [];
   let total: number;
-  if (plan.kind === 'merge') {
-    aggregates = await rows<TraceAggregateRow>(ctx, plan.page);
-    total = aggregates.length ? Number(aggregates[0]!.total) : await countMatches(ctx, params);
+  if (plan.kind === 'select') {
+    const chosen = await rows<{ trace_id: string; min_hour: string | number; total: string | number }>(ctx, plan.select);
+    total = chosen.length ? Number(chosen[0]!.total) : await countMatches(ctx, params);
+    if (chosen.length) {
+      const fromHour = Math.min(...chosen.map((c) => Number(c.min_hour)));
+      aggregates = await rows<TraceAggregateRow>(ctx, plan.fetch(chosen.map((c) => c.trace_id), fromHour));
+    }
   } else {
     const histogram = (await rows<{ hour: number | string; n: number | string }>(ctx, plan.histogram)).map((r) => ({ hour: Number(r.hour), n: Number(r.n) }));
-    const offset = params.page * params.limit;
     const cut = pageStartHour(histogram, offset + params.limit);
     total = cut.total;
-    aggregates = total > offset ? await rows<TraceAggregateRow>(ctx, plan.page(cut.fromHour)) : [];
-    const expected = Math.min(params.limit, total - offset);
-    // A trace filed under two hours can make the shortcut come up short: read the whole window then.
-    if (aggregates.length < expected) aggregates = await rows<TraceAggregateRow>(ctx, plan.page(null));
+    if (total > offset) {
+      aggregates = await rows<TraceAggregateRow>(ctx, plan.page(cut.fromHour));
+      // A trace filed under two hours can make the shortcut come up short: read the whole window then.
+      if (aggregates.length < Math.min(params.limit, total - offset)) aggregates = await rows<TraceAggregateRow>(ctx, plan.page(null));
+    }
   }
-  const data = await withRootIo(ctx, params.projectId, aggregates);
+  const data = aggregates.map((a) => listItemOf(a, params.projectId, ctx.config.webUrl));
   return { data, meta: { page: params.page, limit: params.limit, total } };
 }
 
@@ -54,17 +59,9 @@ export async function listTraces(ctx: AppContext, params: TraceListParams): Prom
 async function countMatches(ctx: AppContext, params: TraceListParams): Promise<number> {
   if (params.page === 0) return 0;
   const plan = planTraceList({ ...params, page: 0, limit: 1 });
-  if (plan.kind !== 'merge') return 0;
-  const first = await rows<TraceAggregateRow>(ctx, plan.page);
+  if (plan.kind !== 'select') return 0;
+  const first = await rows<{ total: string | number }>(ctx, plan.select);
   return first.length ? Number(first[0]!.total) : 0;
-}
-
-async function withRootIo(ctx: AppContext, projectId: string, aggregates: TraceAggregateRow[]): Promise<TraceListItem[]> {
-  if (aggregates.length === 0) return [];
-  const roots = aggregates.map((a) => ({ traceId: a.trace_id, spanId: a.root_span_id, startMs: Number(a.root_start_ms) }));
-  const io = new Map<string, RootIoRow>();
-  for (const row of await rows<RootIoRow>(ctx, rootIoQuery(projectId, roots))) io.set(`${row.trace_id}\u0000${row.span_id}`, row);
-  return aggregates.map((a) => listItemOf(a, projectId, ctx.config.webUrl, io.get(`${a.trace_id}\u0000${a.root_span_id}`)));
 }
 
 export type TraceDetail = TraceListItem & { spans: SpanRecord[] };

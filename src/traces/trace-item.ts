@@ -81,7 +81,6 @@ export function listItemOf(
   row: TraceAggregateRow,
   projectId: string,
   webUrl: string,
-  io: { input: string | null; output: string | null } | undefined,
 ): TraceListItem {
   const start = Number(row.start_ms);
   return {
@@ -94,8 +93,8 @@ export function listItemOf(
     span_count: Number(row.span_count),
     duration_ms: row.end_ms === null ? null : Number(row.end_ms) - start,
     error_count: Number(row.error_count),
-    input: io?.input ?? null,
-    output: io?.output ?? null,
+    input: row.input,
+    output: row.output,
     trace_url: traceUrl(webUrl, projectId, row.trace_id),
     metadata_map: mergeMetadata(row.metadata_pairs, row.root_metadata),
     total_cost: roundCost(row.total_cost),

@@ -21,7 +21,7 @@ beforeAll(async () => {
   const schema = { querystring: z.object({ project_id: z.string().optional() }) };
   r.get('/scoped', { onRequest: authenticate(ctx, 'any'), schema }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return { project_id: scope.projectId, workspace_id: scope.workspaceId, name: scope.project.name };
+    return { project_id: scope.projectId, workspace_id: scope.workspaceId, trace_ttl_days: scope.traceTtlDays };
   });
   r.get('/scoped-member', { onRequest: authenticate(ctx, 'any'), schema }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id, 'MEMBER');
@@ -47,7 +47,7 @@ describe('project-scoped reads with an API key', () => {
     const { owner, project, key } = await projectWithKey(h());
     const res = await read(key.key);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ project_id: project.id, workspace_id: owner.workspace.id, name: project.name });
+    expect(res.json()).toEqual({ project_id: project.id, workspace_id: owner.workspace.id, trace_ttl_days: 30 });
   });
 
   it("with the key's own project_id are fine", async () => {
@@ -97,7 +97,7 @@ describe('project-scoped reads with a user credential', () => {
     for (const token of [user.token, await accessTokenOf(user.token)]) {
       const res = await read(token, project.id);
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toEqual({ project_id: project.id, workspace_id: user.workspace.id, name: project.name });
+      expect(res.json()).toEqual({ project_id: project.id, workspace_id: user.workspace.id, trace_ttl_days: 30 });
     }
   });
 
