@@ -46,6 +46,11 @@ export class PayloadTooLargeError extends AppError {
     super(413, 'payload_too_large', detail);
   }
 }
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(detail: string) {
+    super(415, 'unsupported_media_type', detail);
+  }
+}
 /** A failure of ours with a detail the spec names (e.g. "failed to list traces"); no internals leak. */
 export class InternalError extends AppError {
   constructor(detail: string) {

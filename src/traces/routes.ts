@@ -1,8 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import zlib from 'node:zlib';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { typed } from '../http.js';
-import { AppError, InternalError, PayloadTooLargeError, ServiceUnavailableError, isStoreUnreachable } from '../errors.js';
+import { AppError, InternalError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError, isStoreUnreachable } from '../errors.js';
 import { apiKeyOf, authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { SpanWriter } from './span-writer.js';
@@ -59,17 +60,21 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
   const apiKey = { onRequest: authenticate(ctx, 'api_key') };
   const reader = { onRequest: authenticate(ctx, 'any') };
 
-  r.post('/traces', { ...apiKey, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { body: IngestBody } }, async (request) => {
-    if (request.body.spans.length > MAX_SPANS_PER_REQUEST) {
-      throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
-    }
-    return storing(request, () => ingestSpans(writer, apiKeyOf(request), request.body.spans));
-  });
+  // Ingest: native JSON and OTLP/HTTP, in a child context of their own for the parsers and hooks.
+  app.register(async (ingest) => {
+    ingest.addHook('preParsing', gunzipBody);
+    // OTLP/HTTP protobuf arrives as bytes; JSON goes through Fastify's parser.
+    ingest.addContentTypeParser(['application/x-protobuf', 'application/protobuf'], { parseAs: 'buffer', bodyLimit: MAX_INGEST_BODY_BYTES }, (_req, body, done) => done(null, body));
+    const ri = typed(ingest);
 
-  // OTLP/HTTP: protobuf arrives as bytes; JSON goes through Fastify's parser.
-  app.register(async (otel) => {
-    otel.addContentTypeParser(['application/x-protobuf', 'application/protobuf'], { parseAs: 'buffer', bodyLimit: MAX_INGEST_BODY_BYTES }, (_req, body, done) => done(null, body));
-    otel.post('/otel/v1/traces', { ...apiKey, bodyLimit: MAX_INGEST_BODY_BYTES }, async (request, reply) => {
+    ri.post('/traces', { ...apiKey, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { body: IngestBody } }, async (request) => {
+      if (request.body.spans.length > MAX_SPANS_PER_REQUEST) {
+        throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
+      }
+      return storing(request, () => ingestSpans(writer, apiKeyOf(request), request.body.spans));
+    });
+
+    ingest.post('/otel/v1/traces', { ...apiKey, bodyLimit: MAX_INGEST_BODY_BYTES }, async (request, reply) => {
       const protobuf = Buffer.isBuffer(request.body);
       const decoded = protobuf ? decodeOtlpProtobuf(request.body as Buffer) : decodeOtlpJson(request.body ?? {});
       const total = countOtlpSpans(decoded);
@@ -116,6 +121,29 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
     return answering(request, 'failed to read the session', () => getSession(ctx, scope.projectId, request.params.session_id));
   });
+}
+
+/**
+ * `Content-Encoding: gzip` bodies (OTLP exporters may compress) are inflated before parsing; the
+ * body limit then applies to the inflated size, so a small bomb can't grow past 10 MiB.
+ */
+async function gunzipBody(request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload): Promise<RequestPayload> {
+  const encoding = String(request.headers['content-encoding'] ?? '').trim().toLowerCase();
+  if (encoding === '' || encoding === 'identity') return payload;
+  if (encoding !== 'gzip') throw new UnsupportedMediaTypeError(`unsupported content encoding '${encoding}'; send identity or gzip`);
+  const gunzip = zlib.createGunzip();
+  let encoded = 0;
+  payload.on('data', (chunk: Buffer) => {
+    encoded += chunk.length;
+    (gunzip as unknown as { receivedEncodedLength: number }).receivedEncodedLength = encoded;
+  });
+  // Fastify's body reader answers a stream error with its statusCode: bad gzip is the client's fault.
+  gunzip.on('error', (error: Error & { statusCode?: number }) => {
+    error.statusCode = 400;
+    error.message = 'request body is not valid gzip';
+  });
+  payload.pipe(gunzip);
+  return gunzip;
 }
 
 /** A store failure while storing spans: 503 so the producer retries (nothing was acknowledged). */

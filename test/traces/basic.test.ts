@@ -48,3 +48,20 @@ describe('traces: ingest and read back', () => {
     expect(session.json().traces).toHaveLength(1);
   });
 });
+
+describe('traces: compressed bodies', () => {
+  it('inflates gzip bodies, refuses broken gzip with 400 and unknown encodings with 415', async () => {
+    const { gzipSync } = await import('node:zlib');
+    const { key } = await projectWithKey(h());
+    const span = { trace_id: 'gz-1', span_id: 'a', name: 'zipped', start_time: new Date().toISOString() };
+    const headers = { 'content-type': 'application/json', 'content-encoding': 'gzip' };
+    const ok = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key.key, headers, payload: gzipSync(JSON.stringify({ spans: [span] })) });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.json()).toEqual({ accepted: 1, rejected: [] });
+    const broken = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key.key, headers, payload: Buffer.from('not gzip at all') });
+    expect(broken.statusCode).toBe(400);
+    expect(broken.json()).toEqual({ detail: 'request body is not valid gzip' });
+    const br = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key.key, headers: { ...headers, 'content-encoding': 'br' }, payload: Buffer.from('x') });
+    expect(br.statusCode).toBe(415);
+  });
+});
