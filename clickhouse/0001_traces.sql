@@ -4,8 +4,10 @@
 -- of the span's start comes right after the project so time-window reads touch only their hours.
 -- The ingest path drops spans that are already stored before inserting (src/traces/span-writer.ts);
 -- ReplacingMergeTree on the same key is the second line, for a span re-sent by two API processes at once.
--- trace_start_hour is the hour of the trace's earliest start known when the span was stored: it is
--- the rollup's key, so all the rows of one trace meet in one place and merge.
+-- trace_start_hour is the hour a trace was first filed under (its earliest span in the first batch
+-- that carried it) and never changes, so all rows of one trace share it and merge: it is the
+-- rollup's key. It is never before the hour of the trace's true start, and later only when spans
+-- that started later arrived before the root (list-query.ts reads with slack for that).
 -- ttl_days is the project's trace_ttl_days at ingest time (per-row TTL).
 CREATE TABLE IF NOT EXISTS spans
 (

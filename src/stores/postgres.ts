@@ -27,7 +27,10 @@ export async function openPostgres(config: Config, options: { dataDir?: string; 
     return wrap(pool, false, async () => pool.end());
   }
   const server = await startEmbeddedPostgres(path.resolve(options.dataDir ?? config.dataDir, 'postgres'));
-  const pool = new pg.Pool({ ...server.connection, max: 10, connectionTimeoutMillis: 5_000 });
+  // One connection: PGlite is one session, and with several connections a query from one could land
+  // inside another's open transaction (seen as spurious 401/403/500 under concurrent sign-ups).
+  // PGlite runs one statement at a time anyway, so queueing in the pool costs nothing.
+  const pool = new pg.Pool({ ...server.connection, max: 1, connectionTimeoutMillis: 30_000 });
   pool.on('error', () => {});
   return wrap(pool, true, async () => {
     await pool.end();

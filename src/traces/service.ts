@@ -3,7 +3,7 @@ import { NotFoundError } from '../errors.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
 import type { SpanWriter } from './span-writer.js';
 import { validateSpans, type NormalizedSpan, type RejectedSpan } from './span-input.js';
-import { planTraceList, pageStartHour, type TraceListParams } from './list-query.js';
+import { fetchTracesQuery, selectTracesQuery, type TraceListParams } from './list-query.js';
 import { sessionTraceIdsQuery, traceSpansQuery, type Query, type StoredSpanRow, type TraceAggregateRow } from './queries.js';
 import { deriveTrace, isoOf, listItemOf, roundCost, spanRecordOf, type SpanRecord, type TraceListItem } from './trace-item.js';
 import { sessionListQuery, type SessionRow } from './session-query.js';
@@ -30,38 +30,20 @@ export type Page<T> = { data: T[]; meta: { page: number; limit: number; total: n
 
 /** `GET /traces`: newest first (see list-query.ts for the plan). */
 export async function listTraces(ctx: AppContext, params: TraceListParams): Promise<Page<TraceListItem>> {
-  const plan = planTraceList(params);
-  const offset = params.page * params.limit;
-  let aggregates: TraceAggregateRow[] = [];
-  let total: number;
-  if (plan.kind === 'select') {
-    const chosen = await rows<{ trace_id: string; min_hour: string | number; total: string | number }>(ctx, plan.select);
-    total = chosen.length ? Number(chosen[0]!.total) : await countMatches(ctx, params);
-    if (chosen.length) {
-      const fromHour = Math.min(...chosen.map((c) => Number(c.min_hour)));
-      aggregates = await rows<TraceAggregateRow>(ctx, plan.fetch(chosen.map((c) => c.trace_id), fromHour));
-    }
-  } else {
-    const histogram = (await rows<{ hour: number | string; n: number | string }>(ctx, plan.histogram)).map((r) => ({ hour: Number(r.hour), n: Number(r.n) }));
-    const cut = pageStartHour(histogram, offset + params.limit);
-    total = cut.total;
-    if (total > offset) {
-      aggregates = await rows<TraceAggregateRow>(ctx, plan.page(cut.fromHour));
-      // A trace filed under two hours can make the shortcut come up short: read the whole window then.
-      if (aggregates.length < Math.min(params.limit, total - offset)) aggregates = await rows<TraceAggregateRow>(ctx, plan.page(null));
-    }
+  type Chosen = { trace_id: string; hour: string | number; total: string | number };
+  let chosen = await rows<Chosen>(ctx, selectTracesQuery(params));
+  let total = chosen.length ? Number(chosen[0]!.total) : 0;
+  if (chosen.length === 0 && params.page > 0) {
+    // A page past the end still reports how many traces match.
+    const first = await rows<Chosen>(ctx, selectTracesQuery({ ...params, page: 0, limit: 1 }));
+    total = first.length ? Number(first[0]!.total) : 0;
+    chosen = [];
   }
+  if (chosen.length === 0) return { data: [], meta: { page: params.page, limit: params.limit, total } };
+  const page = chosen.map((c) => ({ trace_id: c.trace_id, hour: Number(c.hour) }));
+  const aggregates = await rows<TraceAggregateRow>(ctx, fetchTracesQuery(params, page));
   const data = aggregates.map((a) => listItemOf(a, params.projectId, ctx.config.webUrl));
   return { data, meta: { page: params.page, limit: params.limit, total } };
-}
-
-/** A page past the end still reports how many traces match. */
-async function countMatches(ctx: AppContext, params: TraceListParams): Promise<number> {
-  if (params.page === 0) return 0;
-  const plan = planTraceList({ ...params, page: 0, limit: 1 });
-  if (plan.kind !== 'select') return 0;
-  const first = await rows<{ total: string | number }>(ctx, plan.select);
-  return first.length ? Number(first[0]!.total) : 0;
 }
 
 export type TraceDetail = TraceListItem & { spans: SpanRecord[] };

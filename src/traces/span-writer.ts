@@ -14,7 +14,7 @@ import { existingSpansQuery, type ExistingSpanRow } from './queries.js';
  * a span repeated inside a batch never reaches the trace rollup twice. One commit runs at a time in a
  * process; across API processes the check and insert of a project run under a Postgres advisory lock
  * (not needed embedded: one process owns the data directory). The same check yields the hour a
- * trace's earlier spans were filed under, so late spans join their trace's rollup row.
+ * trace was filed under: a trace keeps the hour it was first filed under (see `newRows`).
  */
 
 export type SpanWriterOptions = {
@@ -116,6 +116,7 @@ export class SpanWriter {
     const traceIds = [...new Set([...spans.values()].map((s) => s.trace_id))];
     const existing = await this.ch.client.query({ ...existingSpansQuery(projectId, traceIds), format: 'JSONEachRow' });
     const traceHour = new Map<string, number>();
+    const firstSeen = new Set<string>();
     for (const row of await existing.json<ExistingSpanRow>()) {
       spans.delete(spanKey(row.trace_id, row.span_id));
       const hour = Number(row.trace_start_hour) * 1000;
@@ -123,9 +124,12 @@ export class SpanWriter {
       if (known === undefined || hour < known) traceHour.set(row.trace_id, hour);
     }
     for (const span of spans.values()) {
+      if (traceHour.has(span.trace_id) && !firstSeen.has(span.trace_id)) continue;
+      // A trace seen for the first time is filed under the hour of its earliest span in this batch;
+      // later spans join that hour whatever their start, so a trace's rows always meet in one place.
+      firstSeen.add(span.trace_id);
       const hour = span.start_time - (span.start_time % HOUR_MS);
       const known = traceHour.get(span.trace_id);
-      // A trace seen before keeps its hour unless this span starts even earlier.
       if (known === undefined || hour < known) traceHour.set(span.trace_id, hour);
     }
     return [...spans.values()].map((span) => toRow(projectId, ttlDays, span, traceHour.get(span.trace_id)!));
