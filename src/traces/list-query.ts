@@ -1,17 +1,19 @@
 import type { Predicate, SetField } from './filters.js';
-import { TRACE_COLUMNS, TRACE_OUTPUT, type Query } from './queries.js';
+import { TRACE_ITEM_COLUMNS, type Query } from './queries.js';
 
 /**
  * SQL for listing traces from the rollup (pure; see queries.ts for the tables). Two queries:
  *
- * 1. select: the window's traces, merged per trace with only the values the conditions read (start,
- *    evaluation flag, and whatever the filters need), newest first, one page of ids, and the number
- *    of matches in the same pass (`count() OVER ()`).
+ * 1. select: the window's traces read with FINAL (each trace's partial rows merged as they are read,
+ *    in key order; parts already merged are passed through), the conditions on the merged values,
+ *    newest first, one page of ids, and the number of matches in the same pass (`count() OVER ()`).
+ *    FINAL measured about twice as fast as GROUP BY trace here (bench/run.ts).
  * 2. fetch: the full list items of that page's ids, looked up by their rollup key.
  *
  * The window is a key range: every row of a trace is filed under one hour (`trace_start_hour`, set
  * when the trace was first stored; span-writer.ts), never before the hour of the trace's true start.
- * So the lower bound is exact, and grouping by the key (project, hour, trace) groups by trace.
+ * So the lower bound is exact, and FINAL on the key (project, hour, trace) merges whole traces; the
+ * month partitions never split a trace, so FINAL need not merge across them.
  * The hour can be later than the true start when spans that started later arrived before the root,
  * so an upper bound (`end_before`) reads `LATE_ROOT_SLACK_HOURS` further.
  */
@@ -48,33 +50,23 @@ const SET_COLUMN: Record<SetField, string> = {
   name: 'span_names',
 };
 
+// Row-level expressions over a FINAL-merged rollup row (one row = one trace).
 const NUMERIC_EXPR = {
-  cost: 'cost_sum',
-  total_tokens: 'total_tokens_sum',
-  errors: 'errors_n',
-  duration_ms: '(toUnixTimestamp64Milli(assumeNotNull(trace_end)) - toUnixTimestamp64Milli(trace_start))',
+  cost: 'total_cost',
+  total_tokens: 'total_tokens',
+  errors: 'error_count',
+  duration_ms: '(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time))',
 } as const;
+const ROOT = 'finalizeAggregation(root)';
+const USER = 'finalizeAggregation(user_id)';
+const SESSION = 'finalizeAggregation(session_id)';
 
 const OP_SQL = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
-/** Merged values by alias; the select phase computes only those its conditions name. */
-const AGGREGATES: Record<string, string> = {
-  trace_end: 'max(end_time)',
-  root_span: 'argMinMerge(root)',
-  trace_user: 'argMinMerge(user_id)',
-  trace_session: 'argMinMerge(session_id)',
-  spans_n: 'sum(span_count)',
-  errors_n: 'sum(error_count)',
-  cost_sum: 'sum(total_cost)',
-  total_tokens_sum: 'sum(total_tokens)',
-  metadata_pairs_all: 'groupUniqArrayArray(metadata_pairs)',
-  ...Object.fromEntries(Object.values(SET_COLUMN).map((c) => [`${c}_all`, `groupUniqArrayArray(${c})`])),
-};
-
-type Built = { params: Record<string, unknown>; where: string[]; having: string[] };
+type Built = { params: Record<string, unknown>; where: string[] };
 
 function build(p: TraceListParams): Built {
-  const b: Built = { params: { project: p.projectId }, where: ['project_id = {project:String}'], having: [] };
+  const b: Built = { params: { project: p.projectId }, where: ['project_id = {project:String}'] };
   let n = 0;
   const param = (type: string, value: unknown) => {
     const name = `p${n++}`;
@@ -83,23 +75,21 @@ function build(p: TraceListParams): Built {
   };
   if (p.startAfter !== undefined) {
     const from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);
-    b.where.push(`trace_start_hour >= toStartOfHour(${from})`);
-    b.having.push(`trace_start >= ${from}`);
+    b.where.push(`trace_start_hour >= toStartOfHour(${from})`, `start_time >= ${from}`);
   }
   if (p.endBefore !== undefined) {
     const to = param("DateTime64(3, 'UTC')", p.endBefore / 1000);
-    b.where.push(`trace_start_hour < toStartOfHour(${to}) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR`);
-    b.having.push(`trace_start < ${to}`);
+    b.where.push(`trace_start_hour < toStartOfHour(${to}) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR`, `start_time < ${to}`);
   }
-  if (!p.includeEvaluations) b.having.push('max(is_evaluation) = 0');
+  if (!p.includeEvaluations) b.where.push('is_evaluation = 0');
   if (p.traceIds) b.where.push(`trace_id IN ${param('Array(String)', p.traceIds)}`);
-  if (p.sessionId !== undefined) b.having.push(`trace_session = ${param('String', p.sessionId)}`);
-  if (p.name !== undefined) b.having.push(`positionCaseInsensitiveUTF8(root_span.1, ${param('String', p.name)}) > 0`);
-  if (p.userId !== undefined) b.having.push(`trace_user = ${param('String', p.userId)}`);
+  if (p.sessionId !== undefined) b.where.push(`${SESSION} = ${param('String', p.sessionId)}`);
+  if (p.name !== undefined) b.where.push(`positionCaseInsensitiveUTF8(${ROOT}.1, ${param('String', p.name)}) > 0`);
+  if (p.userId !== undefined) b.where.push(`${USER} = ${param('String', p.userId)}`);
   if (p.searchQuery !== undefined) {
     const q = param('String', p.searchQuery);
-    b.having.push(`(positionCaseInsensitiveUTF8(trace_id, ${q}) > 0 OR positionCaseInsensitiveUTF8(root_span.1, ${q}) > 0
-      OR positionCaseInsensitiveUTF8(trace_session, ${q}) > 0 OR positionCaseInsensitiveUTF8(trace_user, ${q}) > 0)`);
+    b.where.push(`(positionCaseInsensitiveUTF8(trace_id, ${q}) > 0 OR positionCaseInsensitiveUTF8(${ROOT}.1, ${q}) > 0
+      OR positionCaseInsensitiveUTF8(${SESSION}, ${q}) > 0 OR positionCaseInsensitiveUTF8(${USER}, ${q}) > 0)`);
   }
   for (const f of p.filters) {
     switch (f.field) {
@@ -115,8 +105,8 @@ function build(p: TraceListParams): Built {
       case 'total_tokens':
       case 'errors':
       case 'duration_ms': {
-        const guard = f.field === 'duration_ms' ? 'trace_end IS NOT NULL AND ' : '';
-        b.having.push(`(${guard}${NUMERIC_EXPR[f.field]} ${OP_SQL[f.op]} ${param('Float64', f.value)})`);
+        const guard = f.field === 'duration_ms' ? 'end_time IS NOT NULL AND ' : '';
+        b.where.push(`(${guard}${NUMERIC_EXPR[f.field]} ${OP_SQL[f.op]} ${param('Float64', f.value)})`);
         break;
       }
       case 'metadata': {
@@ -124,38 +114,28 @@ function build(p: TraceListParams): Built {
         const value = param('String', f.value);
         const test = (v: string) => (f.op === 'eq' ? `${v} = ${value}` : `position(${v}, ${value}) > 0`);
         // The root's value wins; otherwise any span's value for the key (§3 metadata_map).
-        b.having.push(`if(mapContains(root_span.4, ${key}), ${test(`root_span.4[${key}]`)}, arrayExists(kv -> kv.1 = ${key} AND ${test('kv.2')}, metadata_pairs_all))`);
+        b.where.push(`if(mapContains(${ROOT}.4, ${key}), ${test(`${ROOT}.4[${key}]`)}, arrayExists(kv -> kv.1 = ${key} AND ${test('kv.2')}, metadata_pairs))`);
         break;
       }
       default:
         // The trace's set is the union of its spans' (§3): any span with one of the values matches.
-        b.having.push(`hasAny(${SET_COLUMN[f.field]}_all, ${param('Array(String)', f.value)})`);
+        b.where.push(`hasAny(${SET_COLUMN[f.field]}, ${param('Array(String)', f.value)})`);
     }
   }
   return b;
 }
 
-const GROUP_BY_KEY = 'GROUP BY project_id, trace_start_hour, trace_id';
-
 /** Phase 1. Rows: trace_id, hour (epoch s of its rollup key), total (matches in the window). */
 export function selectTracesQuery(p: TraceListParams): Query {
   const b = build(p);
-  const having = b.having.join('\n    AND ');
-  const used = Object.entries(AGGREGATES)
-    .filter(([alias]) => new RegExp(`\\b${alias}\\b`).test(having))
-    .map(([alias, expr]) => `,\n    ${expr} AS ${alias}`)
-    .join('');
   const direction = p.order === 'oldest' ? 'ASC' : 'DESC';
   return {
     query: `SELECT trace_id, toUnixTimestamp(trace_start_hour) AS hour, count() OVER () AS total
-FROM (
-  SELECT trace_start_hour, trace_id, min(start_time) AS trace_start${used}
-  FROM traces
-  WHERE ${b.where.join('\n    AND ')}
-  ${GROUP_BY_KEY}${having ? `\n  HAVING ${having}` : ''}
-)
-ORDER BY trace_start ${direction}, trace_id ${direction}
-LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
+FROM traces FINAL
+WHERE ${b.where.join('\n  AND ')}
+ORDER BY start_time ${direction}, trace_id ${direction}
+LIMIT {limit:UInt32} OFFSET {offset:UInt32}
+SETTINGS do_not_merge_across_partitions_select_final = 1`,
     query_params: { ...b.params, limit: p.limit, offset: p.page * p.limit },
   };
 }
@@ -164,16 +144,13 @@ LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
 export function fetchTracesQuery(p: TraceListParams, page: { trace_id: string; hour: number }[]): Query {
   const direction = p.order === 'oldest' ? 'ASC' : 'DESC';
   return {
-    query: `SELECT ${TRACE_OUTPUT}
-FROM (
-  SELECT ${TRACE_COLUMNS}
-  FROM traces
-  WHERE project_id = {project:String}
-    AND trace_start_hour IN {hours:Array(DateTime('UTC'))}
-    AND trace_id IN {ids:Array(String)}
-  ${GROUP_BY_KEY}
-)
-ORDER BY trace_start ${direction}, trace_id ${direction}`,
+    query: `SELECT ${TRACE_ITEM_COLUMNS}
+FROM traces FINAL
+WHERE project_id = {project:String}
+  AND trace_start_hour IN {hours:Array(DateTime('UTC'))}
+  AND trace_id IN {ids:Array(String)}
+ORDER BY start_time ${direction}, trace_id ${direction}
+SETTINGS do_not_merge_across_partitions_select_final = 1`,
     query_params: { project: p.projectId, hours: [...new Set(page.map((r) => r.hour))], ids: page.map((r) => r.trace_id) },
   };
 }

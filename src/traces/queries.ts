@@ -25,64 +25,43 @@ export function existingSpansQuery(projectId: string, traceIds: string[]): Query
 }
 
 /**
- * The trace-level values of the rollup, merged across a trace's partial rows. Shared by the list,
- * the session reads and the bench's reference queries so they all answer the same thing.
+ * A list item's values from one FINAL-merged rollup row (one row per trace). The root's tuple holds
+ * (name, span_id, start, metadata, input, output); see clickhouse/0001_traces.sql.
  */
-export const TRACE_COLUMNS = `
+export const TRACE_ITEM_COLUMNS = `
     trace_id,
-    min(start_time) AS trace_start,
-    max(end_time) AS trace_end,
-    argMinMerge(root) AS root_span,
-    argMinMerge(user_id) AS trace_user,
-    argMinMerge(session_id) AS trace_session,
-    sum(span_count) AS spans_n,
-    sum(error_count) AS errors_n,
-    sum(total_cost) AS cost_sum,
-    sum(input_tokens) AS input_tokens_sum,
-    sum(output_tokens) AS output_tokens_sum,
-    sum(total_tokens) AS total_tokens_sum,
-    groupUniqArrayArray(metadata_pairs) AS metadata_pairs_all,
-    max(is_evaluation) AS is_eval`;
-
-/** The fields a list item needs from the merged columns above, as JS-friendly values. */
-export const TRACE_OUTPUT = `
-    trace_id,
-    toUnixTimestamp64Milli(trace_start) AS start_ms,
-    if(trace_end IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(trace_end))) AS end_ms,
+    toUnixTimestamp64Milli(start_time) AS start_ms,
+    if(end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(end_time))) AS end_ms,
+    finalizeAggregation(root) AS root_span,
     root_span.1 AS name,
-    root_span.2 AS root_span_id,
-    toUnixTimestamp64Milli(root_span.3) AS root_start_ms,
     root_span.4 AS root_metadata,
     root_span.5 AS input,
     root_span.6 AS output,
-    trace_user AS user_id,
-    trace_session AS session_id,
-    spans_n AS span_count,
-    errors_n AS error_count,
-    cost_sum AS total_cost,
-    input_tokens_sum AS total_input_tokens,
-    output_tokens_sum AS total_output_tokens,
-    metadata_pairs_all AS metadata_pairs`;
+    finalizeAggregation(user_id) AS trace_user,
+    finalizeAggregation(session_id) AS trace_session,
+    span_count,
+    error_count,
+    total_cost,
+    input_tokens,
+    output_tokens,
+    metadata_pairs`;
 
 export type TraceAggregateRow = {
   trace_id: string;
   start_ms: string | number;
   end_ms: string | number | null;
   name: string;
-  root_span_id: string;
-  root_start_ms: string | number;
   root_metadata: Record<string, string>;
   input: string | null;
   output: string | null;
-  user_id: string;
-  session_id: string;
+  trace_user: string;
+  trace_session: string;
   span_count: string | number;
   error_count: string | number;
   total_cost: number;
-  total_input_tokens: string | number;
-  total_output_tokens: string | number;
+  input_tokens: string | number;
+  output_tokens: string | number;
   metadata_pairs: [string, string][];
-  total?: string | number;
 };
 
 export type StoredSpanRow = {

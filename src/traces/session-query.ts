@@ -2,7 +2,7 @@ import type { Query } from './queries.js';
 
 /**
  * Sessions (extensions.md §3): the traces sharing a `session_id`, summed. Built from the trace
- * rollup: first each trace's merged values, then one row per session. A session's `user_id` is the
+ * rollup: each trace's merged row, then one row per session. A session's `user_id` is the
  * one of its earliest trace that has one.
  */
 
@@ -21,13 +21,13 @@ export type SessionRow = {
 export function sessionListQuery(p: { projectId: string; limit: number; offset: number; sessionId?: string; traceIds?: string[] }): Query {
   const params: Record<string, unknown> = { project: p.projectId, limit: p.limit, offset: p.offset };
   const where = ['project_id = {project:String}'];
-  const having = ["trace_session != ''"];
+  const outer = ["trace_session != ''"];
   if (p.traceIds) {
     where.push('trace_id IN {traces:Array(String)}');
     params.traces = p.traceIds;
   }
   if (p.sessionId !== undefined) {
-    having.push('trace_session = {session:String}');
+    outer.push('trace_session = {session:String}');
     params.session = p.sessionId;
   }
   return {
@@ -42,22 +42,22 @@ export function sessionListQuery(p: { projectId: string; limit: number; offset: 
     argMinIf(trace_user, trace_start, trace_user != '') AS user_id,
     count() OVER () AS total
 FROM (
+  -- One row per trace: FINAL merges a trace's partial rollup rows (see list-query.ts).
   SELECT
-    trace_id,
-    min(start_time) AS trace_start,
-    argMinMerge(session_id) AS trace_session,
-    argMinMerge(user_id) AS trace_user,
-    sum(total_cost) AS cost_sum,
-    sum(input_tokens) AS input_tokens_sum,
-    sum(output_tokens) AS output_tokens_sum
-  FROM traces
+    start_time AS trace_start,
+    finalizeAggregation(session_id) AS trace_session,
+    finalizeAggregation(user_id) AS trace_user,
+    total_cost AS cost_sum,
+    input_tokens AS input_tokens_sum,
+    output_tokens AS output_tokens_sum
+  FROM traces FINAL
   WHERE ${where.join(' AND ')}
-  GROUP BY trace_id
-  HAVING ${having.join(' AND ')}
 )
+WHERE ${outer.join(' AND ')}
 GROUP BY trace_session
 ORDER BY last_ms DESC, session_id DESC
-LIMIT {limit:UInt32} OFFSET {offset:UInt32}`,
+LIMIT {limit:UInt32} OFFSET {offset:UInt32}
+SETTINGS do_not_merge_across_partitions_select_final = 1`,
     query_params: params,
   };
 }

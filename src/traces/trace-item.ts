@@ -88,8 +88,8 @@ export function listItemOf(
     project_id: projectId,
     name: row.name,
     trace_start_time: isoOf(start),
-    user_id: orNull(row.user_id),
-    session_id: orNull(row.session_id),
+    user_id: orNull(row.trace_user),
+    session_id: orNull(row.trace_session),
     span_count: Number(row.span_count),
     duration_ms: row.end_ms === null ? null : Number(row.end_ms) - start,
     error_count: Number(row.error_count),
@@ -98,8 +98,8 @@ export function listItemOf(
     trace_url: traceUrl(webUrl, projectId, row.trace_id),
     metadata_map: mergeMetadata(row.metadata_pairs, row.root_metadata),
     total_cost: roundCost(row.total_cost),
-    total_input_tokens: Number(row.total_input_tokens),
-    total_output_tokens: Number(row.total_output_tokens),
+    total_input_tokens: Number(row.input_tokens),
+    total_output_tokens: Number(row.output_tokens),
   };
 }
 

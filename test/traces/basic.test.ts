@@ -65,3 +65,36 @@ describe('traces: compressed bodies', () => {
     expect(br.statusCode).toBe(415);
   });
 });
+
+describe('traces: filters see whole traces, not the rows of one insert', () => {
+  it('matches on values summed across inserts that have not been merged yet', async () => {
+    const { key } = await projectWithKey(h());
+    const ch = h().ctx.ch.client;
+    // Hold background merges so the trace stays as two rollup rows while we read it.
+    await ch.command({ query: 'SYSTEM STOP MERGES traces' });
+    try {
+      const t0 = Date.now() - 30_000;
+      const iso = (ms: number) => new Date(ms).toISOString();
+      const send = (spans: object[]) => call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key.key, payload: { spans } });
+      expect((await send([{ trace_id: 'split', span_id: 'a', name: 'root', start_time: iso(t0), end_time: iso(t0 + 100), cost: 0.3 }])).statusCode).toBe(200);
+      expect((await send([{ trace_id: 'split', span_id: 'b', parent_span_id: 'a', name: 'late', start_time: iso(t0 + 10), end_time: iso(t0 + 5000), cost: 0.3, status: 'error' }])).statusCode).toBe(200);
+      const parts = await (await ch.query({ query: "SELECT count() AS n FROM traces WHERE trace_id = 'split'", format: 'JSONEachRow' })).json<{ n: string }>();
+      expect(Number(parts[0]!.n)).toBe(2);
+      const total = async (filters: object[]) =>
+        (await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key.key, query: { filters: JSON.stringify(filters) } })).json().meta.total;
+      expect(await total([{ field: 'cost', op: 'gt', value: 0.5 }])).toBe(1);
+      expect(await total([{ field: 'cost', op: 'lt', value: 0.4 }])).toBe(0);
+      expect(await total([{ field: 'errors', op: 'eq', value: 1 }])).toBe(1);
+      expect(await total([{ field: 'duration_ms', op: 'gte', value: 5000 }])).toBe(1);
+      expect(await total([{ field: 'duration_ms', op: 'lt', value: 5000 }])).toBe(0);
+      // A late evaluation span makes the whole trace an evaluation trace.
+      expect((await send([{ trace_id: 'split', span_id: 'c', parent_span_id: 'a', name: 'judge', start_time: iso(t0 + 20), evaluation_run_id: 'run-1' }])).statusCode).toBe(200);
+      const list = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key.key });
+      expect(list.json().meta.total).toBe(0);
+      const withEval = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key.key, query: { include_evaluations: 'true' } });
+      expect(withEval.json().data[0]).toMatchObject({ trace_id: 'split', span_count: 3, total_cost: 0.6, error_count: 1, duration_ms: 5000 });
+    } finally {
+      await ch.command({ query: 'SYSTEM START MERGES traces' });
+    }
+  });
+});
