@@ -7,6 +7,7 @@ import { registerWorkspaceRoutes } from './workspaces/routes.js';
 import { registerProjectRoutes } from './projects/routes.js';
 import { registerApiKeyRoutes } from './api-keys/routes.js';
 import { registerTraceRoutes } from './traces/routes.js';
+import { registerSqlRoutes } from './sql/routes.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
 
@@ -21,6 +22,7 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
       registerProjectRoutes(api, ctx);
       registerApiKeyRoutes(api, ctx);
       registerTraceRoutes(api, ctx);
+      registerSqlRoutes(api, ctx);
     },
     { prefix: PUBLIC_PREFIX },
   );

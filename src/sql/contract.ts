@@ -1,0 +1,126 @@
+/**
+ * The public SQL contract (DESIGN.md decision 5): the only tables and columns a caller's SQL can
+ * name. `GET /sql/schema` prints it and the guard (guard.ts) enforces it; both read this module, so
+ * they can't disagree (test/sql/contract.test.ts checks every column is queryable and nothing else).
+ *
+ * Each table is answered by a subquery over the physical tables, scoped to the caller's project by a
+ * query parameter. A caller's query never touches a physical table directly.
+ */
+
+export type ContractColumn = { name: string; type: string; expr: string };
+/**
+ * `physical` lists the physical columns the expressions read; the inner subquery renames each to
+ * `p_<name>` so no advertised name can collide with a physical one inside the scoped subquery
+ * (ClickHouse resolves a SELECT alias before a column of the same name).
+ */
+export type ContractTable = { name: string; columns: ContractColumn[]; physical: string[]; from: (db: string, inner: string) => string };
+
+/** The project parameter every scoped subquery carries. No caller identifier may start with `__sl`. */
+export const PROJECT_PARAM = '__sl_project';
+const PROJECT = `{${PROJECT_PARAM}:String}`;
+
+const col = (name: string, type: string, expr = `p_${name}`): ContractColumn => ({ name, type, expr });
+
+const TRACES: ContractTable = {
+  name: 'traces',
+  columns: [
+    col('trace_id', 'String'),
+    col('name', 'String', 'tupleElement(p_root, 1)'),
+    col('trace_start_time', "DateTime64(3, 'UTC')", 'p_start_time'),
+    col('trace_end_time', "Nullable(DateTime64(3, 'UTC'))", 'p_end_time'),
+    col('duration_ms', 'Nullable(Int64)', 'if(p_end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(p_end_time)) - toUnixTimestamp64Milli(p_start_time))'),
+    col('user_id', 'String'),
+    col('session_id', 'String'),
+    col('span_count', 'UInt64'),
+    col('error_count', 'UInt64'),
+    col('total_cost', 'Float64'),
+    col('total_input_tokens', 'UInt64', 'p_input_tokens'),
+    col('total_output_tokens', 'UInt64', 'p_output_tokens'),
+    col('total_tokens', 'UInt64'),
+    col('input', 'Nullable(String)', 'tupleElement(p_root, 5)'),
+    col('output', 'Nullable(String)', 'tupleElement(p_root, 6)'),
+    // All spans' metadata, the root's winning (§3).
+    col('metadata', 'Map(String, String)', 'mapUpdate(mapFromArrays(arrayMap(kv -> kv.1, p_metadata_pairs), arrayMap(kv -> kv.2, p_metadata_pairs)), tupleElement(p_root, 4))'),
+    col('model_names', 'Array(String)'),
+    col('environments', 'Array(String)'),
+    col('span_kinds', 'Array(String)'),
+    col('statuses', 'Array(String)'),
+    col('error_types', 'Array(String)'),
+    col('span_names', 'Array(String)'),
+    col('is_evaluation', 'UInt8'),
+  ],
+  physical: ['trace_id', 'start_time', 'end_time', 'span_count', 'error_count', 'total_cost', 'input_tokens', 'output_tokens', 'total_tokens', 'metadata_pairs',
+    'model_names', 'environments', 'span_kinds', 'statuses', 'error_types', 'span_names', 'is_evaluation'],
+  // FINAL merges each trace's partial rollup rows (src/traces/list-query.ts); the aggregate states
+  // are finalized here, inside, so callers only ever see plain values.
+  from: (db, inner) =>
+    `SELECT ${inner}, finalizeAggregation(root) AS p_root, finalizeAggregation(user_id) AS p_user_id, finalizeAggregation(session_id) AS p_session_id FROM ${db}.traces FINAL WHERE project_id = ${PROJECT}`,
+};
+
+const SPANS: ContractTable = {
+  name: 'spans',
+  columns: [
+    col('trace_id', 'String'),
+    col('span_id', 'String'),
+    col('parent_span_id', 'Nullable(String)', "nullIf(p_parent_span_id, '')"),
+    col('name', 'String'),
+    col('kind', 'String'),
+    col('start_time', "DateTime64(3, 'UTC')"),
+    col('end_time', "Nullable(DateTime64(3, 'UTC'))"),
+    col('duration_ms', 'Nullable(Int64)', 'if(p_end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(p_end_time)) - toUnixTimestamp64Milli(p_start_time))'),
+    col('status', 'String'),
+    col('error_type', 'String'),
+    col('error_message', 'String'),
+    col('model_name', 'String'),
+    col('environment', 'String'),
+    col('user_id', 'String'),
+    col('session_id', 'String'),
+    col('input', 'Nullable(String)'),
+    col('output', 'Nullable(String)'),
+    col('metadata', 'Map(String, String)'),
+    col('cost', 'Float64'),
+    col('input_tokens', 'UInt64'),
+    col('output_tokens', 'UInt64'),
+    col('total_tokens', 'UInt64'),
+    col('evaluation_run_id', 'String'),
+  ],
+  physical: ['trace_id', 'span_id', 'parent_span_id', 'name', 'kind', 'start_time', 'end_time', 'status', 'error_type', 'error_message', 'model_name',
+    'environment', 'user_id', 'session_id', 'input', 'output', 'metadata', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'evaluation_run_id'],
+  from: (db, inner) => `SELECT ${inner} FROM ${db}.spans WHERE project_id = ${PROJECT}`,
+};
+
+const FINDINGS: ContractTable = {
+  name: 'findings',
+  columns: [
+    col('finding_id', 'String'),
+    col('signal_id', 'String'),
+    col('detector_id', 'String'),
+    col('trace_id', 'String'),
+    col('span_id', 'String'),
+    col('trace_start_time', "DateTime64(3, 'UTC')"),
+    col('found_at', "DateTime64(3, 'UTC')"),
+    col('summary', 'String'),
+  ],
+  physical: ['finding_id', 'signal_id', 'detector_id', 'trace_id', 'span_id', 'trace_start_time', 'found_at', 'summary'],
+  from: (db, inner) => `SELECT ${inner} FROM ${db}.findings FINAL WHERE project_id = ${PROJECT}`,
+};
+
+export const CONTRACT: readonly ContractTable[] = [TRACES, SPANS, FINDINGS];
+export const CONTRACT_TABLES: ReadonlyMap<string, ContractTable> = new Map(CONTRACT.map((t) => [t.name, t]));
+
+/** `GET /sql/schema` (public-api.md, "SQL schema"). */
+export function sqlSchema(): { tables: { name: string; columns: { name: string; type: string }[] }[] } {
+  return { tables: CONTRACT.map((t) => ({ name: t.name, columns: t.columns.map(({ name, type }) => ({ name, type })) })) };
+}
+
+/**
+ * The scoped subquery that stands for a contract table: exactly its advertised columns, computed
+ * from the physical table, only the caller's project's rows.
+ */
+export function scopedTable(table: ContractTable, db: string): string {
+  const inner = table.physical.map((c) => `${c} AS p_${c}`).join(', ');
+  // The CAST makes each column exactly the advertised type (no LowCardinality or
+  // SimpleAggregateFunction wrapper shows through), so the schema and answers agree.
+  const columns = table.columns.map((c) => `CAST(${c.expr}, '${c.type.replace(/'/g, "\\'")}') AS ${c.name}`).join(', ');
+  return `(SELECT ${columns} FROM (${table.from(db, inner)}))`;
+}

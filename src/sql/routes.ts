@@ -1,0 +1,28 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { typed } from '../http.js';
+import { authenticate, principalOf } from '../auth/principal.js';
+import { resolveReadProject } from '../auth/access.js';
+import { MAX_QUERY_LENGTH } from './lexer.js';
+import { sqlSchema } from './contract.js';
+import { runSql } from './service.js';
+
+const ProjectQuery = z.object({ project_id: z.string().optional() });
+const SqlBody = z.object({ query: z.string().min(1).max(MAX_QUERY_LENGTH), project_id: z.string().optional() });
+
+/** Public SQL (extensions.md §6) and its schema (public-api.md, "Get the SQL schema"). Reads: any credential. */
+export function registerSqlRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const r = typed(app);
+  const reader = { onRequest: authenticate(ctx, 'any') };
+
+  r.get('/sql/schema', { ...reader, schema: { querystring: ProjectQuery } }, async (request) => {
+    await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+    return sqlSchema();
+  });
+
+  r.post('/sql', { ...reader, schema: { querystring: ProjectQuery, body: SqlBody } }, async (request) => {
+    const scope = await resolveReadProject(ctx, principalOf(request), request.body.project_id ?? request.query.project_id);
+    return runSql(ctx, scope.projectId, request.body.query);
+  });
+}
