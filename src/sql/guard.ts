@@ -49,7 +49,24 @@ type Rewrite = { placeholders: Map<string, ContractTable>; mode: 'check' | 'veri
 
 export type GuardedQuery = { sql: string; tables: string[] };
 
+/**
+ * Guarded texts by (database, query). Dashboards, detectors and notebooks send the same SQL again
+ * and again; the guard is deterministic, so a repeat costs a lookup instead of two parses.
+ */
+const CACHE_SIZE = 1000;
+const cache = new Map<string, GuardedQuery>();
+
 export function guardSql(input: string, db: string): GuardedQuery {
+  const key = `${db}\u0000${input}`;
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const guarded = guardUncached(input, db);
+  if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
+  cache.set(key, guarded);
+  return guarded;
+}
+
+export function guardUncached(input: string, db: string): GuardedQuery {
   try {
     return guard(input, db);
   } catch (error) {
@@ -295,6 +312,9 @@ function checkExpr(raw: unknown, scope: Scope, rewrite: Rewrite, parametric: Par
     case 'bigint':
     case 'bool':
     case 'null':
+      return;
+    case 'star':
+      if (e.value !== '*') throw new SqlRefused('unsupported expression: star');
       return;
     case 'single_quote_string':
       if (typeof e.value !== 'string' || e.value.includes('__sl')) throw new SqlRefused('unsupported string literal');

@@ -10,6 +10,9 @@
  *   parameters), `::` casts, `->` lambdas and non-ASCII characters outside string literals are refused;
  * - quoted identifiers may only hold plain identifier characters; backquotes become double quotes;
  * - a single trailing `;` is dropped, any other `;` is a second statement and refused;
+ * - `OVER ()` becomes `OVER (PARTITION BY tuple())`, the same window in a form the parser reads;
+ * - `[1, 2]` array literals and `CAST(x AS T)` are refused with the spelling that works (array(...),
+ *   toUInt32(x)): the parser can't read them;
  * - ClickHouse parametric aggregates, `quantile(0.99)(x)`, which PostgreSQL can't parse, become
  *   placeholder calls `__sl_pa_N(x)`; `restoreParametric` puts them back after the rewrite.
  */
@@ -79,8 +82,11 @@ export function lex(sql: string): Lexed {
     if (c === '{' || c === '}') throw new SqlRefused('query parameters ({...}) are not allowed');
     if (c === ':' && next === ':') throw new SqlRefused("'::' casts are not allowed; use conversion functions such as toFloat64(x) or toString(x)");
     if (c === '-' && next === '>') throw new SqlRefused("lambda functions ('->') are not allowed");
-    if (c === '[' || c === ']') {
-      // Map and array element access (m['k'], a[1]) is fine; array literals are written array(...).
+    if (c === '[') {
+      // Element access (m['k'], a[1]) follows a name or a closing bracket; anything else is a literal.
+      const before = out.trimEnd();
+      const afterKeyword = /(?:^|[^A-Za-z0-9_])(SELECT|WHERE|AND|OR|NOT|IN|THEN|ELSE|WHEN|ON|HAVING|BY|AS|DISTINCT)$/i.test(before);
+      if (afterKeyword || !/[A-Za-z0-9_)\]"]$/.test(before)) throw new SqlRefused('array literals are not supported; write array(1, 2)');
       out += c;
       i++;
       continue;
@@ -93,6 +99,16 @@ export function lex(sql: string): Lexed {
       let j = i + 1;
       while (j < n && IDENT_PART.test(sql[j]!)) j++;
       const word = sql.slice(i, j);
+      if (word.toUpperCase() === 'CAST' && /^\s*\(/.test(sql.slice(j, j + 32))) {
+        throw new SqlRefused('CAST is not allowed; use conversion functions such as toFloat64(x), toUInt32(x) or toString(x)');
+      }
+      const emptyWindow = /^\s*\(\s*\)/.exec(sql.slice(j, j + 64));
+      if (word.toUpperCase() === 'OVER' && emptyWindow) {
+        // `OVER ()` is beyond the parser; one partition by a constant is the same window.
+        out += 'OVER (PARTITION BY tuple())';
+        i = j + emptyWindow[0].length;
+        continue;
+      }
       const call = parametricCall(sql, j);
       if (call) {
         parametric.push({ name: word, params: call.params.trim().replace(/\s+/g, '') });
