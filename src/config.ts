@@ -25,6 +25,8 @@ const envSchema = z.object({
   CLICKHOUSE_URL: optionalString,
   CLICKHOUSE_USER: optionalString,
   CLICKHOUSE_PASSWORD: optionalString,
+  CLICKHOUSE_SQL_USER: optionalString,
+  CLICKHOUSE_SQL_PASSWORD: optionalString,
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('sightline'),
   DATABASE_URL: optionalString,
   REDIS_URL: optionalString,
@@ -43,7 +45,8 @@ export type Config = Readonly<{
   baseUrl: string;
   webUrl: string;
   dataDir: string;
-  clickhouse: Readonly<{ url?: string; user?: string; password?: string; database: string }>;
+  /** `sqlUser`: a read-only ClickHouse user that public SQL runs as on a server (README, "Public SQL"). */
+  clickhouse: Readonly<{ url?: string; user?: string; password?: string; database: string; sqlUser?: string; sqlPassword?: string }>;
   databaseUrl?: string;
   redisUrl?: string;
   queuePrefix: string;
@@ -75,6 +78,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       user: e.CLICKHOUSE_USER,
       password: e.CLICKHOUSE_PASSWORD,
       database: e.CLICKHOUSE_DATABASE,
+      sqlUser: e.CLICKHOUSE_SQL_USER,
+      sqlPassword: e.CLICKHOUSE_SQL_PASSWORD,
     }),
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,

@@ -52,7 +52,7 @@ export async function runSql(ctx: AppContext, projectId: string, query: string):
   const started = performance.now();
   let body: { meta: { name: string; type: string }[]; data: unknown[][] };
   try {
-    const result = await ctx.ch.client.query({ query: executableSql(guarded), query_params: { [PROJECT_PARAM]: projectId }, format: 'JSONCompact' });
+    const result = await ctx.ch.sqlClient.query({ query: executableSql(guarded), query_params: { [PROJECT_PARAM]: projectId }, format: 'JSONCompact' });
     body = (await result.json()) as unknown as typeof body;
   } catch (error) {
     throw new BadRequestError(queryFailure(error, ctx.ch.database));

@@ -5,6 +5,12 @@ import type { Config } from '../config.js';
 
 export type ClickHouseStore = {
   client: ClickHouseClient;
+  /**
+   * The client public SQL runs on: on a server, a dedicated read-only user with SELECT on the
+   * contract's physical tables only (CLICKHOUSE_SQL_USER); otherwise the main client, where the
+   * guard alone stands between callers and the engine.
+   */
+  sqlClient: ClickHouseClient;
   /** The database every table lives in (`default` inside the embedded engine). */
   database: string;
   embedded: boolean;
@@ -20,7 +26,7 @@ export type ClickHouseStore = {
  * per-query settings in the SQL text (`SETTINGS ...`), never in `clickhouse_settings`.
  */
 export async function openClickHouse(config: Config, options: { dataDir?: string } = {}): Promise<ClickHouseStore> {
-  const { url, user, password, database } = config.clickhouse;
+  const { url, user, password, database, sqlUser, sqlPassword } = config.clickhouse;
   if (url) {
     const bootstrap = createClient({ url, username: user, password });
     try {
@@ -29,25 +35,30 @@ export async function openClickHouse(config: Config, options: { dataDir?: string
       await bootstrap.close();
     }
     const client = createClient({ url, username: user, password, database, request_timeout: 60_000 });
-    return wrap(client, database, false);
+    const sqlClient = sqlUser ? createClient({ url, username: sqlUser, password: sqlPassword, database, request_timeout: 60_000 }) : client;
+    return wrap(client, sqlClient, database, false);
   }
   const dir = path.resolve(options.dataDir ?? config.dataDir, 'clickhouse');
   fs.mkdirSync(dir, { recursive: true });
   const { createChdbConnection } = await import('chdb/connection');
   // The engine ignores the client's `database` option; its tables live in `default`.
   const client = createClient({ connection: createChdbConnection({ path: dir }) } as Parameters<typeof createClient>[0]);
-  return wrap(client, 'default', true);
+  return wrap(client, client, 'default', true);
 }
 
-function wrap(client: ClickHouseClient, database: string, embedded: boolean): ClickHouseStore {
+function wrap(client: ClickHouseClient, sqlClient: ClickHouseClient, database: string, embedded: boolean): ClickHouseStore {
   return {
     client,
+    sqlClient,
     database,
     embedded,
     async ping() {
       const result = await client.ping();
       if (!result.success) throw result.error;
     },
-    close: () => client.close(),
+    close: async () => {
+      if (sqlClient !== client) await sqlClient.close();
+      await client.close();
+    },
   };
 }
