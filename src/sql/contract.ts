@@ -122,5 +122,11 @@ export function scopedTable(table: ContractTable, db: string): string {
   // The CAST makes each column exactly the advertised type (no LowCardinality or
   // SimpleAggregateFunction wrapper shows through), so the schema and answers agree.
   const columns = table.columns.map((c) => `CAST(${c.expr}, '${c.type.replace(/'/g, "\\'")}') AS ${c.name}`).join(', ');
-  return `(SELECT ${columns} FROM (${table.from(db, inner)}))`;
+  // The LIMIT is a wall: ClickHouse never pushes a filter through it, so a caller's predicate runs
+  // only on rows the project filter already kept. Pushed down, it would also be evaluated on other
+  // projects' rows in shared granules, and its errors (division by zero, a failed parse quoting the
+  // value) would be an oracle on their data.
+  return `(SELECT ${columns} FROM (${table.from(db, inner)} LIMIT ${SCOPE_BARRIER_ROWS}))`;
 }
+
+const SCOPE_BARRIER_ROWS = '18446744073709551615';

@@ -78,7 +78,8 @@ const JSON_FUNCTIONS = [
   'simplejsonhas', 'json_value', 'json_query', 'json_exists', 'visitparamextractstring', 'visitparamextractint', 'visitparamextractfloat',
 ];
 
-const OPERATORS_AS_FUNCTIONS = ['and', 'or', 'not', 'xor', 'equals', 'notequals', 'less', 'greater', 'lessorequals', 'greaterorequals', 'in', 'notin'];
+// Not `in`/`notIn`/`globalIn`/`nullIn`: called as functions they take a table name as an argument.
+const OPERATORS_AS_FUNCTIONS = ['exists', 'and', 'or', 'not', 'xor', 'equals', 'notequals', 'less', 'greater', 'lessorequals', 'greaterorequals'];
 
 export const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set(
   [...AGGREGATES, ...WINDOW, ...CONDITIONAL_AND_NULLS, ...MATH, ...CONVERSION, ...DATES, ...STRINGS, ...ARRAYS_MAPS_TUPLES, ...JSON_FUNCTIONS, ...OPERATORS_AS_FUNCTIONS].map((f) =>

@@ -19,6 +19,7 @@ import { lex, restoreParametric, SqlRefused, PARAMETRIC_PREFIX, type Parametric 
 
 const parser = new NodeSqlParser.Parser();
 const DIALECT = { database: 'postgresql' };
+const PARSE = { database: 'postgresql', parseOptions: { includeLocations: true } };
 
 export const RESULT_ROW_LIMIT = 10_000;
 const TABLE_PLACEHOLDER = '__sl_t_';
@@ -40,7 +41,7 @@ const UNARY_OPERATORS = new Set(['-', '+', 'NOT']);
 const JOINS = new Set(['JOIN', 'INNER JOIN', 'LEFT JOIN', 'RIGHT JOIN', 'FULL JOIN', 'LEFT OUTER JOIN', 'RIGHT OUTER JOIN', 'FULL OUTER JOIN', 'CROSS JOIN']);
 const SET_OPS = new Set(['union', 'union all', 'union distinct', 'intersect', 'except']);
 const INTERVAL_UNITS = new Set(['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year', 'millisecond']);
-const SELECT_KEYS = new Set(['type', 'options', 'distinct', 'columns', 'into', 'from', 'where', 'groupby', 'having', 'orderby', 'limit', 'window', 'with', '_next', 'set_op', '_parentheses', 'collate', 'qualify']);
+const SELECT_KEYS = new Set(['loc', 'type', 'options', 'distinct', 'columns', 'into', 'from', 'where', 'groupby', 'having', 'orderby', 'limit', 'window', 'with', '_next', 'set_op', '_parentheses', 'collate', 'qualify']);
 
 type Node = Record<string, unknown>;
 type Scope = { ctes: Set<string>; tables: Set<string>; parent: Scope | null };
@@ -76,15 +77,20 @@ export function guardUncached(input: string, db: string): GuardedQuery {
   }
 }
 
+/** Statements (SELECTs, unions, CTEs, subqueries) one query may hold. */
+export const MAX_SELECTS = 64;
+
 function guard(input: string, db: string): GuardedQuery {
   const { text, parametric } = lex(input);
   if (text.trim() === '') throw new SqlRefused('query is empty');
+  if ((text.match(/\bselect\b/gi) ?? []).length > MAX_SELECTS) throw new SqlRefused(`at most ${MAX_SELECTS} SELECTs per query`);
   let ast: unknown;
   try {
-    ast = parser.astify(text, DIALECT);
+    ast = parser.astify(text, PARSE);
   } catch (error) {
-    throw new SqlRefused(`query could not be parsed: ${firstLine((error as Error).message)}`);
+    throw new SqlRefused(parseFailure(error, text));
   }
+  keepFunctionCase(ast, text);
   if (Array.isArray(ast)) {
     if (ast.length !== 1) throw new SqlRefused('only one statement is allowed');
     ast = ast[0];
@@ -99,10 +105,11 @@ function guard(input: string, db: string): GuardedQuery {
   const printed = parser.sqlify(root as never, DIALECT);
   let reparsed: unknown;
   try {
-    reparsed = parser.astify(printed, DIALECT);
+    reparsed = parser.astify(printed, PARSE);
   } catch {
     throw new SqlRefused('query could not be verified');
   }
+  keepFunctionCase(reparsed, printed);
   if (Array.isArray(reparsed)) reparsed = reparsed.length === 1 ? reparsed[0] : null;
   const verify: Rewrite = { placeholders: rewrite.placeholders, mode: 'verify' };
   const again = node(reparsed, 'statement');
@@ -120,8 +127,31 @@ function guard(input: string, db: string): GuardedQuery {
   return { sql, tables: [...new Set([...rewrite.placeholders.values()].map((t) => t.name))] };
 }
 
-function firstLine(message: string): string {
-  return message.split('\n')[0]!.slice(0, 200);
+/** Where the parser stopped, shown as the text there (its own message lists every token it expected). */
+function parseFailure(error: unknown, text: string): string {
+  const offset = (error as { location?: { start?: { offset?: number } } }).location?.start?.offset;
+  if (typeof offset !== 'number') return 'query could not be parsed';
+  const near = text.slice(offset, offset + 40).replace(/\s+/g, ' ').trim();
+  return near ? `query could not be parsed near '${near}'` : 'query could not be parsed: it ends too early';
+}
+
+/**
+ * The parser upper-cases the aggregates it knows (sum → SUM); ClickHouse names an unaliased column
+ * after the expression as written, so the name is put back as the caller spelled it.
+ */
+function keepFunctionCase(tree: unknown, text: string): void {
+  const visit = (value: unknown): void => {
+    if (!value || typeof value !== 'object') return;
+    if (Array.isArray(value)) return value.forEach(visit);
+    const n = value as Node;
+    if (n.type === 'aggr_func' && typeof n.name === 'string') {
+      const offset = (n.loc as { start?: { offset?: number } } | undefined)?.start?.offset;
+      const written = typeof offset === 'number' ? /^[A-Za-z_][A-Za-z0-9_]*/.exec(text.slice(offset))?.[0] : undefined;
+      if (written && written.toUpperCase() === n.name.toUpperCase()) n.name = written;
+    }
+    for (const key of Object.keys(n)) if (key !== 'loc') visit(n[key]);
+  };
+  visit(tree);
 }
 
 function node(value: unknown, what: string): Node {
@@ -326,9 +356,13 @@ function checkExpr(raw: unknown, scope: Scope, rewrite: Rewrite, parametric: Par
       if (!BINARY_OPERATORS.has(op)) throw new SqlRefused(`operator ${String(e.operator)} is not allowed`);
       expr(e.left);
       const right = node(e.right, 'expression');
-      if ((op === 'IN' || op === 'NOT IN') && right.type !== 'expr_list') {
-        // ClickHouse reads `x IN name` as a table: only lists and subqueries may follow IN.
-        throw new SqlRefused('IN must be followed by a parenthesised list or subquery');
+      if (op === 'IN' || op === 'NOT IN') {
+        // ClickHouse reads `x IN name`, `x IN (name)` and `x IN (db.name)` as a table: IN takes a list
+        // of values or a subquery, never a bare name.
+        const items = right.type === 'expr_list' ? ((right.value as unknown[]) ?? []) : null;
+        if (!items || items.some((item) => (item as Node)?.type === 'column_ref')) {
+          throw new SqlRefused('IN must be followed by a list of values or a subquery, not a name');
+        }
       }
       expr(right);
       return;
@@ -349,7 +383,9 @@ function checkExpr(raw: unknown, scope: Scope, rewrite: Rewrite, parametric: Par
       }
       return;
     case 'interval':
-      if (!INTERVAL_UNITS.has(String(e.unit).toLowerCase())) throw new SqlRefused(`interval unit ${String(e.unit)} is not allowed`);
+      if (!INTERVAL_UNITS.has(String(e.unit ?? '').toLowerCase())) {
+        throw new SqlRefused(e.unit ? `interval unit ${String(e.unit)} is not allowed` : 'write intervals as INTERVAL 1 DAY (a number and a unit)');
+      }
       return expr(e.expr);
     case 'function':
       return checkFunction(e, expr, parametric);
@@ -390,7 +426,9 @@ function checkColumnRef(e: Node, scope: Scope, expr: (x: unknown) => void): void
     const column = node(e.column, 'column');
     const inner = node(column.expr, 'column');
     if (inner.type !== 'default' && inner.type !== 'double_quote_string') throw new SqlRefused('unsupported column reference');
-    identifier(inner.value, 'column');
+    const name = identifier(inner.value, 'column');
+    // Virtual columns (_table, _part, _database, ...) describe the physical tables.
+    if (name.startsWith('_')) throw new SqlRefused(`column ${name} is not part of the SQL schema`);
   }
   for (const index of (e.array_index as unknown[]) ?? []) {
     const i = node(index, 'element access');
@@ -398,7 +436,7 @@ function checkColumnRef(e: Node, scope: Scope, expr: (x: unknown) => void): void
     expr(i.index);
   }
   for (const key of Object.keys(e)) {
-    if (!['type', 'table', 'column', 'array_index', 'schema', 'db', 'collate', 'options', 'order_by', 'parentheses'].includes(key) && present(e[key])) {
+    if (!['loc', 'type', 'table', 'column', 'array_index', 'schema', 'db', 'collate', 'options', 'order_by', 'parentheses'].includes(key) && present(e[key])) {
       throw new SqlRefused(`unsupported column reference (${key})`);
     }
   }
@@ -421,7 +459,7 @@ function checkFunction(e: Node, expr: (x: unknown) => void, parametric: Parametr
   }
   if (present(e.over)) checkOver(e.over, expr);
   for (const key of Object.keys(e)) {
-    if (!['type', 'name', 'args', 'over', 'suffix', 'args_parentheses'].includes(key) && present(e[key])) {
+    if (!['loc', 'type', 'name', 'args', 'over', 'suffix', 'args_parentheses'].includes(key) && present(e[key])) {
       throw new SqlRefused(`unsupported use of function ${name}`);
     }
   }

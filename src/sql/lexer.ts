@@ -99,6 +99,15 @@ export function lex(sql: string): Lexed {
       let j = i + 1;
       while (j < n && IDENT_PART.test(sql[j]!)) j++;
       const word = sql.slice(i, j);
+      const refusal = clauseRefusal(word.toUpperCase(), sql.slice(j, j + 64));
+      if (refusal) throw new SqlRefused(refusal);
+      const emptyCall = /^\s*\(\s*\)(?=\s*OVER\b)/i.exec(sql.slice(j, j + 64));
+      if (word.toLowerCase() === 'count' && emptyCall) {
+        // count() == count(*) in ClickHouse; before a window the parser only reads the latter.
+        out += `${word}(*)`;
+        i = j + emptyCall[0].length;
+        continue;
+      }
       if (word.toUpperCase() === 'CAST' && /^\s*\(/.test(sql.slice(j, j + 32))) {
         throw new SqlRefused('CAST is not allowed; use conversion functions such as toFloat64(x), toUInt32(x) or toString(x)');
       }
@@ -124,6 +133,39 @@ export function lex(sql: string): Lexed {
     i++;
   }
   return { text: out, parametric };
+}
+
+/**
+ * ClickHouse clauses the parser would misread or can't read, refused by name so the caller learns
+ * what to write instead.
+ */
+function clauseRefusal(word: string, after: string): string | null {
+  switch (word) {
+    case 'SETTINGS':
+      return 'SETTINGS clauses are not allowed; the server sets the query limits';
+    case 'FORMAT':
+      return /^\s*\(/.test(after) ? null : 'FORMAT clauses are not allowed; answers are JSON';
+    case 'ARRAY':
+      return /^\s+JOIN\b/i.test(after) ? 'ARRAY JOIN is not supported; use arrayJoin(x) in the SELECT list' : null;
+    case 'LIMIT':
+      return /^\s+\d+(\s*,\s*\d+)?\s+BY\b/i.test(after) ? 'LIMIT BY is not supported; use row_number() OVER (PARTITION BY ...)' : null;
+    case 'FINAL':
+      return 'FINAL is not allowed; the tables are read merged already';
+    case 'PREWHERE':
+      return 'PREWHERE is not allowed; use WHERE';
+    case 'SAMPLE':
+      return 'SAMPLE is not supported';
+    case 'OUTFILE':
+      return 'INTO OUTFILE is not allowed';
+    case 'TOTALS':
+      return 'WITH TOTALS is not supported';
+    case 'GLOBAL':
+      return 'GLOBAL is not supported';
+    case 'INTERVAL':
+      return /^\s*'/.test(after) ? "write intervals as INTERVAL 1 DAY (a number and a unit), not a string" : null;
+    default:
+      return null;
+  }
 }
 
 /** The index just past a string literal starting at `start` (PostgreSQL rules: `''` is a quote). */

@@ -124,6 +124,7 @@ export function queryFailure(error: unknown, db: string): string {
     .replaceAll(`${db}.`, '')
     .replace(/\bp_(\w+)/g, '$1')
     .replace(/__sl_\w+/g, 'table')
+    .replace(/`?__table\d+`?\./g, '')
     .replace(/\/[\w./-]+/g, '<path>')
     .trim();
   const type = typeof e.type === 'string' && /^[A-Z_]+$/.test(e.type) ? ` (${e.type})` : '';

@@ -42,8 +42,44 @@ export async function openClickHouse(config: Config, options: { dataDir?: string
   fs.mkdirSync(dir, { recursive: true });
   const { createChdbConnection } = await import('chdb/connection');
   // The engine ignores the client's `database` option; its tables live in `default`.
-  const client = createClient({ connection: createChdbConnection({ path: dir }) } as Parameters<typeof createClient>[0]);
-  return wrap(client, client, 'default', true);
+  const open = () => createClient({ connection: drainAfterFailure(createChdbConnection({ path: dir })) } as Parameters<typeof createClient>[0]);
+  // Public SQL gets its own session: callers' failing queries stay away from ingest and lists.
+  return wrap(open(), open(), 'default', true);
+}
+
+type ChdbConnection = ReturnType<typeof import('chdb/connection').createChdbConnection>;
+const CALLS = new Set(['query', 'exec', 'command', 'insert', 'ping']);
+
+/**
+ * chdb 3.4 keeps the partial output of a query that fails mid-way in its session and hands it to
+ * the NEXT query on that session as that query's answer (measured: a JSONEachRow query after a failed
+ * one returned the failed query's first rows). So calls on one session run one at a time, and after
+ * a failure a throwaway query takes the leftover before anyone else can. A session runs one query
+ * at a time anyway (DESIGN.md, "Known traps"), so nothing is lost.
+ */
+function drainAfterFailure(connection: ChdbConnection): ChdbConnection {
+  let tail: Promise<unknown> = Promise.resolve();
+  const drain = connection as unknown as { command(params: { query: string }): Promise<unknown> };
+  return new Proxy(connection, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      // Methods run on the real object: it keeps private fields a proxy can't reach.
+      if (typeof property !== 'string' || !CALLS.has(property)) return (value as (...a: unknown[]) => unknown).bind(target);
+      return (...args: unknown[]) => {
+        const run = tail.then(async () => {
+          try {
+            return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          } catch (error) {
+            await drain.command({ query: 'SELECT 1' }).catch(() => {});
+            throw error;
+          }
+        });
+        tail = run.catch(() => {});
+        return run;
+      };
+    },
+  });
 }
 
 function wrap(client: ClickHouseClient, sqlClient: ClickHouseClient, database: string, embedded: boolean): ClickHouseStore {
