@@ -18,6 +18,7 @@ import { validateSpans } from '../src/traces/span-input.js';
 import { loadSpans } from './load-spans.js';
 import { referenceQueries } from './reference-queries.js';
 import { median, percentile, time, type Row, printTable } from './measure.js';
+import { guardSql, guardUncached } from '../src/sql/guard.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -60,6 +61,7 @@ async function main(): Promise<void> {
   results.ingest = await benchIngest(ctx, api, web, dataset, rows);
   results.list = await benchList(ctx, api, dataset, rows);
   results.detail = await benchDetail(ctx, api, dataset, rows);
+  results.sql_guard = benchGuard(rows);
 
   printTable(rows);
   const out = path.resolve('bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}-${SPANS}.json`);
@@ -219,6 +221,33 @@ async function benchDetail(ctx: Runtime, api: ReturnType<typeof buildApiApp>, d:
   const p50 = median(times);
   rows.push({ work: `trace detail (${ids.length} random traces)`, api: `p50 ${p50.toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`, reference: '', ratio: '', target: '' });
   return { p50_ms: p50, p95_ms: percentile(times, 95) };
+}
+
+const GUARD_QUERIES = [
+  "SELECT model_name, toStartOfDay(start_time) AS day, quantile(0.95)(duration_ms) AS p95, count() AS n FROM spans WHERE kind = 'llm' AND start_time > now() - INTERVAL 7 DAY GROUP BY model_name, day ORDER BY day, model_name",
+  'WITH x AS (SELECT trace_id, count() AS n FROM spans GROUP BY trace_id) SELECT t.name, x.n, t.user_id FROM traces t JOIN x ON x.trace_id = t.trace_id WHERE t.total_cost > 0.01 ORDER BY x.n DESC LIMIT 20',
+  'SELECT user_id, sum(total_cost) AS cost, rank() OVER (ORDER BY sum(total_cost) DESC) AS r FROM traces GROUP BY user_id',
+  "SELECT kind, countIf(status = 'error') / count() AS error_rate FROM spans GROUP BY kind ORDER BY error_rate DESC",
+  'SELECT session_id, count() AS traces, sum(total_cost) AS cost FROM traces WHERE session_id != \'\' GROUP BY session_id ORDER BY traces DESC LIMIT 10',
+];
+
+/** The SQL guard's own cost (parse, check, rewrite, re-parse) per query, first sight and repeated. */
+function benchGuard(rows: Row[]) {
+  const sample = (fn: (q: string) => unknown) => {
+    const times: number[] = [];
+    for (let round = 0; round < 60; round++) {
+      for (const q of GUARD_QUERIES) {
+        const start = performance.now();
+        fn(q);
+        if (round >= 10) times.push(performance.now() - start);
+      }
+    }
+    return times;
+  };
+  const cold = sample((q) => guardUncached(q, 'default'));
+  const warm = sample((q) => guardSql(q, 'default'));
+  rows.push({ work: `SQL guard, ${GUARD_QUERIES.length} analyst queries (parse + check + rewrite)`, api: `p50 ${median(cold).toFixed(2)} ms first sight, ${median(warm).toFixed(3)} ms repeated`, reference: '', ratio: '', target: '≤ 2 ms p50' });
+  return { first_sight_p50_ms: median(cold), first_sight_p95_ms: percentile(cold, 95), repeated_p50_ms: median(warm) };
 }
 
 main().catch((error) => {
