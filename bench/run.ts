@@ -19,6 +19,7 @@ import { loadSpans } from './load-spans.js';
 import { referenceQueries } from './reference-queries.js';
 import { median, percentile, time, type Row, printTable } from './measure.js';
 import { guardSql, guardUncached } from '../src/sql/guard.js';
+import { benchDashboards } from './dashboards.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -28,6 +29,7 @@ const { values: args } = parseArgs({
     'ingest-spans': { type: 'string', default: '100000' },
     'ingest-batch': { type: 'string', default: '1000' },
     'ingest-concurrency': { type: 'string', default: '4' },
+    'growth-spans': { type: 'string', default: '1000000' },
     runs: { type: 'string', default: '20' },
     dir: { type: 'string', default: 'bench/data/run' },
     keep: { type: 'boolean', default: false },
@@ -62,6 +64,8 @@ async function main(): Promise<void> {
   results.list = await benchList(ctx, api, dataset, rows);
   results.detail = await benchDetail(ctx, api, dataset, rows);
   results.sql_guard = benchGuard(rows);
+  results.dashboards = await benchDashboards(ctx, api, dataset.keys[0]!, dataset.projectIds[0]!, RUNS, rows);
+  results.dashboard_growth = await benchGrowth(rows, results.dashboards as { '90d': { p50_ms: number } });
 
   printTable(rows);
   const out = path.resolve('bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}-${SPANS}.json`);
@@ -72,8 +76,33 @@ async function main(): Promise<void> {
   await ctx.close();
 }
 
-function sameSize(d: Dataset): boolean {
-  return d.spans === SPANS && d.projects === PROJECTS && d.days === DAYS;
+function sameSize(d: Dataset, spans = SPANS): boolean {
+  return d.spans === spans && d.projects === PROJECTS && d.days === DAYS;
+}
+
+/**
+ * Dashboard cost growth (DESIGN.md: ≤ 2× from 1M to 10M spans over the same projects and days): the
+ * 90d default dashboard on a second, smaller data set in its own stores, against the main one.
+ */
+async function benchGrowth(rows: Row[], main: { '90d': { p50_ms: number } }) {
+  const spans = Number(args['growth-spans']);
+  if (!spans || spans >= SPANS) return null;
+  const dir = `${DIR}-growth-${spans}`;
+  const marker = path.join(dir, 'bench-dataset.json');
+  const reuse = args.keep && fs.existsSync(marker) && sameSize(JSON.parse(fs.readFileSync(marker, 'utf8')) as Dataset, spans);
+  if (!reuse) fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  const ctx = await openRuntime(loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', SEED_DEMO: 'false' }));
+  const api = buildApiApp(ctx);
+  const web = buildWebApp(ctx);
+  await Promise.all([api.ready(), web.ready()]);
+  const d = reuse ? (JSON.parse(fs.readFileSync(marker, 'utf8')) as Dataset) : await createDataset(ctx, api, web, spans, marker);
+  const small = (await benchDashboards(ctx, api, d.keys[0]!, d.projectIds[0]!, RUNS, rows, ` at ${spans.toLocaleString()} spans`)) as { '90d': { p50_ms: number } };
+  await Promise.all([api.close(), web.close()]);
+  await ctx.close();
+  const growth = main['90d'].p50_ms / small['90d'].p50_ms;
+  rows.push({ work: `dashboard cost growth, 90d, ${spans.toLocaleString()} → ${SPANS.toLocaleString()} spans`, api: `${growth.toFixed(2)}×`, reference: `${(SPANS / spans).toFixed(0)}× the spans`, ratio: '', target: '≤ 2×' });
+  return { small_spans: spans, growth };
 }
 
 async function inject(app: ReturnType<typeof buildApiApp>, method: 'GET' | 'POST', url: string, token?: string, payload?: unknown) {
@@ -83,7 +112,7 @@ async function inject(app: ReturnType<typeof buildApiApp>, method: 'GET' | 'POST
 }
 
 /** A user, `PROJECTS` projects with a key each, and the bulk span history spread over them. */
-async function createDataset(ctx: Runtime, api: ReturnType<typeof buildApiApp>, web: ReturnType<typeof buildWebApp>): Promise<Dataset> {
+async function createDataset(ctx: Runtime, api: ReturnType<typeof buildApiApp>, web: ReturnType<typeof buildWebApp>, spanCount = SPANS, marker = MARKER): Promise<Dataset> {
   const email = `bench-${Date.now()}@sightline.local`;
   const password = 'bench password 1';
   const signup = await inject(web, 'POST', '/api/auth/signup', undefined, { email, password, name: 'Bench' });
@@ -96,13 +125,13 @@ async function createDataset(ctx: Runtime, api: ReturnType<typeof buildApiApp>, 
   }
   const nowMs = Date.now();
   const t0 = performance.now();
-  await loadSpans(ctx.ch.client, { spans: SPANS, projects: projectIds, days: DAYS, nowMs }, (done) => {
+  await loadSpans(ctx.ch.client, { spans: spanCount, projects: projectIds, days: DAYS, nowMs }, (done) => {
     const s = (performance.now() - t0) / 1000;
     process.stdout.write(`\rloading spans: ${done.toLocaleString()} in ${s.toFixed(0)} s (${Math.round(done / s).toLocaleString()} rows/s)   `);
   });
   process.stdout.write('\n');
-  const dataset: Dataset = { spans: SPANS, projects: PROJECTS, days: DAYS, nowMs, keys, projectIds, email, password };
-  fs.writeFileSync(MARKER, JSON.stringify(dataset));
+  const dataset: Dataset = { spans: spanCount, projects: PROJECTS, days: DAYS, nowMs, keys, projectIds, email, password };
+  fs.writeFileSync(marker, JSON.stringify(dataset));
   return dataset;
 }
 

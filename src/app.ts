@@ -8,6 +8,8 @@ import { registerProjectRoutes } from './projects/routes.js';
 import { registerApiKeyRoutes } from './api-keys/routes.js';
 import { registerTraceRoutes } from './traces/routes.js';
 import { registerSqlRoutes } from './sql/routes.js';
+import { registerDashboardRoutes } from './dashboards/routes.js';
+import { registerWidgetDataRoutes } from './widgets/routes.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
 
@@ -23,6 +25,8 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
       registerApiKeyRoutes(api, ctx);
       registerTraceRoutes(api, ctx);
       registerSqlRoutes(api, ctx);
+      registerDashboardRoutes(api, ctx);
+      registerWidgetDataRoutes(api, ctx);
     },
     { prefix: PUBLIC_PREFIX },
   );

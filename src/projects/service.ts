@@ -4,6 +4,7 @@ import type { UserPrincipal } from '../auth/principal.js';
 import { newId } from '../auth/secrets.js';
 import { NotFoundError, RequestValidationError } from '../errors.js';
 import { withTransaction } from '../stores/postgres.js';
+import { ensureDefaultDashboard } from '../dashboards/service.js';
 
 export type CreateProjectInput = { name: string; workspace_id?: string; trace_ttl_days?: number };
 
@@ -21,7 +22,11 @@ export async function createProject(ctx: AppContext, user: UserPrincipal, input:
        RETURNING id, name, workspace_id`,
       [newId(), workspaceId, input.name, input.trace_ttl_days ?? 30, user.userId],
     );
-    if (inserted.rows[0]) return { created: true, ...inserted.rows[0] };
+    if (inserted.rows[0]) {
+      // Every project has its default dashboard from the start (extensions.md §5).
+      await ensureDefaultDashboard(tx, inserted.rows[0].id);
+      return { created: true, ...inserted.rows[0] };
+    }
     const { rows } = await tx.query<{ id: string; name: string; workspace_id: string }>(
       'SELECT id, name, workspace_id FROM projects WHERE workspace_id = $1 AND name = $2 AND deleted_at IS NULL',
       [workspaceId, input.name],

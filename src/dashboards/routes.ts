@@ -1,0 +1,91 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { typed } from '../http.js';
+import { authenticate, principalOf, userOf } from '../auth/principal.js';
+import { resolveReadProject } from '../auth/access.js';
+import { WIDGET_TYPES } from '../widgets/spec.js';
+import {
+  createDashboard,
+  createWidget,
+  deleteDashboard,
+  deleteWidget,
+  getDashboard,
+  getWidget,
+  listDashboards,
+  updateDashboard,
+  updateWidget,
+  widgetSpecIssues,
+} from './service.js';
+
+/** Reads: any credential (a user's needs `project_id`). */
+const ReadQuery = z.object({ project_id: z.string().optional() });
+/** Writes name the project in the body, or in the query on delete (public-api.md, Authentication rule 3). */
+const DeleteQuery = z.object({ project_id: z.string().min(1) });
+const ProjectId = z.string().min(1);
+
+const DashboardParams = z.object({ dashboard_id: z.string().min(1) });
+const WidgetParams = z.object({ widget_id: z.string().min(1) });
+
+const Name = z.string().trim().min(1).max(200);
+const Description = z.string().max(2000);
+const CreateDashboardBody = z.object({ project_id: ProjectId, name: Name, description: Description.optional() });
+const UpdateDashboardBody = z.object({ project_id: ProjectId, name: Name.optional(), description: Description.optional() });
+
+const Title = z.string().trim().min(1).max(200);
+const WidgetType = z.enum(WIDGET_TYPES);
+// `spec` is any JSON for markdown; query widgets need a valid spec (src/widgets/spec.ts), 422 at body.spec.
+const CreateWidgetBody = z
+  .object({ project_id: ProjectId, dashboard_id: z.string().min(1), title: Title, type: WidgetType, spec: z.unknown() })
+  .superRefine((body, ctx) => {
+    for (const issue of widgetSpecIssues(body.type, body.spec)) ctx.addIssue(issue);
+  });
+// The resulting type and spec are checked together in the service, which knows the stored ones.
+const UpdateWidgetBody = z.object({ project_id: ProjectId, title: Title.optional(), type: WidgetType.optional(), spec: z.unknown().optional() });
+
+/** The dashboard and widget catalog (public-api.md "List dashboards", "Get a dashboard"; extensions.md §5). */
+export function registerDashboardRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const r = typed(app);
+  const reader = { onRequest: authenticate(ctx, 'any') };
+  // Writes refuse API keys with 403 (public-api.md, Authentication rule 2); the role is checked by the service.
+  const writer = { onRequest: authenticate(ctx, 'user') };
+
+  r.get('/dashboards', { ...reader, schema: { querystring: ReadQuery } }, async (request) => {
+    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+    return listDashboards(ctx, scope.projectId);
+  });
+
+  r.get('/dashboards/:dashboard_id', { ...reader, schema: { params: DashboardParams, querystring: ReadQuery } }, async (request) => {
+    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+    return getDashboard(ctx.pg.pool, scope.projectId, request.params.dashboard_id);
+  });
+
+  r.post('/dashboards', { ...writer, schema: { body: CreateDashboardBody } }, async (request, reply) =>
+    reply.status(201).send(await createDashboard(ctx, userOf(request), request.body)),
+  );
+
+  r.patch('/dashboards/:dashboard_id', { ...writer, schema: { params: DashboardParams, body: UpdateDashboardBody } }, async (request) =>
+    updateDashboard(ctx, userOf(request), request.params.dashboard_id, request.body),
+  );
+
+  r.delete('/dashboards/:dashboard_id', { ...writer, schema: { params: DashboardParams, querystring: DeleteQuery } }, async (request) =>
+    deleteDashboard(ctx, userOf(request), request.params.dashboard_id, request.query.project_id),
+  );
+
+  r.get('/widgets/:widget_id', { ...reader, schema: { params: WidgetParams, querystring: ReadQuery } }, async (request) => {
+    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+    return getWidget(ctx.pg.pool, scope.projectId, request.params.widget_id);
+  });
+
+  r.post('/widgets', { ...writer, schema: { body: CreateWidgetBody } }, async (request, reply) =>
+    reply.status(201).send(await createWidget(ctx, userOf(request), request.body)),
+  );
+
+  r.patch('/widgets/:widget_id', { ...writer, schema: { params: WidgetParams, body: UpdateWidgetBody } }, async (request) =>
+    updateWidget(ctx, userOf(request), request.params.widget_id, request.body),
+  );
+
+  r.delete('/widgets/:widget_id', { ...writer, schema: { params: WidgetParams, querystring: DeleteQuery } }, async (request) =>
+    deleteWidget(ctx, userOf(request), request.params.widget_id, request.query.project_id),
+  );
+}

@@ -1,0 +1,170 @@
+import type { AppContext } from '../context.js';
+import { RequestValidationError } from '../errors.js';
+import { planWidget, type WidgetPlan } from './planner.js';
+import { WidgetSpecSchema, type WidgetSpec, type WidgetType } from './spec.js';
+
+/**
+ * Answering query widgets for a window (public-api.md "Dashboard data answer", extensions.md §5):
+ * the window rules, one widget's answer, and a dashboard's widgets answered side by side where one
+ * failure never fails the others.
+ */
+
+export const RANGES: Record<string, number> = {
+  '30m': 30 * 60_000,
+  '1h': 3_600_000,
+  '3h': 3 * 3_600_000,
+  '6h': 6 * 3_600_000,
+  '1d': 86_400_000,
+  '7d': 7 * 86_400_000,
+  '14d': 14 * 86_400_000,
+  '30d': 30 * 86_400_000,
+  '60d': 60 * 86_400_000,
+  '90d': 90 * 86_400_000,
+};
+export const DEFAULT_RANGE = '1d';
+/** Query widgets answered per dashboard-data request; the rest come back `skipped`. */
+export const MAX_WIDGETS_PER_REQUEST = 20;
+
+export type WindowInput = { range?: string; start_time?: string; end_time?: string };
+export type AnsweredWindow = { range: string | null; start_time: string; end_time: string; clamped: boolean };
+export type ResolvedWindow = { range: string | null; startMs: number; endMs: number; clamped: boolean };
+
+/**
+ * A preset ending now, or explicit bounds, or the 24-hour default; then retention: a start older
+ * than the project's `trace_ttl_days` is pulled forward and the window says `clamped`.
+ */
+export function resolveWindow(input: WindowInput, nowMs: number, ttlDays: number, part: 'query' | 'body' = 'query'): ResolvedWindow {
+  const explicit = input.start_time !== undefined || input.end_time !== undefined;
+  if (explicit && input.range !== undefined) {
+    throw new RequestValidationError([{ loc: [part, 'range'], msg: 'give either range or start_time and end_time, not both', type: 'value_error' }]);
+  }
+  let range: string | null = null;
+  let startMs: number;
+  let endMs: number;
+  if (explicit) {
+    if (input.start_time === undefined || input.end_time === undefined) {
+      const missing = input.start_time === undefined ? 'start_time' : 'end_time';
+      throw new RequestValidationError([{ loc: [part, missing], msg: 'Field required when the other bound is given', type: 'missing' }]);
+    }
+    startMs = Date.parse(input.start_time);
+    endMs = Date.parse(input.end_time);
+    if (!(endMs > startMs)) throw new RequestValidationError([{ loc: [part, 'end_time'], msg: 'end_time must be after start_time', type: 'value_error' }]);
+  } else {
+    range = input.range ?? DEFAULT_RANGE;
+    endMs = nowMs;
+    startMs = nowMs - RANGES[range]!;
+  }
+  const retentionStart = nowMs - ttlDays * 86_400_000;
+  const clamped = startMs < retentionStart;
+  if (clamped) startMs = Math.min(retentionStart, endMs - 1);
+  return { range, startMs, endMs, clamped };
+}
+
+export function windowAnswer(w: ResolvedWindow): AnsweredWindow {
+  return { range: w.range, start_time: new Date(w.startMs).toISOString(), end_time: new Date(w.endMs).toISOString(), clamped: w.clamped };
+}
+
+export type WidgetResult = { columns: string[]; rows: unknown[][]; meta: Record<string, unknown>; truncated: boolean };
+
+/** One spec over one window. */
+export async function queryWidget(
+  ctx: AppContext,
+  projectId: string,
+  type: WidgetType,
+  spec: WidgetSpec,
+  window: { startMs: number; endMs: number },
+  options: { raw?: boolean } = {},
+): Promise<WidgetResult> {
+  const plan = planWidget(type, spec, projectId, window, options);
+  const result = await ctx.ch.client.query({ query: plan.query, query_params: plan.query_params, format: 'JSONCompactEachRow' });
+  const raw = (await result.json()) as unknown as unknown[][];
+  const meta = {
+    view: spec.view,
+    measure: spec.measure,
+    aggregation: spec.aggregation,
+    source: plan.source,
+    interval_seconds: plan.shape === 'series' ? plan.stepSeconds : null,
+    range_start: new Date(plan.rangeStartMs).toISOString(),
+    range_end: new Date(plan.rangeEndMs).toISOString(),
+  };
+  const groups = spec.group_by ?? [];
+  if (plan.shape === 'single') return { columns: ['value'], rows: [[number(raw[0]?.[0]) ?? plan.empty]], meta, truncated: false };
+  if (plan.shape === 'groups') {
+    const limit = spec.limit ?? 100;
+    return { columns: [...groups, 'value'], rows: raw.map((r) => [...r.slice(0, -1), number(r.at(-1))]), meta, truncated: raw.length >= limit };
+  }
+  return { columns: ['time', ...groups, 'value'], rows: fillSeries(plan, raw, groups.length), meta, truncated: false };
+}
+
+/** Every bucket of the range, for every group seen; a bucket without rows shows the plan's empty value. */
+function fillSeries(plan: WidgetPlan, raw: unknown[][], groupCount: number): unknown[][] {
+  const step = plan.stepSeconds;
+  const first = Math.floor(plan.rangeStartMs / 1000 / step) * step;
+  const buckets: number[] = [];
+  for (let t = first; t * 1000 < plan.rangeEndMs; t += step) buckets.push(t);
+  const groupKeys = new Map<string, unknown[]>();
+  const values = new Map<string, number | null>();
+  for (const row of raw) {
+    const group = row.slice(1, 1 + groupCount);
+    const key = JSON.stringify(group);
+    groupKeys.set(key, group);
+    values.set(`${Number(row[0])}|${key}`, number(row.at(-1)));
+  }
+  if (groupCount === 0) groupKeys.set('[]', []);
+  const rows: unknown[][] = [];
+  for (const t of buckets) {
+    const time = new Date(t * 1000).toISOString();
+    for (const [key, group] of groupKeys) {
+      const v = values.get(`${t}|${key}`);
+      rows.push([time, ...group, v === undefined ? plan.empty : v]);
+    }
+  }
+  return rows;
+}
+
+function number(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  const n = Number(value);
+  if (!Number.isFinite(n)) return null;
+  return Math.round(n * 1e9) / 1e9;
+}
+
+export type StoredWidget = { id: string; title: string; type: WidgetType; spec: unknown };
+export type AnsweredWidget = { id: string; title: string; type: string; status: 'ok' | 'error' | 'skipped'; columns: string[]; rows: unknown[][]; meta: Record<string, unknown>; error: string; truncated: boolean };
+
+/**
+ * A stored widget answered: a spec stored before the rules changed, or a query that fails, becomes
+ * `status: "error"` with a message; it never fails the dashboard.
+ */
+export async function answerWidget(ctx: AppContext, projectId: string, widget: StoredWidget, window: ResolvedWindow): Promise<AnsweredWidget> {
+  const base = { id: widget.id, title: widget.title, type: widget.type };
+  const parsed = WidgetSpecSchema.safeParse(widget.spec);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return { ...base, status: 'error', columns: [], rows: [], meta: {}, error: `invalid spec: ${issue.path.join('.') || 'spec'}: ${issue.message}`, truncated: false };
+  }
+  try {
+    const result = await queryWidget(ctx, projectId, widget.type, parsed.data, window);
+    return { ...base, status: 'ok', ...result, error: '' };
+  } catch (error) {
+    const message = (error as Error).message?.split('\n')[0]?.slice(0, 300) ?? 'query failed';
+    return { ...base, status: 'error', columns: [], rows: [], meta: {}, error: `the widget's query failed: ${message.replace(/^Code: \d+\.\s*/, '').replace(/DB::Exception:\s*/, '')}`, truncated: false };
+  }
+}
+
+export function skippedWidget(widget: StoredWidget, reason: string): AnsweredWidget {
+  return { id: widget.id, title: widget.title, type: widget.type, status: 'skipped', columns: [], rows: [], meta: { reason }, error: '', truncated: false };
+}
+
+/** A dashboard's widgets for one window: the first 20 query widgets answered concurrently. */
+export async function answerDashboard(ctx: AppContext, projectId: string, widgets: StoredWidget[], window: ResolvedWindow) {
+  const queryWidgets = widgets.filter((w) => w.type !== 'markdown');
+  const answered = await Promise.all(
+    queryWidgets.map((w, i) =>
+      i < MAX_WIDGETS_PER_REQUEST ? answerWidget(ctx, projectId, w, window) : Promise.resolve(skippedWidget(w, `at most ${MAX_WIDGETS_PER_REQUEST} query widgets are answered per request`)),
+    ),
+  );
+  const failed = answered.filter((w) => w.status === 'error').length;
+  const queried = Math.min(queryWidgets.length, MAX_WIDGETS_PER_REQUEST);
+  return { widgets: answered, queried, skipped: widgets.length - queried, failed, window: windowAnswer(window) };
+}

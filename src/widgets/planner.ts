@@ -1,0 +1,296 @@
+import type { Query } from '../traces/queries.js';
+import { LATE_ROOT_SLACK_HOURS } from '../traces/list-query.js';
+import type { Aggregation, WidgetFilter, WidgetSpec, WidgetType } from './spec.js';
+
+/**
+ * The widget planner (pure): a spec and a window become one parameterised ClickHouse query, read
+ * from the span rollups (clickhouse/0002_span_rollups.sql) when they can answer it, from raw spans
+ * or the trace rollup otherwise. Both paths answer the same question over the same aligned range,
+ * so they agree (quantiles within the t-digest's error).
+ *
+ * - Time series are bucketed by the interval ("auto": the smallest step giving at most 300 points,
+ *   at least 30 whenever the window allows); the range is widened to whole buckets.
+ * - Rollups answer when every filter and group-by is one of their dimensions, the measure and
+ *   aggregation have a state there, and the step is a multiple of the grain (1m, or 1h).
+ */
+
+export type PlanWindow = { startMs: number; endMs: number };
+export type Shape = 'series' | 'groups' | 'single';
+export type Source = 'span_rollup_1m' | 'span_rollup_1h' | 'spans' | 'traces';
+
+export type WidgetPlan = Query & {
+  source: Source;
+  shape: Shape;
+  /** Bucket width in seconds (series), else the grain the range was aligned to. */
+  stepSeconds: number;
+  /** The aligned range the query reads, epoch ms, end exclusive. */
+  rangeStartMs: number;
+  rangeEndMs: number;
+  groupBy: string[];
+  /** What an empty bucket shows: additive measures 0, the others null. */
+  empty: 0 | null;
+};
+
+const STEPS = [60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800];
+const FIXED_STEPS: Record<string, number> = { '1m': 60, '5m': 300, '1h': 3600, '1d': 86400 };
+export const MAX_POINTS = 300;
+const DEFAULT_GROUPS = 10;
+const DEFAULT_ROWS = 100;
+
+/** The bucket step for a window: fixed, or "auto" (30 to 300 points). */
+export function stepFor(interval: string | undefined, windowMs: number): number {
+  if (interval && interval !== 'auto') return FIXED_STEPS[interval]!;
+  const seconds = windowMs / 1000;
+  return STEPS.find((s) => seconds / s <= MAX_POINTS) ?? STEPS.at(-1)!;
+}
+
+const QUANTILES: Partial<Record<Aggregation, number>> = { p50: 0.5, p75: 0.75, p90: 0.9, p95: 0.95, p99: 0.99 };
+const SPAN_DIMENSIONS: Record<string, string> = { model_name: 'model_name', environment: 'environment', kind: 'kind', status: 'status', name: 'name', error_type: 'error_type' };
+const FILTER_DIMENSION: Record<string, string> = { model_name: 'model_name', environment: 'environment', span_kind: 'kind', status: 'status', error_type: 'error_type', name: 'name' };
+
+type Builder = { params: Record<string, unknown>; param(type: string, value: unknown): string };
+function builder(projectId: string): Builder {
+  let n = 0;
+  const params: Record<string, unknown> = { w_project: projectId };
+  return {
+    params,
+    param(type, value) {
+      const name = `w${n++}`;
+      params[name] = value;
+      return `{${name}:${type}}`;
+    },
+  };
+}
+
+/** `raw: true` skips the rollups (the bench and the equality tests compare both paths). */
+export function planWidget(type: WidgetType, spec: WidgetSpec, projectId: string, window: PlanWindow, options: { raw?: boolean } = {}): WidgetPlan {
+  const groupBy = spec.group_by ?? [];
+  const shape: Shape = type === 'timeseries' ? 'series' : groupBy.length ? 'groups' : 'single';
+  const windowMs = Math.max(1, window.endMs - window.startMs);
+  const step = shape === 'series' ? stepFor(spec.interval, windowMs) : windowMs >= 86_400_000 ? 3600 : 60;
+  const rangeStartMs = Math.floor(window.startMs / (step * 1000)) * step * 1000;
+  const grainMs = (step % 3600 === 0 ? 3600 : 60) * 1000;
+  const rangeEndMs = Math.ceil(window.endMs / grainMs) * grainMs;
+  const b = builder(projectId);
+  const range = { from: b.param("DateTime64(3, 'UTC')", rangeStartMs / 1000), to: b.param("DateTime64(3, 'UTC')", rangeEndMs / 1000) };
+  const empty = additive(spec) ? 0 : null;
+  const base = { shape, stepSeconds: step, rangeStartMs, rangeEndMs, groupBy, empty } as const;
+
+  if (spec.view === 'TRACES') return { ...base, ...tracesQuery(spec, b, range, step, shape), source: 'traces' };
+  const rollup = !options.raw && rollupValue(spec) !== null && groupBy.every((g) => g in SPAN_DIMENSIONS) && (spec.filters ?? []).every((f) => f.field in FILTER_DIMENSION);
+  if (rollup) {
+    const source: Source = step % 3600 === 0 ? 'span_rollup_1h' : 'span_rollup_1m';
+    return { ...base, ...spansQuery(spec, b, range, step, shape, source), source };
+  }
+  return { ...base, ...spansQuery(spec, b, range, step, shape, 'spans'), source: 'spans' };
+}
+
+/** Measures whose empty bucket is a real zero. */
+function additive(spec: WidgetSpec): boolean {
+  if (spec.measure === 'count') return true;
+  if (spec.measure === 'error_rate') return false;
+  return spec.aggregation === 'sum' || spec.aggregation === 'count' || spec.aggregation === 'uniq';
+}
+
+function aggregate(aggregation: Aggregation, x: string): string {
+  const q = QUANTILES[aggregation];
+  if (q !== undefined) return `quantileTDigest(${q})(${x})`;
+  return `${aggregation}(${x})`;
+}
+
+/** The value over raw spans. */
+function rawSpanValue(spec: WidgetSpec): string {
+  const duration = 'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
+  switch (spec.measure) {
+    case 'count':
+      return 'toFloat64(count())';
+    case 'error_rate':
+      return "if(count() = 0, NULL, countIf(status = 'error') / count())";
+    case 'error_count':
+      return spec.aggregation === 'avg' ? "avg(status = 'error')" : spec.aggregation === 'count' || spec.aggregation === 'sum' ? "toFloat64(countIf(status = 'error'))" : aggregate(spec.aggregation, "toUInt8(status = 'error')");
+    case 'latency':
+    case 'duration_ms':
+      return spec.aggregation === 'count' ? `toFloat64(count(${duration}))` : aggregate(spec.aggregation, duration);
+    case 'user_id':
+    case 'session_id':
+    case 'trace_id':
+    case 'model_name':
+      return spec.aggregation === 'uniq' ? `toFloat64(uniqIf(${spec.measure}, ${spec.measure} != ''))` : `toFloat64(countIf(${spec.measure} != ''))`;
+    default:
+      return spec.aggregation === 'count' ? 'toFloat64(count())' : `toFloat64(${aggregate(spec.aggregation, spec.measure)})`;
+  }
+}
+
+/** The value over a span rollup, or null when the rollup has no state for it. */
+function rollupValue(spec: WidgetSpec): string | null {
+  const ratio = (num: string, den: string) => `if(sum(${den}) = 0, NULL, sum(${num}) / sum(${den}))`;
+  const a = spec.aggregation;
+  switch (spec.measure) {
+    case 'count':
+      return 'toFloat64(sum(spans))';
+    case 'error_rate':
+      return ratio('errors', 'spans');
+    case 'error_count':
+      return a === 'sum' || a === 'count' ? 'toFloat64(sum(errors))' : a === 'avg' ? ratio('errors', 'spans') : null;
+    case 'latency':
+    case 'duration_ms': {
+      const q = QUANTILES[a];
+      if (q !== undefined) return `quantileTDigestMerge(${q})(duration_q)`;
+      return { sum: 'sum(duration_sum)', avg: ratio('duration_sum', 'durations'), count: 'toFloat64(sum(durations))', min: 'min(duration_min)', max: 'max(duration_max)' }[a as string] ?? null;
+    }
+    case 'cost':
+    case 'input_tokens':
+    case 'output_tokens':
+    case 'total_tokens':
+      return a === 'sum' ? `toFloat64(sum(${spec.measure}))` : a === 'avg' ? ratio(spec.measure, 'spans') : a === 'count' ? 'toFloat64(sum(spans))' : null;
+    case 'user_id':
+      return a === 'uniq' ? 'toFloat64(uniqMerge(users))' : null;
+    case 'session_id':
+      return a === 'uniq' ? 'toFloat64(uniqMerge(sessions))' : null;
+    case 'trace_id':
+      return a === 'uniq' ? 'toFloat64(uniqMerge(traces))' : null;
+    default:
+      return null;
+  }
+}
+
+function spanFilter(f: WidgetFilter, b: Builder): string {
+  switch (f.field) {
+    case 'trace_id':
+      return f.op === 'eq' ? `trace_id = ${b.param('String', f.value)}` : `position(trace_id, ${b.param('String', f.value)}) > 0`;
+    case 'metadata': {
+      const value = `metadata[${b.param('String', f.key)}]`;
+      return f.op === 'eq' ? `${value} = ${b.param('String', f.value)}` : `position(${value}, ${b.param('String', f.value)}) > 0`;
+    }
+    case 'cost':
+    case 'total_tokens':
+    case 'duration_ms':
+    case 'errors': {
+      const op = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' }[f.op];
+      const expr = {
+        cost: 'cost',
+        total_tokens: 'total_tokens',
+        errors: "toUInt8(status = 'error')",
+        duration_ms: '(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time))',
+      }[f.field];
+      return `${f.field === 'duration_ms' ? 'end_time IS NOT NULL AND ' : ''}${expr} ${op} ${b.param('Float64', f.value)}`;
+    }
+    default:
+      return `${FILTER_DIMENSION[f.field]} IN ${b.param('Array(String)', f.value)}`;
+  }
+}
+
+function spanGroup(field: string, b: Builder): string {
+  if (field.startsWith('metadata.')) return `metadata[${b.param('String', field.slice('metadata.'.length))}]`;
+  return `toString(${field})`;
+}
+
+function spansQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: string }, step: number, shape: Shape, source: Source): Query {
+  const rollup = source !== 'spans';
+  const time = rollup ? 'bucket' : 'start_time';
+  const where = [`project_id = {w_project:String}`, `${time} >= ${range.from}`, `${time} < ${range.to}`, ...(spec.filters ?? []).map((f) => spanFilter(f, b))];
+  const value = rollup ? rollupValue(spec)! : rawSpanValue(spec);
+  const groups = (spec.group_by ?? []).map((g) => spanGroup(g, b));
+  return shaped(spec, b, { table: source, where, value, groups, time, step, shape });
+}
+
+/** Traces view: one merged rollup row per trace (FINAL), in the window by trace start. */
+function tracesQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: string }, step: number, shape: Shape): Query {
+  const root = 'finalizeAggregation(root)';
+  const duration = 'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
+  const column: Record<string, string> = {
+    latency: duration,
+    duration_ms: duration,
+    cost: 'total_cost',
+    input_tokens: 'input_tokens',
+    output_tokens: 'output_tokens',
+    total_tokens: 'total_tokens',
+    error_count: 'error_count',
+    span_count: 'span_count',
+    user_id: 'finalizeAggregation(user_id)',
+    session_id: 'finalizeAggregation(session_id)',
+  };
+  let value: string;
+  if (spec.measure === 'count') value = 'toFloat64(count())';
+  else if (spec.measure === 'error_rate') value = 'if(count() = 0, NULL, countIf(error_count > 0) / count())';
+  else if (spec.measure === 'user_id' || spec.measure === 'session_id') {
+    value = spec.aggregation === 'uniq' ? `toFloat64(uniqIf(${column[spec.measure]}, ${column[spec.measure]} != ''))` : `toFloat64(countIf(${column[spec.measure]} != ''))`;
+  } else value = spec.aggregation === 'count' ? `toFloat64(count(${column[spec.measure]}))` : `toFloat64(${aggregate(spec.aggregation, column[spec.measure]!)})`;
+
+  const where = [
+    'project_id = {w_project:String}',
+    `trace_start_hour >= toStartOfHour(${range.from})`,
+    `trace_start_hour < toStartOfHour(${range.to}) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR`,
+    `start_time >= ${range.from}`,
+    `start_time < ${range.to}`,
+    'is_evaluation = 0',
+    ...(spec.filters ?? []).map((f) => traceFilter(f, b, root)),
+  ];
+  const groups = (spec.group_by ?? []).map((g) => {
+    if (g === 'name') return `tupleElement(${root}, 1)`;
+    if (g === 'user_id' || g === 'session_id') return `finalizeAggregation(${g})`;
+    const key = b.param('String', g.slice('metadata.'.length));
+    return `if(mapContains(tupleElement(${root}, 4), ${key}), tupleElement(${root}, 4)[${key}], arrayFirst(kv -> kv.1 = ${key}, metadata_pairs).2)`;
+  });
+  return shaped(spec, b, { table: 'traces FINAL', where, value, groups, time: 'start_time', step, shape, settings: 'SETTINGS do_not_merge_across_partitions_select_final = 1' });
+}
+
+function traceFilter(f: WidgetFilter, b: Builder, root: string): string {
+  switch (f.field) {
+    case 'trace_id':
+      return f.op === 'eq' ? `trace_id = ${b.param('String', f.value)}` : `position(trace_id, ${b.param('String', f.value)}) > 0`;
+    case 'metadata': {
+      const key = b.param('String', f.key);
+      const v = `if(mapContains(tupleElement(${root}, 4), ${key}), tupleElement(${root}, 4)[${key}], arrayFirst(kv -> kv.1 = ${key}, metadata_pairs).2)`;
+      return f.op === 'eq' ? `${v} = ${b.param('String', f.value)}` : `position(${v}, ${b.param('String', f.value)}) > 0`;
+    }
+    case 'cost':
+    case 'total_tokens':
+    case 'duration_ms':
+    case 'errors': {
+      const op = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' }[f.op];
+      const expr = { cost: 'total_cost', total_tokens: 'total_tokens', errors: 'error_count', duration_ms: '(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time))' }[f.field];
+      return `${f.field === 'duration_ms' ? 'end_time IS NOT NULL AND ' : ''}${expr} ${op} ${b.param('Float64', f.value)}`;
+    }
+    default: {
+      const column = { model_name: 'model_names', environment: 'environments', span_kind: 'span_kinds', status: 'statuses', error_type: 'error_types', name: 'span_names' }[f.field];
+      return `hasAny(${column}, ${b.param('Array(String)', f.value)})`;
+    }
+  }
+}
+
+type Parts = { table: string; where: string[]; value: string; groups: string[]; time: string; step: number; shape: Shape; settings?: string };
+
+/** The SELECT for a shape. Rows: [bucket_s,] g0.., value. Series keep only the top groups. */
+function shaped(spec: WidgetSpec, b: Builder, p: Parts): Query {
+  const groupCols = p.groups.map((g, i) => `${g} AS g${i}`);
+  const groupNames = p.groups.map((_, i) => `g${i}`);
+  const where = p.where.join('\n  AND ');
+  const settings = p.settings ? `\n${p.settings}` : '';
+  if (p.shape === 'single') {
+    return { query: `SELECT ${p.value} AS value\nFROM ${p.table}\nWHERE ${where}${settings}`, query_params: b.params };
+  }
+  if (p.shape === 'groups') {
+    const limit = b.param('UInt32', spec.limit ?? DEFAULT_ROWS);
+    return {
+      query: `SELECT ${groupCols.join(', ')}, ${p.value} AS value\nFROM ${p.table}\nWHERE ${where}\nGROUP BY ${groupNames.join(', ')}\nORDER BY value DESC NULLS LAST, ${groupNames.join(', ')}\nLIMIT ${limit}${settings}`,
+      query_params: b.params,
+    };
+  }
+  const bucket = `toUnixTimestamp(toStartOfInterval(${p.time}, INTERVAL ${p.step} SECOND)) AS bucket_s`;
+  if (!p.groups.length) {
+    return { query: `SELECT ${bucket}, ${p.value} AS value\nFROM ${p.table}\nWHERE ${where}\nGROUP BY bucket_s\nORDER BY bucket_s${settings}`, query_params: b.params };
+  }
+  const limit = b.param('UInt32', spec.limit ?? DEFAULT_GROUPS);
+  const tuple = groupNames.length === 1 ? groupNames[0]! : `(${groupNames.join(', ')})`;
+  const topTuple = p.groups.length === 1 ? p.groups[0]! : `(${p.groups.join(', ')})`;
+  return {
+    query: `SELECT ${bucket}, ${groupCols.join(', ')}, ${p.value} AS value
+FROM ${p.table}
+WHERE ${where}
+  AND ${topTuple} IN (SELECT ${tuple} FROM (SELECT ${groupCols.join(', ')}, ${p.value} AS value FROM ${p.table} WHERE ${where} GROUP BY ${groupNames.join(', ')} ORDER BY value DESC NULLS LAST, ${groupNames.join(', ')} LIMIT ${limit}))
+GROUP BY bucket_s, ${groupNames.join(', ')}
+ORDER BY bucket_s, ${groupNames.join(', ')}${settings}`,
+    query_params: b.params,
+  };
+}

@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { NUMERIC_OPS, SET_FIELDS } from '../traces/filters.js';
+
+/**
+ * A query widget's spec (extensions.md §5): one contract for writes (422 on an invalid spec), the
+ * planner (planner.ts) and `POST /widgets/query`. Pure.
+ */
+
+export const WIDGET_TYPES = ['timeseries', 'stat', 'table', 'bar', 'markdown'] as const;
+export const QUERY_WIDGET_TYPES = ['timeseries', 'stat', 'table', 'bar'] as const;
+export type WidgetType = (typeof WIDGET_TYPES)[number];
+
+export const VIEWS = ['SPANS', 'TRACES'] as const;
+export type View = (typeof VIEWS)[number];
+
+export const AGGREGATIONS = ['sum', 'avg', 'count', 'max', 'min', 'p50', 'p75', 'p90', 'p95', 'p99', 'uniq'] as const;
+export type Aggregation = (typeof AGGREGATIONS)[number];
+
+export const INTERVALS = ['auto', '1m', '5m', '1h', '1d'] as const;
+export type Interval = (typeof INTERVALS)[number];
+
+/**
+ * Measures by view. `latency` is an alias of `duration_ms`. `error_rate` is the share of rows in
+ * error (spans with status error; traces with at least one), whatever the aggregation.
+ * `count` counts rows; with `uniq`, a measure names the column whose distinct values are counted.
+ */
+export const MEASURES: Record<View, readonly string[]> = {
+  SPANS: ['count', 'latency', 'duration_ms', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count', 'error_rate', 'user_id', 'session_id', 'trace_id', 'model_name'],
+  TRACES: ['count', 'latency', 'duration_ms', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count', 'error_rate', 'span_count', 'user_id', 'session_id'],
+};
+
+/** Fields a widget may group by (`metadata.<key>` too). */
+export const GROUP_FIELDS: Record<View, readonly string[]> = {
+  SPANS: ['model_name', 'environment', 'kind', 'status', 'name', 'error_type', 'user_id', 'session_id'],
+  TRACES: ['name', 'user_id', 'session_id'],
+};
+
+export const MAX_GROUP_BY = 3;
+export const MAX_WIDGET_ROWS = 1000;
+const METADATA_GROUP = /^metadata\.[A-Za-z0-9_.:-]{1,256}$/;
+
+const Text = z.string().min(1).max(1024);
+const WidgetFilter = z.discriminatedUnion('field', [
+  z.strictObject({ field: z.literal('trace_id'), op: z.enum(['eq', 'contains']), value: Text }),
+  ...SET_FIELDS.map((field) => z.strictObject({ field: z.literal(field), op: z.literal('in'), value: z.array(z.string().max(1024)).min(1) })),
+  ...(['cost', 'total_tokens', 'duration_ms', 'errors'] as const).map((field) =>
+    z.strictObject({ field: z.literal(field), op: z.enum(NUMERIC_OPS), value: z.number().min(0) }),
+  ),
+  z.strictObject({ field: z.literal('metadata'), op: z.enum(['eq', 'contains']), value: Text, key: z.string().min(1).max(256) }),
+]);
+export type WidgetFilter = z.infer<typeof WidgetFilter>;
+
+export const WidgetSpecSchema = z
+  .strictObject({
+    view: z.enum(VIEWS),
+    measure: z.string().min(1).max(64),
+    aggregation: z.enum(AGGREGATIONS),
+    group_by: z.array(z.string().min(1).max(300)).max(MAX_GROUP_BY).optional(),
+    interval: z.enum(INTERVALS).optional(),
+    filters: z.array(WidgetFilter).max(20).optional(),
+    limit: z.int().min(1).max(MAX_WIDGET_ROWS).optional(),
+  })
+  .superRefine((spec, ctx) => {
+    if (!MEASURES[spec.view].includes(spec.measure)) {
+      ctx.addIssue({ code: 'custom', path: ['measure'], message: `measure must be one of ${MEASURES[spec.view].join(', ')} for view ${spec.view}` });
+    }
+    for (const [i, field] of (spec.group_by ?? []).entries()) {
+      if (!GROUP_FIELDS[spec.view].includes(field) && !METADATA_GROUP.test(field)) {
+        ctx.addIssue({ code: 'custom', path: ['group_by', i], message: `cannot group ${spec.view} by ${field}; use ${GROUP_FIELDS[spec.view].join(', ')} or metadata.<key>` });
+      }
+    }
+    const numeric = !['user_id', 'session_id', 'trace_id', 'model_name'].includes(spec.measure);
+    if (!numeric && spec.aggregation !== 'uniq' && spec.aggregation !== 'count') {
+      ctx.addIssue({ code: 'custom', path: ['aggregation'], message: `measure ${spec.measure} takes aggregation uniq or count` });
+    }
+  });
+export type WidgetSpec = z.infer<typeof WidgetSpecSchema>;
+
+/** A widget's spec as its type requires: query widgets need a valid spec, markdown any JSON. */
+export function specIssues(type: WidgetType, spec: unknown): z.core.$ZodIssue[] {
+  if (type === 'markdown') return [];
+  const result = WidgetSpecSchema.safeParse(spec);
+  return result.success ? [] : result.error.issues;
+}
+
+/** The default "Overview" dashboard of every project (extensions.md §5). */
+export const OVERVIEW_WIDGETS: { title: string; type: WidgetType; spec: WidgetSpec }[] = [
+  { title: 'Volume', type: 'timeseries', spec: { view: 'SPANS', measure: 'count', aggregation: 'count', interval: 'auto' } },
+  { title: 'Error rate', type: 'timeseries', spec: { view: 'SPANS', measure: 'error_rate', aggregation: 'avg', interval: 'auto' } },
+  { title: 'Latency p50', type: 'timeseries', spec: { view: 'SPANS', measure: 'latency', aggregation: 'p50', interval: 'auto' } },
+  { title: 'Latency p95', type: 'timeseries', spec: { view: 'SPANS', measure: 'latency', aggregation: 'p95', interval: 'auto' } },
+  { title: 'Latency p99', type: 'timeseries', spec: { view: 'SPANS', measure: 'latency', aggregation: 'p99', interval: 'auto' } },
+  { title: 'Cost', type: 'timeseries', spec: { view: 'SPANS', measure: 'cost', aggregation: 'sum', interval: 'auto' } },
+  { title: 'Tokens', type: 'timeseries', spec: { view: 'SPANS', measure: 'total_tokens', aggregation: 'sum', interval: 'auto' } },
+];
