@@ -11,12 +11,13 @@ import type { Aggregation, WidgetFilter, WidgetSpec, WidgetType } from './spec.j
  * - Time series are bucketed by the interval ("auto": the smallest step giving at most 300 points,
  *   at least 30 whenever the window allows); the range is widened to whole buckets.
  * - Rollups answer when every filter and group-by is one of their dimensions, the measure and
- *   aggregation have a state there, and the step is a multiple of the grain (1m, or 1h).
+ *   aggregation have a state there, and the step is a multiple of the grain (1m, or 1h); without
+ *   filters and group-bys, the dimension-free totals answer (a row per minute or hour).
  */
 
 export type PlanWindow = { startMs: number; endMs: number };
 export type Shape = 'series' | 'groups' | 'single';
-export type Source = 'span_rollup_1m' | 'span_rollup_1h' | 'spans' | 'traces';
+export type Source = 'span_rollup_1m' | 'span_rollup_1h' | 'span_rollup_totals_1m' | 'span_rollup_totals_1h' | 'spans' | 'traces';
 
 export type WidgetPlan = Query & {
   source: Source;
@@ -79,7 +80,10 @@ export function planWidget(type: WidgetType, spec: WidgetSpec, projectId: string
   if (spec.view === 'TRACES') return { ...base, ...tracesQuery(spec, b, range, step, shape), source: 'traces' };
   const rollup = !options.raw && rollupValue(spec) !== null && groupBy.every((g) => g in SPAN_DIMENSIONS) && (spec.filters ?? []).every((f) => f.field in FILTER_DIMENSION);
   if (rollup) {
-    const source: Source = step % 3600 === 0 ? 'span_rollup_1h' : 'span_rollup_1m';
+    // No filter and no group-by: the dimension-free totals, a row per minute or hour.
+    const totals = !groupBy.length && !(spec.filters ?? []).length;
+    const grain = step % 3600 === 0 ? '1h' : '1m';
+    const source = `span_rollup_${totals ? 'totals_' : ''}${grain}` as Source;
     return { ...base, ...spansQuery(spec, b, range, step, shape, source), source };
   }
   return { ...base, ...spansQuery(spec, b, range, step, shape, 'spans'), source: 'spans' };

@@ -196,7 +196,7 @@ describe('stat: every aggregation against hand-computed values', () => {
 
   it('reads the rollup by default and raw spans when asked', async () => {
     const [rollup, raw] = await both('stat', spec('cost', 'sum'));
-    expect(rollup.meta.source).toBe('span_rollup_1h');
+    expect(rollup.meta.source).toBe('span_rollup_totals_1h');
     expect(raw.meta.source).toBe('spans');
     const [rawOnly] = await both('stat', spec('cost', 'max'));
     expect(rawOnly.meta.source).toBe('spans');
