@@ -72,6 +72,7 @@ GROUP BY project_id, bucket, model_name, environment, kind, status, name, error_
 -- blocks as they are inserted: chained views, so a span is read once at ingest, not three times.
 CREATE TABLE IF NOT EXISTS span_rollup_totals_1m AS span_rollup_1m;
 CREATE TABLE IF NOT EXISTS span_rollup_totals_1h AS span_rollup_1m;
+CREATE TABLE IF NOT EXISTS span_rollup_totals_1d AS span_rollup_1m;
 
 CREATE MATERIALIZED VIEW IF NOT EXISTS span_rollup_1h_mv TO span_rollup_1h AS
 SELECT
@@ -113,6 +114,24 @@ GROUP BY project_id, bucket;
 CREATE MATERIALIZED VIEW IF NOT EXISTS span_rollup_totals_1h_mv TO span_rollup_totals_1h AS
 SELECT
     project_id, toStartOfHour(r_bucket) AS bucket, '' AS model_name, '' AS environment, '' AS kind, '' AS status, '' AS name, '' AS error_type,
+    sum(r_spans) AS spans, sum(r_errors) AS errors, sum(r_cost) AS cost, sum(r_input_tokens) AS input_tokens,
+    sum(r_output_tokens) AS output_tokens, sum(r_total_tokens) AS total_tokens, sum(r_durations) AS durations,
+    sum(r_duration_sum) AS duration_sum, min(r_duration_min) AS duration_min, max(r_duration_max) AS duration_max,
+    quantileTDigestMergeState(r_duration_q) AS duration_q, uniqMergeState(r_users) AS users,
+    uniqMergeState(r_sessions) AS sessions, uniqMergeState(r_traces) AS traces, max(r_ttl_days) AS ttl_days
+FROM
+(
+    SELECT project_id, bucket AS r_bucket, spans AS r_spans, errors AS r_errors, cost AS r_cost, input_tokens AS r_input_tokens,
+           output_tokens AS r_output_tokens, total_tokens AS r_total_tokens, durations AS r_durations,
+           duration_sum AS r_duration_sum, duration_min AS r_duration_min, duration_max AS r_duration_max,
+           duration_q AS r_duration_q, users AS r_users, sessions AS r_sessions, traces AS r_traces, ttl_days AS r_ttl_days
+    FROM span_rollup_1m
+)
+GROUP BY project_id, bucket;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS span_rollup_totals_1d_mv TO span_rollup_totals_1d AS
+SELECT
+    project_id, toStartOfDay(r_bucket) AS bucket, '' AS model_name, '' AS environment, '' AS kind, '' AS status, '' AS name, '' AS error_type,
     sum(r_spans) AS spans, sum(r_errors) AS errors, sum(r_cost) AS cost, sum(r_input_tokens) AS input_tokens,
     sum(r_output_tokens) AS output_tokens, sum(r_total_tokens) AS total_tokens, sum(r_durations) AS durations,
     sum(r_duration_sum) AS duration_sum, min(r_duration_min) AS duration_min, max(r_duration_max) AS duration_max,

@@ -17,7 +17,7 @@ import type { Aggregation, WidgetFilter, WidgetSpec, WidgetType } from './spec.j
 
 export type PlanWindow = { startMs: number; endMs: number };
 export type Shape = 'series' | 'groups' | 'single';
-export type Source = 'span_rollup_1m' | 'span_rollup_1h' | 'span_rollup_totals_1m' | 'span_rollup_totals_1h' | 'spans' | 'traces';
+export type Source = 'span_rollup_1m' | 'span_rollup_1h' | 'span_rollup_totals_1m' | 'span_rollup_totals_1h' | 'span_rollup_totals_1d' | 'spans' | 'traces';
 
 export type WidgetPlan = Query & {
   source: Source;
@@ -38,11 +38,19 @@ export const MAX_POINTS = 300;
 const DEFAULT_GROUPS = 10;
 const DEFAULT_ROWS = 100;
 
-/** The bucket step for a window: fixed, or "auto" (30 to 300 points). */
+export const MIN_POINTS = 30;
+const TARGET_POINTS = 100;
+
+/**
+ * The bucket step for a window: fixed, or "auto": among the steps giving 30 to 300 points, the one
+ * nearest 100 (a readable chart, and coarse steps let long windows read daily totals).
+ */
 export function stepFor(interval: string | undefined, windowMs: number): number {
   if (interval && interval !== 'auto') return FIXED_STEPS[interval]!;
   const seconds = windowMs / 1000;
-  return STEPS.find((s) => seconds / s <= MAX_POINTS) ?? STEPS.at(-1)!;
+  const fits = STEPS.filter((s) => seconds / s <= MAX_POINTS && seconds / s >= MIN_POINTS);
+  if (!fits.length) return STEPS.find((s) => seconds / s <= MAX_POINTS) ?? STEPS.at(-1)!;
+  return fits.reduce((best, s) => (Math.abs(Math.log(seconds / s / TARGET_POINTS)) < Math.abs(Math.log(seconds / best / TARGET_POINTS)) ? s : best));
 }
 
 const QUANTILES: Partial<Record<Aggregation, number>> = { p50: 0.5, p75: 0.75, p90: 0.9, p95: 0.95, p99: 0.99 };
@@ -70,7 +78,8 @@ export function planWidget(type: WidgetType, spec: WidgetSpec, projectId: string
   const windowMs = Math.max(1, window.endMs - window.startMs);
   const step = shape === 'series' ? stepFor(spec.interval, windowMs) : windowMs >= 86_400_000 ? 3600 : 60;
   const rangeStartMs = Math.floor(window.startMs / (step * 1000)) * step * 1000;
-  const grainMs = (step % 3600 === 0 ? 3600 : 60) * 1000;
+  // Whole buckets of the coarsest table the step allows, so rollups and raw spans read the same range.
+  const grainMs = (step % 86400 === 0 ? 86400 : step % 3600 === 0 ? 3600 : 60) * 1000;
   const rangeEndMs = Math.ceil(window.endMs / grainMs) * grainMs;
   const b = builder(projectId);
   const range = { from: b.param("DateTime64(3, 'UTC')", rangeStartMs / 1000), to: b.param("DateTime64(3, 'UTC')", rangeEndMs / 1000) };
@@ -82,7 +91,7 @@ export function planWidget(type: WidgetType, spec: WidgetSpec, projectId: string
   if (rollup) {
     // No filter and no group-by: the dimension-free totals, a row per minute or hour.
     const totals = !groupBy.length && !(spec.filters ?? []).length;
-    const grain = step % 3600 === 0 ? '1h' : '1m';
+    const grain = totals && step % 86400 === 0 ? '1d' : step % 3600 === 0 ? '1h' : '1m';
     const source = `span_rollup_${totals ? 'totals_' : ''}${grain}` as Source;
     return { ...base, ...spansQuery(spec, b, range, step, shape, source), source };
   }
