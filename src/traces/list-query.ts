@@ -61,7 +61,7 @@ const ROOT = 'finalizeAggregation(root)';
 const USER = 'finalizeAggregation(user_id)';
 const SESSION = 'finalizeAggregation(session_id)';
 
-const OP_SQL = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+export const OP_SQL = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
 type Built = { params: Record<string, unknown>; where: string[] };
 
@@ -91,38 +91,39 @@ function build(p: TraceListParams): Built {
     b.where.push(`(positionCaseInsensitiveUTF8(trace_id, ${q}) > 0 OR positionCaseInsensitiveUTF8(${ROOT}.1, ${q}) > 0
       OR positionCaseInsensitiveUTF8(${SESSION}, ${q}) > 0 OR positionCaseInsensitiveUTF8(${USER}, ${q}) > 0)`);
   }
-  for (const f of p.filters) {
-    switch (f.field) {
-      case 'trace_id':
-        b.where.push(f.op === 'eq' ? `trace_id = ${param('String', f.value)}` : `position(trace_id, ${param('String', f.value)}) > 0`);
-        break;
-      case 'signal_id':
-        b.where.push(
-          `trace_id IN (SELECT trace_id FROM findings WHERE project_id = {project:String} AND signal_id IN ${param('Array(String)', p.signalIds ?? [f.value])})`,
-        );
-        break;
-      case 'cost':
-      case 'total_tokens':
-      case 'errors':
-      case 'duration_ms': {
-        const guard = f.field === 'duration_ms' ? 'end_time IS NOT NULL AND ' : '';
-        b.where.push(`(${guard}${NUMERIC_EXPR[f.field]} ${OP_SQL[f.op]} ${param('Float64', f.value)})`);
-        break;
-      }
-      case 'metadata': {
-        const key = param('String', f.key);
-        const value = param('String', f.value);
-        const test = (v: string) => (f.op === 'eq' ? `${v} = ${value}` : `position(${v}, ${value}) > 0`);
-        // The root's value wins; otherwise any span's value for the key (§3 metadata_map).
-        b.where.push(`if(mapContains(${ROOT}.4, ${key}), ${test(`${ROOT}.4[${key}]`)}, arrayExists(kv -> kv.1 = ${key} AND ${test('kv.2')}, metadata_pairs))`);
-        break;
-      }
-      default:
-        // The trace's set is the union of its spans' (§3): any span with one of the values matches.
-        b.where.push(`hasAny(${SET_COLUMN[f.field]}, ${param('Array(String)', f.value)})`);
-    }
-  }
+  for (const f of p.filters) b.where.push(traceFilterCondition(f, param, p.signalIds));
   return b;
+}
+
+/**
+ * One predicate of the predicate table as a condition on a FINAL-merged `traces` row (one row per
+ * trace). Shared by the trace list and the TRACES view of widgets, so a filter means the same in both.
+ * `signalIds`: the signals whose findings a `signal_id` predicate matches (the one named, by default).
+ */
+export function traceFilterCondition(f: Predicate, param: (type: string, value: unknown) => string, signalIds?: string[]): string {
+  switch (f.field) {
+    case 'trace_id':
+      return f.op === 'eq' ? `trace_id = ${param('String', f.value)}` : `position(trace_id, ${param('String', f.value)}) > 0`;
+    case 'signal_id':
+      return `trace_id IN (SELECT trace_id FROM findings WHERE project_id = {project:String} AND signal_id IN ${param('Array(String)', signalIds ?? [f.value])})`;
+    case 'cost':
+    case 'total_tokens':
+    case 'errors':
+    case 'duration_ms': {
+      const guard = f.field === 'duration_ms' ? 'end_time IS NOT NULL AND ' : '';
+      return `(${guard}${NUMERIC_EXPR[f.field]} ${OP_SQL[f.op]} ${param('Float64', f.value)})`;
+    }
+    case 'metadata': {
+      const key = param('String', f.key);
+      const value = param('String', f.value);
+      const test = (v: string) => (f.op === 'eq' ? `${v} = ${value}` : `position(${v}, ${value}) > 0`);
+      // The root's value wins; otherwise any span's value for the key (§3 metadata_map).
+      return `if(mapContains(${ROOT}.4, ${key}), ${test(`${ROOT}.4[${key}]`)}, arrayExists(kv -> kv.1 = ${key} AND ${test('kv.2')}, metadata_pairs))`;
+    }
+    default:
+      // The trace's set is the union of its spans' (§3): any span with one of the values matches.
+      return `hasAny(${SET_COLUMN[f.field]}, ${param('Array(String)', f.value)})`;
+  }
 }
 
 /** Phase 1. Rows: trace_id, hour (epoch s of its rollup key), total (matches in the window). */

@@ -1,5 +1,5 @@
 import type { Query } from '../traces/queries.js';
-import { LATE_ROOT_SLACK_HOURS } from '../traces/list-query.js';
+import { LATE_ROOT_SLACK_HOURS, OP_SQL, traceFilterCondition } from '../traces/list-query.js';
 import type { Aggregation, WidgetFilter, WidgetSpec, WidgetType } from './spec.js';
 
 /**
@@ -179,7 +179,7 @@ function spanFilter(f: WidgetFilter, b: Builder): string {
     case 'total_tokens':
     case 'duration_ms':
     case 'errors': {
-      const op = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' }[f.op];
+      const op = OP_SQL[f.op];
       const expr = {
         cost: 'cost',
         total_tokens: 'total_tokens',
@@ -237,7 +237,8 @@ function tracesQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: st
     `start_time >= ${range.from}`,
     `start_time < ${range.to}`,
     'is_evaluation = 0',
-    ...(spec.filters ?? []).map((f) => traceFilter(f, b, root)),
+    // The same conditions as the trace list's predicates (one row per trace after FINAL).
+    ...(spec.filters ?? []).map((f) => traceFilterCondition(f, b.param)),
   ];
   const groups = (spec.group_by ?? []).map((g) => {
     if (g === 'name') return `tupleElement(${root}, 1)`;
@@ -246,30 +247,6 @@ function tracesQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: st
     return `if(mapContains(tupleElement(${root}, 4), ${key}), tupleElement(${root}, 4)[${key}], arrayFirst(kv -> kv.1 = ${key}, metadata_pairs).2)`;
   });
   return shaped(spec, b, { table: 'traces FINAL', where, value, groups, time: 'start_time', step, shape, settings: 'SETTINGS do_not_merge_across_partitions_select_final = 1' });
-}
-
-function traceFilter(f: WidgetFilter, b: Builder, root: string): string {
-  switch (f.field) {
-    case 'trace_id':
-      return f.op === 'eq' ? `trace_id = ${b.param('String', f.value)}` : `position(trace_id, ${b.param('String', f.value)}) > 0`;
-    case 'metadata': {
-      const key = b.param('String', f.key);
-      const v = `if(mapContains(tupleElement(${root}, 4), ${key}), tupleElement(${root}, 4)[${key}], arrayFirst(kv -> kv.1 = ${key}, metadata_pairs).2)`;
-      return f.op === 'eq' ? `${v} = ${b.param('String', f.value)}` : `position(${v}, ${b.param('String', f.value)}) > 0`;
-    }
-    case 'cost':
-    case 'total_tokens':
-    case 'duration_ms':
-    case 'errors': {
-      const op = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' }[f.op];
-      const expr = { cost: 'total_cost', total_tokens: 'total_tokens', errors: 'error_count', duration_ms: '(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time))' }[f.field];
-      return `${f.field === 'duration_ms' ? 'end_time IS NOT NULL AND ' : ''}${expr} ${op} ${b.param('Float64', f.value)}`;
-    }
-    default: {
-      const column = { model_name: 'model_names', environment: 'environments', span_kind: 'span_kinds', status: 'statuses', error_type: 'error_types', name: 'span_names' }[f.field];
-      return `hasAny(${column}, ${b.param('Array(String)', f.value)})`;
-    }
-  }
 }
 
 type Parts = { table: string; where: string[]; value: string; groups: string[]; time: string; step: number; shape: Shape; settings?: string };
