@@ -7,7 +7,7 @@ import { AppError, InternalError, PayloadTooLargeError, ServiceUnavailableError,
 import { apiKeyOf, authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { SpanWriter } from './span-writer.js';
-import { MAX_SPANS_PER_REQUEST, validateSpans } from './span-input.js';
+import { isoToEpochMs, MAX_SPANS_PER_REQUEST, validateSpans } from './span-input.js';
 import { parseFilters } from './filters.js';
 import { countOtlpSpans, decodeOtlpJson, decodeOtlpProtobuf, encodeOtlpProtobufResponse, otlpJsonResponse, otlpToSpans } from './otlp.js';
 import { getSession, getTrace, ingestSpans, listSessions, listTraces, storeSpans } from './service.js';
@@ -47,11 +47,6 @@ const ProjectQuery = z.object({ project_id: z.string().optional() });
 const SessionsQuery = ProjectQuery.extend({ limit: QueryInt(1, 200, 50), page: QueryInt(0, 10_000, 0) });
 
 const IngestBody = z.object({ spans: z.array(z.unknown()).min(1) });
-
-/** ISO text to epoch ms; a time without an offset is UTC, a date alone is its midnight UTC. */
-function epochMs(value: string): number {
-  return Date.parse(/(?:[zZ]|[+-]\d\d:?\d\d)$/.test(value) || !value.includes('T') ? value : `${value}Z`);
-}
 
 export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void {
   const writer = new SpanWriter(ctx.ch, ctx.pg);
@@ -96,8 +91,8 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
         projectId: scope.projectId,
         limit: q.limit,
         page: q.page,
-        startAfter: q.start_after === undefined ? undefined : epochMs(q.start_after),
-        endBefore: q.end_before === undefined ? undefined : epochMs(q.end_before),
+        startAfter: q.start_after === undefined ? undefined : isoToEpochMs(q.start_after),
+        endBefore: q.end_before === undefined ? undefined : isoToEpochMs(q.end_before),
         includeEvaluations: q.include_evaluations ?? false,
         name: q.name || undefined,
         userId: q.user_id || undefined,

@@ -57,7 +57,7 @@ export const SpanInputSchema = z
   })
   .superRefine((span, ctx) => {
     // Runs only once every field parsed, so both times are valid ISO strings here.
-    if (span.end_time != null && toEpochMs(span.end_time) < toEpochMs(span.start_time)) {
+    if (span.end_time != null && isoToEpochMs(span.end_time) < isoToEpochMs(span.start_time)) {
       ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must not be before start_time' });
     }
   });
@@ -135,8 +135,8 @@ function normalizeSpan(span: z.output<typeof SpanInputSchema>): NormalizedSpan {
     parent_span_id: span.parent_span_id ?? '',
     name: span.name,
     kind: span.kind ?? 'custom',
-    start_time: toEpochMs(span.start_time),
-    end_time: span.end_time == null ? null : toEpochMs(span.end_time),
+    start_time: isoToEpochMs(span.start_time),
+    end_time: span.end_time == null ? null : isoToEpochMs(span.end_time),
     status: span.status ?? 'unset',
     error_type: span.error_type ?? '',
     error_message: span.error_message ?? '',
@@ -155,9 +155,12 @@ function normalizeSpan(span: z.output<typeof SpanInputSchema>): NormalizedSpan {
   };
 }
 
-/** ISO date-time (already validated) to epoch ms. A time without an offset is taken as UTC. */
-function toEpochMs(iso: string): number {
-  return Date.parse(/(?:[zZ]|[+-]\d\d:\d\d)$/.test(iso) ? iso : `${iso}Z`);
+/**
+ * ISO date or date-time (already validated) to epoch ms, the API's one rule: a time without an
+ * offset is UTC; a date alone is its midnight UTC.
+ */
+export function isoToEpochMs(iso: string): number {
+  return Date.parse(/(?:[zZ]|[+-]\d\d:?\d\d)$/.test(iso) || !iso.includes('T') ? iso : `${iso}Z`);
 }
 
 /** §3: "stored as text (strings as they are, anything else as JSON)". */

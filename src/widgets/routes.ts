@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { typed } from '../http.js';
+import { isoToEpochMs } from '../traces/span-input.js';
 import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { getDashboard } from '../dashboards/service.js';
@@ -29,7 +30,9 @@ const WidgetQueryBody = z.object({
 /** A time without an offset is UTC (as everywhere in the API). */
 function utc(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  return /(?:[zZ]|[+-]\d\d:?\d\d)$/.test(value) ? value : `${value}Z`;
+  const ms = isoToEpochMs(value);
+  // An impossible date stays as sent: resolveWindow answers it with a 422.
+  return Number.isNaN(ms) ? value : new Date(ms).toISOString();
 }
 
 /** Dashboard data and ad-hoc widget queries (extensions.md §5). Reads: any credential. */
