@@ -3,6 +3,8 @@ import { useHarness } from '../support/harness.js';
 import {
   chDay, cmp, expectClose, groupBy, OTHER, postSql, round, rowsOf, setUp, SPANS, sql, sum, TRACE_ROWS, typeOf, type Fixture, type S,
 } from './corpus-fixture.js';
+import { ANALYST_QUERIES } from './corpus-fixture.js';
+import { expectShapesKnown } from './shape-audit.js';
 
 /**
  * Public SQL, part 2: joins of traces and spans, CTEs, window functions, UNION ALL, HAVING, subqueries,
@@ -258,5 +260,11 @@ describe('public SQL: everyday analyst idioms', () => {
     const a = await sql(f, "SELECT kind, sum(input_tokens), count(), max(duration_ms) FROM spans WHERE kind = 'embedding' GROUP BY kind");
     const ss = SPANS.filter((s) => s.kind === 'embedding');
     expect(rowsOf(a, ['kind', 'sum(input_tokens)', 'count()', 'max(duration_ms)'])).toEqual([['embedding', sum(ss, (s) => s.in), ss.length, Math.max(...ss.map((s) => s.dur))]]);
+  });
+});
+
+describe('the guard fails closed', () => {
+  it('every node the parser produced for the queries above was examined, with every property in the allowlist', () => {
+    expectShapesKnown(ANALYST_QUERIES);
   });
 });

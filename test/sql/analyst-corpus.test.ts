@@ -4,6 +4,8 @@ import {
   chDay, chHour, chTime, cmp, DAY, expectClose, groupBy, HOUR, quantileExact, round, rowsOf, setUp, SPANS, sql, sum, TRACE_ROWS, typeOf,
   type Fixture,
 } from './corpus-fixture.js';
+import { ANALYST_QUERIES } from './corpus-fixture.js';
+import { expectShapesKnown } from './shape-audit.js';
 
 /**
  * Public SQL, part 1: the questions an analyst asks of one project's traces and spans (aggregates,
@@ -296,5 +298,11 @@ describe('public SQL: sessions, maps and arrays', () => {
     expect(rows).toHaveLength(1);
     expect([...(rows[0][1] as string[])].sort()).toEqual(t.spans.map((s) => s.span_id).sort());
     expect(rows[0][2]).toBe(t.span_count);
+  });
+});
+
+describe('the guard fails closed', () => {
+  it('every node the parser produced for the queries above was examined, with every property in the allowlist', () => {
+    expectShapesKnown(ANALYST_QUERIES);
   });
 });

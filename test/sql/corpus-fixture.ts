@@ -116,11 +116,15 @@ export async function postSql(f: Fixture, query: string, token = f.key, extra: R
   return call(f.h.api, { method: 'POST', url: `${PUBLIC}/sql`, token, payload: { query, ...extra } });
 }
 
+/** Every query the corpus ran through `sql` (all accepted): test/sql/shape-audit.ts walks their trees. */
+export const ANALYST_QUERIES: string[] = [];
+
 /**
  * Runs an analyst query that must be accepted. A 400 is reported as the guard refusing a legitimate
  * query, anything else non-200 as an execution failure, so a failing test names which it was.
  */
 export async function sql(f: Fixture, query: string, token = f.key, extra: Record<string, unknown> = {}): Promise<SqlAnswer> {
+  ANALYST_QUERIES.push(query);
   const res = await postSql(f, query, token, extra);
   if (res.statusCode === 400) throw new Error(`GUARD REFUSED a legitimate query: ${res.body}\n  query: ${query}`);
   if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode} (not a refusal): ${res.body.slice(0, 600)}\n  query: ${query}`);

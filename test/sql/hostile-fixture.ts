@@ -29,6 +29,8 @@ export type World = {
   tablesBefore: string[];
   /** Exact cell values a 200 answer must never hold (server state). */
   serverValues: string[];
+  /** Names of system and physical tables outside the contract: a cell holding one read the catalog. */
+  serverNames: string[];
 };
 
 export type Answer = { columns: { name: string; type: string }[]; rows: unknown[][]; row_count: number; truncated: boolean; elapsed_ms: number };
@@ -102,11 +104,16 @@ export function useWorld(h: () => Harness): () => World {
     // now, so the scoped reads face what they face there (rows of B beside rows of A).
     for (const t of ['spans', 'traces', 'findings']) await ch.command({ query: `OPTIMIZE TABLE ${db}.${t} FINAL` });
     const tables = await (await ch.query({ query: 'SELECT database || \'.\' || name AS t FROM system.tables WHERE database NOT IN (\'system\', \'INFORMATION_SCHEMA\', \'information_schema\') ORDER BY t', format: 'JSONEachRow' })).json<{ t: string }>();
+    const catalog = await (await ch.query({
+      query: `SELECT name FROM system.tables WHERE (database = 'system' AND length(name) >= 8 AND position(name, '_') > 0) OR (database = '${db}' AND name NOT IN ('spans', 'traces', 'findings'))`,
+      format: 'JSONEachRow',
+    })).json<{ name: string }>();
     const state = await (await ch.query({ query: 'SELECT version() AS v, hostName() AS hn, toString(serverUUID()) AS u', format: 'JSONEachRow' })).json<{ v: string; hn: string; u: string }>();
     world = {
       a, b, aTraces: 4, aSpans: aSpans.length, aFindings: 2,
       bFinding: { ...finding(b.project.id, MB, 1) },
       tablesBefore: tables.map((r) => r.t),
+      serverNames: catalog.map((r) => r.name),
       serverValues: [state[0]!.v, state[0]!.hn, state[0]!.u, os.hostname()].filter((v) => v && v !== '00000000-0000-0000-0000-000000000000'),
     };
   });
@@ -183,6 +190,7 @@ export function verdict(c: Case, w: World, res: LightMyRequestResponse): void {
       const text = typeof cell === 'string' ? cell : JSON.stringify(cell) ?? '';
       for (const p of forbidden) expect(text.includes(p), `LEAK IN ROWS ${label}: a cell holds ${p}: ${text.slice(0, 300)}`).toBe(false);
       for (const v of w.serverValues) expect(text === v, `LEAK IN ROWS ${label}: server state ${v}`).toBe(false);
+      for (const v of w.serverNames) if (!echoed(v)) expect(text === v, `LEAK IN ROWS ${label}: catalog name ${v}`).toBe(false);
     }
   }
   if (c.oracle) expect(Number(body.rows[0]?.[0]), `${label}: count`).toBe(c.oracle(w));
