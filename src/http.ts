@@ -1,14 +1,23 @@
+import type { Socket } from 'node:net';
+import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ZodType } from 'zod';
-import { installErrorHandler, RequestValidationError, zodIssuesToValidation } from './errors.js';
+import { answerError, clientErrorAnswer, installErrorHandler, RequestValidationError, zodIssuesToValidation } from './errors.js';
 
 export type ServerOptions = { logLevel: string; bodyLimit?: number };
 
 /**
+ * The longest raw (still percent-encoded) path parameter the router passes on: the longest id a
+ * route takes is a session id of 1,024 characters, which may arrive fully encoded (3 bytes each).
+ * Shorter ones reach the route's schema (422 at `path` when too long for it); longer ones are 414.
+ */
+export const MAX_PARAM_LENGTH = 3 * 1024;
+
+/**
  * A Fastify instance wired the Sightline way: zod validates every part of a request (failures become
- * 422 with `loc` rooted at body/query/path), one error handler answers every error, secrets never
- * reach the logs.
+ * 422 with `loc` rooted at body/query/path), one error map answers every error, including those Fastify
+ * and Node's HTTP parser meet before a route runs, and secrets never reach the logs.
  */
 export function createServer(options: ServerOptions): FastifyInstance {
   const fastifyOptions: FastifyServerOptions = {
@@ -19,7 +28,14 @@ export function createServer(options: ServerOptions): FastifyInstance {
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     // Per-request lines only at debug: ingest is high-volume and its log must stay readable.
     logController: new LogController({ disableRequestLogging: options.logLevel !== 'debug' && options.logLevel !== 'trace' }),
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    // Errors met before routing (bad URL encoding, over-long path parameter) take the same map.
+    frameworkErrors: (error, request, reply) => answerError(error, request, reply),
+    clientErrorHandler,
+    // Fastify's own 503 for requests met while closing has its body shape, not `{detail}`. Those
+    // requests (already on an open connection) are answered normally instead: the stores close only
+    // after the servers (main.ts).
+    return503OnClosing: false,
   };
   const app = Fastify(fastifyOptions);
   app.decorateRequest('principal', null);
@@ -32,6 +48,25 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandler(app);
   return app;
+}
+
+/**
+ * Node's HTTP parser refused the request (headers too large, malformed, too slow): Fastify never sees
+ * it, so the answer is written on the socket here, from the same map. Only the code is logged.
+ */
+function clientErrorHandler(this: FastifyInstance, error: Error & { code?: string }, socket: Socket): void {
+  // A reset connection has no one left to answer.
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const { status, detail } = clientErrorAnswer(error);
+  this.log.debug({ code: error.code, status }, 'client error');
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = JSON.stringify({ detail });
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export function typed(app: FastifyInstance) {

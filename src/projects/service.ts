@@ -2,11 +2,17 @@ import type { AppContext } from '../context.js';
 import { requireProjectRole, requireWorkspaceRole } from '../auth/access.js';
 import type { UserPrincipal } from '../auth/principal.js';
 import { newId } from '../auth/secrets.js';
-import { NotFoundError, RequestValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, RequestValidationError } from '../errors.js';
 import { withTransaction } from '../stores/postgres.js';
 import { ensureDefaultDashboard } from '../dashboards/service.js';
 
 export type CreateProjectInput = { name: string; workspace_id?: string; trace_ttl_days?: number };
+
+/**
+ * Live projects a workspace may hold (409 beyond): project lists, a workspace's delete cascade and its
+ * purge job all grow with it, so its size is bounded where it grows.
+ */
+export const MAX_PROJECTS_PER_WORKSPACE = 1000;
 
 /**
  * Idempotent on the name within the workspace (public-api.md, "Create a project"): a second call
@@ -16,6 +22,16 @@ export async function createProject(ctx: AppContext, user: UserPrincipal, input:
   const workspaceId = input.workspace_id ?? (await soleWorkspace(ctx, user));
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireWorkspaceRole(tx, user, workspaceId, 'MEMBER');
+    // The workspace row lock serialises concurrent creates, so the count stays true until commit.
+    await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE', [workspaceId]);
+    const { rows: live } = await tx.query<{ n: number; named: number }>(
+      'SELECT count(*)::int AS n, count(*) FILTER (WHERE name = $2)::int AS named FROM projects WHERE workspace_id = $1 AND deleted_at IS NULL',
+      [workspaceId, input.name],
+    );
+    // At the cap a repeated create of an existing name still answers that project (idempotent).
+    if (live[0]!.n >= MAX_PROJECTS_PER_WORKSPACE && live[0]!.named === 0) {
+      throw new ConflictError(`a workspace holds at most ${MAX_PROJECTS_PER_WORKSPACE} projects; delete one before creating another`);
+    }
     const inserted = await tx.query<{ id: string; name: string; workspace_id: string }>(
       `INSERT INTO projects (id, workspace_id, name, trace_ttl_days, created_by) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (workspace_id, name) WHERE deleted_at IS NULL DO NOTHING

@@ -8,6 +8,11 @@ import { BadRequestError } from '../errors.js';
  */
 
 export const MAX_FILTERS = 20;
+/**
+ * The raw parameter's length: 20 predicates of 1,024-character values, with room to spare. Over
+ * HTTP the request line's 16 KiB limit comes first; this bounds the parse wherever the text comes from.
+ */
+export const MAX_FILTERS_PARAM_LENGTH = 64 * 1024;
 const MAX_VALUE_LENGTH = 1024;
 const MAX_METADATA_KEY_LENGTH = 256;
 
@@ -57,6 +62,7 @@ const FiltersSchema = z.array(PredicateSchema).max(MAX_FILTERS);
 /** Parses the raw query value; throws 400 with a detail naming the first problem. */
 export function parseFilters(raw: string | undefined): Predicate[] {
   if (raw === undefined || raw.trim() === '') return [];
+  if (raw.length > MAX_FILTERS_PARAM_LENGTH) throw new BadRequestError(`invalid filters parameter: longer than ${MAX_FILTERS_PARAM_LENGTH} characters`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);

@@ -1,5 +1,6 @@
 import type { Predicate, SetField } from './filters.js';
-import { TRACE_ITEM_COLUMNS, type Query } from './queries.js';
+import { ROOT_SPAN_WITH, TRACE_ITEM_COLUMNS, type Query } from './queries.js';
+import { settingsClause, type QueryLimits } from '../query-limits.js';
 
 /**
  * SQL for listing traces from the rollup (pure; see queries.ts for the tables). Two queries:
@@ -16,6 +17,8 @@ import { TRACE_ITEM_COLUMNS, type Query } from './queries.js';
  * month partitions never split a trace, so FINAL need not merge across them.
  * The hour can be later than the true start when spans that started later arrived before the root,
  * so an upper bound (`end_before`) reads `LATE_ROOT_SLACK_HOURS` further.
+ *
+ * Both queries run under the caller's limits (src/query-limits.ts), in their SETTINGS.
  */
 
 export type TraceListParams = {
@@ -33,8 +36,12 @@ export type TraceListParams = {
   filters: Predicate[];
   /** Signal ids whose findings a `signal_id` filter matches (the signal and those merged into it). */
   signalIds?: string[];
-  /** Restrict to these traces (a session's). */
+  /** Restrict to these traces. */
   traceIds?: string[];
+  /**
+   * A session's traces: those whose trace-level session is this one, among the traces with a span
+   * in it (found in ClickHouse by a subquery, so no id list, however long, passes through here).
+   */
   sessionId?: string;
   order?: 'newest' | 'oldest';
 };
@@ -83,7 +90,10 @@ function build(p: TraceListParams): Built {
   }
   if (!p.includeEvaluations) b.where.push('is_evaluation = 0');
   if (p.traceIds) b.where.push(`trace_id IN ${param('Array(String)', p.traceIds)}`);
-  if (p.sessionId !== undefined) b.where.push(`${SESSION} = ${param('String', p.sessionId)}`);
+  if (p.sessionId !== undefined) {
+    const session = param('String', p.sessionId);
+    b.where.push(`trace_id IN (${sessionTraceIdsSubquery(session)})`, `${SESSION} = ${session}`);
+  }
   if (p.name !== undefined) b.where.push(`positionCaseInsensitiveUTF8(${ROOT}.1, ${param('String', p.name)}) > 0`);
   if (p.userId !== undefined) b.where.push(`${USER} = ${param('String', p.userId)}`);
   if (p.searchQuery !== undefined) {
@@ -126,8 +136,18 @@ export function traceFilterCondition(f: Predicate, param: (type: string, value: 
   }
 }
 
+/**
+ * The ids of the traces with a span in a session (`session`: a parameter placeholder), found through
+ * the bloom filter on `spans.session_id`. Params: project.
+ */
+export function sessionTraceIdsSubquery(session: string): string {
+  return `SELECT trace_id FROM spans WHERE project_id = {project:String} AND session_id = ${session}`;
+}
+
+const FINAL_SETTINGS = ['do_not_merge_across_partitions_select_final = 1'];
+
 /** Phase 1. Rows: trace_id, hour (epoch s of its rollup key), total (matches in the window). */
-export function selectTracesQuery(p: TraceListParams): Query {
+export function selectTracesQuery(p: TraceListParams, limits: QueryLimits): Query {
   const b = build(p);
   const direction = p.order === 'oldest' ? 'ASC' : 'DESC';
   return {
@@ -136,22 +156,38 @@ FROM traces FINAL
 WHERE ${b.where.join('\n  AND ')}
 ORDER BY start_time ${direction}, trace_id ${direction}
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}
-SETTINGS do_not_merge_across_partitions_select_final = 1`,
+${settingsClause(limits, FINAL_SETTINGS)}`,
     query_params: { ...b.params, limit: p.limit, offset: p.page * p.limit },
   };
 }
 
+export type PageKey = { trace_id: string; hour: number };
+
 /** Phase 2. The list items of the chosen traces, by their rollup key, in the page's order. */
-export function fetchTracesQuery(p: TraceListParams, page: { trace_id: string; hour: number }[]): Query {
+export function fetchTracesQuery(p: TraceListParams, page: PageKey[], limits: QueryLimits): Query {
+  return pageQuery(p, page, TRACE_ITEM_COLUMNS, limits);
+}
+
+/**
+ * The bytes each chosen trace's list item carries in its long fields (the root's input, output and
+ * metadata, and every span's metadata pairs), in the page's order: what a session read spends its
+ * byte budget on before it fetches the items. Rows: trace_id, bytes.
+ */
+export function traceItemBytesQuery(p: TraceListParams, page: PageKey[], limits: QueryLimits): Query {
+  return pageQuery(p, page, 'trace_id, byteSize(root_span.4, root_span.5, root_span.6, metadata_pairs) AS bytes', limits);
+}
+
+function pageQuery(p: TraceListParams, page: PageKey[], columns: string, limits: QueryLimits): Query {
   const direction = p.order === 'oldest' ? 'ASC' : 'DESC';
   return {
-    query: `SELECT ${TRACE_ITEM_COLUMNS}
+    query: `${ROOT_SPAN_WITH}
+SELECT ${columns}
 FROM traces FINAL
 WHERE project_id = {project:String}
   AND trace_start_hour IN {hours:Array(DateTime('UTC'))}
   AND trace_id IN {ids:Array(String)}
 ORDER BY start_time ${direction}, trace_id ${direction}
-SETTINGS do_not_merge_across_partitions_select_final = 1`,
+${settingsClause(limits, FINAL_SETTINGS)}`,
     query_params: { project: p.projectId, hours: [...new Set(page.map((r) => r.hour))], ids: page.map((r) => r.trace_id) },
   };
 }

@@ -6,6 +6,8 @@
  * rows per trace, merged here with GROUP BY trace_id).
  */
 
+import { settingsClause, type QueryLimits } from '../query-limits.js';
+
 export type Query = { query: string; query_params: Record<string, unknown> };
 
 export type ExistingSpanRow = { trace_id: string; span_id: string; trace_start_hour: string | number };
@@ -25,14 +27,16 @@ export function existingSpansQuery(projectId: string, traceIds: string[]): Query
 }
 
 /**
- * A list item's values from one FINAL-merged rollup row (one row per trace). The root's tuple holds
- * (name, span_id, start, metadata, input, output); see clickhouse/0001_traces.sql.
+ * The root span's tuple of a FINAL-merged rollup row: (name, span_id, start, metadata, input, output);
+ * see clickhouse/0001_traces.sql. A WITH alias, so the tuple (input and output again) is not answered.
  */
+export const ROOT_SPAN_WITH = 'WITH finalizeAggregation(root) AS root_span';
+
+/** A list item's values from one FINAL-merged rollup row (one row per trace), under ROOT_SPAN_WITH. */
 export const TRACE_ITEM_COLUMNS = `
     trace_id,
     toUnixTimestamp64Milli(start_time) AS start_ms,
     if(end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(end_time))) AS end_ms,
-    finalizeAggregation(root) AS root_span,
     root_span.1 AS name,
     root_span.4 AS root_metadata,
     root_span.5 AS input,
@@ -89,31 +93,41 @@ export type StoredSpanRow = {
   evaluation_run_id: string;
 };
 
+// One row per span (a copy re-sent by two processes at once is folded by LIMIT 1 BY), by start time.
+const ONE_TRACE_SPANS = `FROM spans
+             WHERE project_id = {project:String} AND trace_id = {trace:String}
+             ORDER BY start_time, span_id, ingested_at DESC
+             LIMIT 1 BY trace_id, span_id`;
+
 /**
- * Every span of some traces, one row per span (a copy re-sent by two processes at once is folded
- * by LIMIT 1 BY), ordered by start time. Params: project, traces.
+ * The first `limit` spans of one trace, ordered by start time (then span id).
+ * Params: project, trace, limit.
  */
-export function traceSpansQuery(projectId: string, traceIds: string[]): Query {
+export function traceSpansQuery(projectId: string, traceId: string, limit: number, limits: QueryLimits): Query {
   return {
     query: `SELECT trace_id, span_id, parent_span_id, name, kind,
                    toUnixTimestamp64Milli(start_time) AS start_ms,
                    if(end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(end_time))) AS end_ms,
                    status, error_type, error_message, model_name, environment, user_id, session_id,
                    input, output, metadata, cost, input_tokens, output_tokens, total_tokens, evaluation_run_id
-              FROM spans
-             WHERE project_id = {project:String} AND trace_id IN {traces:Array(String)}
-             ORDER BY start_time, span_id, ingested_at DESC
-             LIMIT 1 BY trace_id, span_id`,
-    query_params: { project: projectId, traces: traceIds },
+              ${ONE_TRACE_SPANS}
+             LIMIT {limit:UInt32}
+             ${settingsClause(limits)}`,
+    query_params: { project: projectId, trace: traceId, limit },
   };
 }
 
-/** Trace ids of one session, found through the bloom filter on `spans.session_id`. */
-export function sessionTraceIdsQuery(projectId: string, sessionId: string): Query {
+/**
+ * The bytes of the long fields (input, output, metadata, error message) of a trace's first `limit`
+ * spans, in the same order as traceSpansQuery: what the detail read spends its byte budget on
+ * before it reads the spans themselves. Rows: bytes. Params: project, trace, limit.
+ */
+export function traceSpanBytesQuery(projectId: string, traceId: string, limit: number, limits: QueryLimits): Query {
   return {
-    query: `SELECT DISTINCT trace_id FROM spans
-             WHERE project_id = {project:String} AND session_id = {session:String}
-             LIMIT 100000`,
-    query_params: { project: projectId, session: sessionId },
+    query: `SELECT byteSize(input, output, metadata, error_message) AS bytes
+              ${ONE_TRACE_SPANS}
+             LIMIT {limit:UInt32}
+             ${settingsClause(limits)}`,
+    query_params: { project: projectId, trace: traceId, limit },
   };
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } fr
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { typed } from '../http.js';
-import { AppError, InternalError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError, isStoreUnreachable } from '../errors.js';
+import { AppError, InternalError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError, isQueryLimit, isStoreUnreachable } from '../errors.js';
 import { apiKeyOf, authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { SpanWriter } from './span-writer.js';
@@ -133,9 +133,10 @@ async function gunzipBody(request: FastifyRequest, _reply: FastifyReply, payload
     (gunzip as unknown as { receivedEncodedLength: number }).receivedEncodedLength = encoded;
   });
   // Fastify's body reader answers a stream error with its statusCode: bad gzip is the client's fault.
-  gunzip.on('error', (error: Error & { statusCode?: number }) => {
+  // The code names it in the error map (errors.ts), which answers 400 `{detail}`.
+  gunzip.on('error', (error: Error & { statusCode?: number; code?: string }) => {
     error.statusCode = 400;
-    error.message = 'request body is not valid gzip';
+    error.code = 'SL_INVALID_GZIP';
   });
   payload.pipe(gunzip);
   return gunzip;
@@ -152,12 +153,15 @@ async function storing<T>(request: FastifyRequest, fn: () => Promise<T>): Promis
   }
 }
 
-/** A read that failed in the store: 503 when unreachable, else the spec's 500 detail. */
+/**
+ * A read that failed in the store: 503 when unreachable, 400 when it hit a query limit (the services
+ * name the limit; errors.ts answers any they missed), else the spec's 500 detail.
+ */
 async function answering<T>(request: FastifyRequest, detail: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof AppError || isStoreUnreachable(error)) throw error;
+    if (error instanceof AppError || isStoreUnreachable(error) || isQueryLimit(error)) throw error;
     request.log.error({ err: error }, detail);
     throw new InternalError(detail);
   }

@@ -1,12 +1,14 @@
 import type { AppContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
+import { withinLimits, type QueryLimits } from '../query-limits.js';
 import type { SpanWriter } from './span-writer.js';
 import { validateSpans, type NormalizedSpan, type RejectedSpan } from './span-input.js';
-import { fetchTracesQuery, selectTracesQuery, type TraceListParams } from './list-query.js';
-import { sessionTraceIdsQuery, traceSpansQuery, type Query, type StoredSpanRow, type TraceAggregateRow } from './queries.js';
+import { fetchTracesQuery, selectTracesQuery, traceItemBytesQuery, type PageKey, type TraceListParams } from './list-query.js';
+import { traceSpanBytesQuery, traceSpansQuery, type Query, type StoredSpanRow, type TraceAggregateRow } from './queries.js';
 import { deriveTrace, isoOf, listItemOf, roundCost, spanRecordOf, type SpanRecord, type TraceListItem } from './trace-item.js';
 import { sessionListQuery, type SessionRow } from './session-query.js';
+import { answerLimits, DETAIL_BOUNDS, KEYS_LIMITS, leadingWithin, LIST_PAGE_BYTES, measuredLimits, SESSION_BOUNDS, SUMMARY_LIMITS, type DetailBounds, type SessionBounds } from './read-bounds.js';
 
 export type IngestResult = { accepted: number; rejected: RejectedSpan[] };
 
@@ -21,38 +23,71 @@ export function storeSpans(writer: SpanWriter, key: ApiKeyPrincipal, spans: Norm
   return writer.write(key.projectId, key.traceTtlDays, spans);
 }
 
-async function rows<T>(ctx: AppContext, q: Query): Promise<T[]> {
-  const result = await ctx.ch.client.query({ ...q, format: 'JSONEachRow' });
-  return result.json<T>();
+async function rows<T>(ctx: AppContext, q: Query, limits: QueryLimits, advice: string): Promise<T[]> {
+  return withinLimits(limits, advice, async () => {
+    const result = await ctx.ch.client.query({ ...q, format: 'JSONEachRow' });
+    return result.json<T>();
+  });
 }
 
 export type Page<T> = { data: T[]; meta: { page: number; limit: number; total: number } };
 
-/** `GET /traces`: newest first (see list-query.ts for the plan). */
-export async function listTraces(ctx: AppContext, params: TraceListParams): Promise<Page<TraceListItem>> {
-  type Chosen = { trace_id: string; hour: string | number; total: string | number };
-  let chosen = await rows<Chosen>(ctx, selectTracesQuery(params));
+const LIST_ADVICE = 'ask for a smaller limit or a narrower window (start_after, end_before)';
+
+type Chosen = { trace_id: string; hour: string | number; total: string | number };
+
+/** Phase 1 of a list: the page's trace keys and the number of matches. */
+async function choosePage(ctx: AppContext, params: TraceListParams): Promise<{ page: PageKey[]; total: number }> {
+  let chosen = await rows<Chosen>(ctx, selectTracesQuery(params, KEYS_LIMITS), KEYS_LIMITS, LIST_ADVICE);
   let total = chosen.length ? Number(chosen[0]!.total) : 0;
   if (chosen.length === 0 && params.page > 0) {
     // A page past the end still reports how many traces match.
-    const first = await rows<Chosen>(ctx, selectTracesQuery({ ...params, page: 0, limit: 1 }));
+    const first = await rows<Chosen>(ctx, selectTracesQuery({ ...params, page: 0, limit: 1 }, KEYS_LIMITS), KEYS_LIMITS, LIST_ADVICE);
     total = first.length ? Number(first[0]!.total) : 0;
     chosen = [];
   }
-  if (chosen.length === 0) return { data: [], meta: { page: params.page, limit: params.limit, total } };
-  const page = chosen.map((c) => ({ trace_id: c.trace_id, hour: Number(c.hour) }));
-  const aggregates = await rows<TraceAggregateRow>(ctx, fetchTracesQuery(params, page));
-  const data = aggregates.map((a) => listItemOf(a, params.projectId, ctx.config.webUrl));
+  return { page: chosen.map((c) => ({ trace_id: c.trace_id, hour: Number(c.hour) })), total };
+}
+
+/** Phase 2: the list items of chosen traces, the answer within `limits`. */
+async function fetchItems(ctx: AppContext, params: TraceListParams, page: PageKey[], limits: QueryLimits): Promise<TraceListItem[]> {
+  if (page.length === 0) return [];
+  const aggregates = await rows<TraceAggregateRow>(ctx, fetchTracesQuery(params, page, limits), limits, 'ask for a smaller limit');
+  return aggregates.map((a) => listItemOf(a, params.projectId, ctx.config.webUrl));
+}
+
+/**
+ * `GET /traces`: newest first (see list-query.ts for the plan). A page whose traces carry more than
+ * `pageBytes` (LIST_PAGE_BYTES) of input, output and metadata is refused with a 400 asking for a
+ * smaller `limit`, rather than cut: a list item's fields are the trace's own (public-api.md).
+ */
+export async function listTraces(ctx: AppContext, params: TraceListParams, pageBytes = LIST_PAGE_BYTES): Promise<Page<TraceListItem>> {
+  const { page, total } = await choosePage(ctx, params);
+  const data = await fetchItems(ctx, params, page, answerLimits(page.length, pageBytes));
   return { data, meta: { page: params.page, limit: params.limit, total } };
 }
 
-export type TraceDetail = TraceListItem & { spans: SpanRecord[] };
+export type TraceDetail = TraceListItem & { spans: SpanRecord[]; truncated?: true };
 
-/** `GET /traces/{trace_id}`: the list item's fields plus every span, ordered by start time. */
-export async function getTrace(ctx: AppContext, projectId: string, traceId: string): Promise<TraceDetail> {
-  const spans = (await rows<StoredSpanRow>(ctx, traceSpansQuery(projectId, [traceId]))).map(spanRecordOf);
+const DETAIL_ADVICE = 'the trace is too large to read in one answer';
+
+/**
+ * `GET /traces/{trace_id}`: the list item's fields plus its spans ordered by start time: all of
+ * them, or, for a trace past the detail bounds (read-bounds.ts), the first spans that fit with
+ * `truncated: true`; the trace's own fields (span_count, totals) then come from the rollup, so they
+ * still describe the whole trace. A cheap first read of the spans' sizes decides the cut, so the
+ * spans read after it never exceed the budget.
+ */
+export async function getTrace(ctx: AppContext, projectId: string, traceId: string, bounds: DetailBounds = DETAIL_BOUNDS): Promise<TraceDetail> {
+  const sizes = await rows<{ bytes: string | number }>(ctx, traceSpanBytesQuery(projectId, traceId, bounds.maxSpans + 1, KEYS_LIMITS), KEYS_LIMITS, DETAIL_ADVICE);
+  if (sizes.length === 0) throw new NotFoundError('trace not found');
+  const count = leadingWithin(sizes.slice(0, bounds.maxSpans).map((r) => Number(r.bytes)), bounds.textBytes);
+  const limits = measuredLimits(count, bounds.textBytes);
+  const spans = (await rows<StoredSpanRow>(ctx, traceSpansQuery(projectId, traceId, count, limits), limits, DETAIL_ADVICE)).map(spanRecordOf);
   if (spans.length === 0) throw new NotFoundError('trace not found');
-  return { ...deriveTrace(spans, projectId, ctx.config.webUrl), spans };
+  if (count === sizes.length) return { ...deriveTrace(spans, projectId, ctx.config.webUrl), spans };
+  const whole = await listTraces(ctx, { projectId, limit: 1, page: 0, includeEvaluations: true, filters: [], traceIds: [traceId] });
+  return { ...(whole.data[0] ?? deriveTrace(spans, projectId, ctx.config.webUrl)), spans, truncated: true };
 }
 
 export type SessionSummary = {
@@ -79,35 +114,40 @@ function sessionOf(row: SessionRow): SessionSummary {
   };
 }
 
+const SESSIONS_ADVICE = 'ask for a smaller limit';
+
 /** `GET /sessions`: sessions with their most recent trace first. */
 export async function listSessions(ctx: AppContext, projectId: string, limit: number, page: number): Promise<Page<SessionSummary>> {
-  const found = await rows<SessionRow>(ctx, sessionListQuery({ projectId, limit, offset: page * limit }));
+  const found = await rows<SessionRow>(ctx, sessionListQuery({ projectId, limit, offset: page * limit }, SUMMARY_LIMITS), SUMMARY_LIMITS, SESSIONS_ADVICE);
   let total = found.length ? Number(found[0]!.total) : 0;
   if (!found.length && page > 0) {
-    const first = await rows<SessionRow>(ctx, sessionListQuery({ projectId, limit: 1, offset: 0 }));
+    const first = await rows<SessionRow>(ctx, sessionListQuery({ projectId, limit: 1, offset: 0 }, SUMMARY_LIMITS), SUMMARY_LIMITS, SESSIONS_ADVICE);
     total = first.length ? Number(first[0]!.total) : 0;
   }
   return { data: found.map(sessionOf), meta: { page, limit, total } };
 }
 
 /** The most traces a session read answers; longer sessions say so with `truncated`. */
-export const MAX_SESSION_TRACES = 1000;
+export const MAX_SESSION_TRACES = SESSION_BOUNDS.maxTraces;
 
-/** `GET /sessions/{session_id}`: the session plus its traces, oldest first (a conversation's order). */
-export async function getSession(ctx: AppContext, projectId: string, sessionId: string): Promise<SessionSummary & { traces: TraceListItem[]; truncated: boolean }> {
-  const traceIds = (await rows<{ trace_id: string }>(ctx, sessionTraceIdsQuery(projectId, sessionId))).map((r) => r.trace_id);
-  if (traceIds.length === 0) throw new NotFoundError('session not found');
-  const [summary] = await rows<SessionRow>(ctx, sessionListQuery({ projectId, limit: 1, offset: 0, sessionId, traceIds }));
+/**
+ * `GET /sessions/{session_id}`: the session plus its traces, oldest first (a conversation's order):
+ * the first MAX_SESSION_TRACES, and of those only as many as fit the session's byte budget (a chat
+ * whose every trace repeats the history grows fast); `truncated` says when traces were left out.
+ */
+export async function getSession(
+  ctx: AppContext,
+  projectId: string,
+  sessionId: string,
+  bounds: SessionBounds = SESSION_BOUNDS,
+): Promise<SessionSummary & { traces: TraceListItem[]; truncated: boolean }> {
+  const [summary] = await rows<SessionRow>(ctx, sessionListQuery({ projectId, limit: 1, offset: 0, sessionId }, SUMMARY_LIMITS), SUMMARY_LIMITS, SESSIONS_ADVICE);
   if (!summary) throw new NotFoundError('session not found');
-  const traces = await listTraces(ctx, {
-    projectId,
-    limit: MAX_SESSION_TRACES,
-    page: 0,
-    includeEvaluations: true,
-    filters: [],
-    traceIds,
-    sessionId,
-    order: 'oldest',
-  });
-  return { ...sessionOf(summary), traces: traces.data, truncated: traces.meta.total > traces.data.length };
+  const params: TraceListParams = { projectId, limit: bounds.maxTraces, page: 0, includeEvaluations: true, filters: [], sessionId, order: 'oldest' };
+  const { page, total } = await choosePage(ctx, params);
+  const sizes = page.length ? await rows<{ trace_id: string; bytes: string | number }>(ctx, traceItemBytesQuery(params, page, KEYS_LIMITS), KEYS_LIMITS, SESSIONS_ADVICE) : [];
+  const bytes = new Map(sizes.map((r) => [r.trace_id, Number(r.bytes)]));
+  const kept = page.slice(0, leadingWithin(page.map((p) => bytes.get(p.trace_id) ?? 0), bounds.textBytes));
+  const traces = await fetchItems(ctx, params, kept, measuredLimits(kept.length, bounds.textBytes));
+  return { ...sessionOf(summary), traces, truncated: total > traces.length };
 }

@@ -1,4 +1,6 @@
 import type { Query } from './queries.js';
+import { sessionTraceIdsSubquery } from './list-query.js';
+import { settingsClause, type QueryLimits } from '../query-limits.js';
 
 /**
  * Sessions (extensions.md §3): the traces sharing a `session_id`, summed. Built from the trace
@@ -18,15 +20,16 @@ export type SessionRow = {
   total: string | number;
 };
 
-export function sessionListQuery(p: { projectId: string; limit: number; offset: number; sessionId?: string; traceIds?: string[] }): Query {
+/**
+ * Sessions, most recent first; with `sessionId`, that one session, over only the traces with a span
+ * in it (a subquery on `spans`, so no id list passes through the process).
+ */
+export function sessionListQuery(p: { projectId: string; limit: number; offset: number; sessionId?: string }, limits: QueryLimits): Query {
   const params: Record<string, unknown> = { project: p.projectId, limit: p.limit, offset: p.offset };
   const where = ['project_id = {project:String}'];
   const outer = ["trace_session != ''"];
-  if (p.traceIds) {
-    where.push('trace_id IN {traces:Array(String)}');
-    params.traces = p.traceIds;
-  }
   if (p.sessionId !== undefined) {
+    where.push(`trace_id IN (${sessionTraceIdsSubquery('{session:String}')})`);
     outer.push('trace_session = {session:String}');
     params.session = p.sessionId;
   }
@@ -57,7 +60,7 @@ WHERE ${outer.join(' AND ')}
 GROUP BY trace_session
 ORDER BY last_ms DESC, session_id DESC
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}
-SETTINGS do_not_merge_across_partitions_select_final = 1`,
+${settingsClause(limits, ['do_not_merge_across_partitions_select_final = 1'])}`,
     query_params: params,
   };
 }

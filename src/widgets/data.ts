@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
-import { RequestValidationError } from '../errors.js';
-import { planWidget, type WidgetPlan } from './planner.js';
+import { QueryLimitError, RequestValidationError } from '../errors.js';
+import { MIB, withinLimits } from '../query-limits.js';
+import { planWidget, WIDGET_LIMITS, type WidgetPlan } from './planner.js';
 import { WidgetSpecSchema, type WidgetSpec, type WidgetType } from './spec.js';
 
 /**
@@ -24,6 +25,17 @@ export const RANGES: Record<string, number> = {
 export const DEFAULT_RANGE = '1d';
 /** Query widgets answered per dashboard-data request; the rest come back `skipped`. */
 export const MAX_WIDGETS_PER_REQUEST = 20;
+/**
+ * How far past the server's clock a window may end: a caller's clock a little ahead still gets its
+ * "until now", but no window reaches into a future that holds no data and would only cost buckets.
+ */
+export const WINDOW_END_SKEW_MS = 60_000;
+/**
+ * The bytes of one dashboard widget's answer (its query's `max_result_bytes`, and a series' rows once
+ * every bucket repeats its group values): 20 widgets make at most 80 MiB. `POST /widgets/query`
+ * answers one widget and has the planner's 16 MiB (WIDGET_LIMITS).
+ */
+export const DASHBOARD_WIDGET_BYTES = 4 * MIB;
 
 export type WindowInput = { range?: string; start_time?: string; end_time?: string };
 export type AnsweredWindow = { range: string | null; start_time: string; end_time: string; clamped: boolean };
@@ -31,7 +43,10 @@ export type ResolvedWindow = { range: string | null; startMs: number; endMs: num
 
 /**
  * A preset ending now, or explicit bounds, or the 24-hour default; then retention: a start older
- * than the project's `trace_ttl_days` is pulled forward and the window says `clamped`.
+ * than the project's `trace_ttl_days` is pulled forward and the window says `clamped`. An end later
+ * than now + WINDOW_END_SKEW_MS is pulled back to it (the answered `end_time` shows it; `clamped`
+ * stays the spec's retention flag), and a window starting after that is a 422 at `start_time`: so
+ * every window lies within retention and now, whatever bounds were sent.
  */
 export function resolveWindow(input: WindowInput, nowMs: number, ttlDays: number, part: 'query' | 'body' = 'query'): ResolvedWindow {
   const explicit = input.start_time !== undefined || input.end_time !== undefined;
@@ -48,7 +63,15 @@ export function resolveWindow(input: WindowInput, nowMs: number, ttlDays: number
     }
     startMs = Date.parse(input.start_time);
     endMs = Date.parse(input.end_time);
+    for (const [name, ms] of [['start_time', startMs], ['end_time', endMs]] as const) {
+      if (Number.isNaN(ms)) throw new RequestValidationError([{ loc: [part, name], msg: 'Input should be a valid datetime', type: 'datetime_parsing', input: input[name] }]);
+    }
     if (!(endMs > startMs)) throw new RequestValidationError([{ loc: [part, 'end_time'], msg: 'end_time must be after start_time', type: 'value_error' }]);
+    const latestEnd = nowMs + WINDOW_END_SKEW_MS;
+    if (startMs >= latestEnd) {
+      throw new RequestValidationError([{ loc: [part, 'start_time'], msg: 'start_time must not be in the future', type: 'value_error', input: input.start_time }]);
+    }
+    endMs = Math.min(endMs, latestEnd);
   } else {
     range = input.range ?? DEFAULT_RANGE;
     endMs = nowMs;
@@ -73,17 +96,25 @@ export async function queryWidget(
   type: WidgetType,
   spec: WidgetSpec,
   window: { startMs: number; endMs: number },
-  options: { raw?: boolean } = {},
+  options: { raw?: boolean; answerBytes?: number } = {},
 ): Promise<WidgetResult> {
   const plan = planWidget(type, spec, projectId, window, options);
-  const result = await ctx.ch.client.query({ query: plan.query, query_params: plan.query_params, format: 'JSONCompactEachRow' });
-  const raw = (await result.json()) as unknown as unknown[][];
+  const limits = { ...WIDGET_LIMITS, maxResultRows: plan.maxRows, maxResultBytes: plan.maxBytes };
+  const raw = await withinLimits(limits, WIDGET_ADVICE, async () => {
+    const result = await ctx.ch.client.query({ query: plan.query, query_params: plan.query_params, format: 'JSONCompactEachRow' });
+    return (await result.json()) as unknown as unknown[][];
+  });
+  const series = plan.shape === 'series';
   const meta = {
     view: spec.view,
     measure: spec.measure,
     aggregation: spec.aggregation,
     source: plan.source,
-    interval_seconds: plan.shape === 'series' ? plan.stepSeconds : null,
+    interval_seconds: series ? plan.stepSeconds : null,
+    // A fixed interval finer than the window allows (MAX_SERIES_POINTS, MAX_SERIES_CELLS) is answered coarser.
+    interval_requested: series ? (spec.interval ?? 'auto') : null,
+    interval_coarsened: plan.coarsenedFromSeconds !== null,
+    group_limit: plan.groupLimit,
     range_start: new Date(plan.rangeStartMs).toISOString(),
     range_end: new Date(plan.rangeEndMs).toISOString(),
   };
@@ -96,12 +127,18 @@ export async function queryWidget(
   return { columns: ['time', ...groups, 'value'], rows: fillSeries(plan, raw, groups.length), meta, truncated: false };
 }
 
-/** Every bucket of the range, for every group seen; a bucket without rows shows the plan's empty value. */
+const WIDGET_ADVICE = 'narrow the window, use a coarser interval, fewer groups or a smaller limit';
+
+/**
+ * Every bucket of the range, for every group seen; a bucket without rows shows the plan's empty value.
+ * The plan bounds the buckets (and so this loop) before the query ran; the answer's bytes are checked
+ * before any row is built, since every bucket repeats its group's values (which may be long).
+ */
 function fillSeries(plan: WidgetPlan, raw: unknown[][], groupCount: number): unknown[][] {
   const step = plan.stepSeconds;
   const first = Math.floor(plan.rangeStartMs / 1000 / step) * step;
-  const buckets: number[] = [];
-  for (let t = first; t * 1000 < plan.rangeEndMs; t += step) buckets.push(t);
+  const bucketCount = Math.min(plan.maxBuckets, Math.max(0, Math.ceil((plan.rangeEndMs / 1000 - first) / step)));
+  const buckets = Array.from({ length: bucketCount }, (_, i) => first + i * step);
   const groupKeys = new Map<string, unknown[]>();
   const values = new Map<string, number | null>();
   for (const row of raw) {
@@ -111,6 +148,11 @@ function fillSeries(plan: WidgetPlan, raw: unknown[][], groupCount: number): unk
     values.set(`${Number(row[0])}|${key}`, number(row.at(-1)));
   }
   if (groupCount === 0) groupKeys.set('[]', []);
+  let rowBytes = 0;
+  for (const key of groupKeys.keys()) rowBytes += key.length + 48;
+  if (rowBytes * buckets.length > plan.maxBytes) {
+    throw new QueryLimitError(`the series would be larger than ${Math.round(plan.maxBytes / MIB)} MiB once every bucket repeats its group values; ${WIDGET_ADVICE}`);
+  }
   const rows: unknown[][] = [];
   for (const t of buckets) {
     const time = new Date(t * 1000).toISOString();
@@ -134,9 +176,16 @@ export type AnsweredWidget = { id: string; title: string; type: string; status: 
 
 /**
  * A stored widget answered: a spec stored before the rules changed, or a query that fails, becomes
- * `status: "error"` with a message; it never fails the dashboard.
+ * `status: "error"` with a message; it never fails the dashboard. `throwLimits`: a request too big for
+ * its limits is rethrown (a 400 for `POST /widgets/query`, whose caller can narrow it at once).
  */
-export async function answerWidget(ctx: AppContext, projectId: string, widget: StoredWidget, window: ResolvedWindow): Promise<AnsweredWidget> {
+export async function answerWidget(
+  ctx: AppContext,
+  projectId: string,
+  widget: StoredWidget,
+  window: ResolvedWindow,
+  options: { throwLimits?: boolean; answerBytes?: number } = {},
+): Promise<AnsweredWidget> {
   const base = { id: widget.id, title: widget.title, type: widget.type };
   const parsed = WidgetSpecSchema.safeParse(widget.spec);
   if (!parsed.success) {
@@ -144,9 +193,13 @@ export async function answerWidget(ctx: AppContext, projectId: string, widget: S
     return { ...base, status: 'error', columns: [], rows: [], meta: {}, error: `invalid spec: ${issue.path.join('.') || 'spec'}: ${issue.message}`, truncated: false };
   }
   try {
-    const result = await queryWidget(ctx, projectId, widget.type, parsed.data, window);
+    const result = await queryWidget(ctx, projectId, widget.type, parsed.data, window, { answerBytes: options.answerBytes });
     return { ...base, status: 'ok', ...result, error: '' };
   } catch (error) {
+    if (error instanceof QueryLimitError) {
+      if (options.throwLimits) throw error;
+      return { ...base, status: 'error', columns: [], rows: [], meta: {}, error: `the widget's query failed: ${error.detail}`, truncated: false };
+    }
     const message = (error as Error).message?.split('\n')[0]?.slice(0, 300) ?? 'query failed';
     return { ...base, status: 'error', columns: [], rows: [], meta: {}, error: `the widget's query failed: ${message.replace(/^Code: \d+\.\s*/, '').replace(/DB::Exception:\s*/, '')}`, truncated: false };
   }
@@ -156,12 +209,12 @@ export function skippedWidget(widget: StoredWidget, reason: string): AnsweredWid
   return { id: widget.id, title: widget.title, type: widget.type, status: 'skipped', columns: [], rows: [], meta: { reason }, error: '', truncated: false };
 }
 
-/** A dashboard's widgets for one window: the first 20 query widgets answered concurrently. */
+/** A dashboard's widgets for one window: the first 20 query widgets answered concurrently, each within DASHBOARD_WIDGET_BYTES. */
 export async function answerDashboard(ctx: AppContext, projectId: string, widgets: StoredWidget[], window: ResolvedWindow) {
   const queryWidgets = widgets.filter((w) => w.type !== 'markdown');
   const answered = await Promise.all(
     queryWidgets.map((w, i) =>
-      i < MAX_WIDGETS_PER_REQUEST ? answerWidget(ctx, projectId, w, window) : Promise.resolve(skippedWidget(w, `at most ${MAX_WIDGETS_PER_REQUEST} query widgets are answered per request`)),
+      i < MAX_WIDGETS_PER_REQUEST ? answerWidget(ctx, projectId, w, window, { answerBytes: DASHBOARD_WIDGET_BYTES }) : Promise.resolve(skippedWidget(w, `at most ${MAX_WIDGETS_PER_REQUEST} query widgets are answered per request`)),
     ),
   );
   const failed = answered.filter((w) => w.status === 'error').length;

@@ -1,5 +1,6 @@
 import type { Query } from '../traces/queries.js';
 import { LATE_ROOT_SLACK_HOURS, OP_SQL, traceFilterCondition } from '../traces/list-query.js';
+import { MIB, settingsClause, type QueryLimits } from '../query-limits.js';
 import type { Aggregation, WidgetFilter, WidgetSpec, WidgetType } from './spec.js';
 
 /**
@@ -13,6 +14,10 @@ import type { Aggregation, WidgetFilter, WidgetSpec, WidgetType } from './spec.j
  * - Rollups answer when every filter and group-by is one of their dimensions, the measure and
  *   aggregation have a state there, and the step is a multiple of the grain (1m, or 1h); without
  *   filters and group-bys, the dimension-free totals answer (a row per minute or hour).
+ * - Every answer is bounded before the query runs (issue 9): a series has at most
+ *   MAX_SERIES_POINTS buckets and MAX_SERIES_CELLS buckets × groups (a finer step is coarsened and
+ *   the plan says so), a grouped series at most MAX_SERIES_GROUPS groups, a table its `limit`; and
+ *   the query carries WIDGET_LIMITS in its SETTINGS.
  */
 
 export type PlanWindow = { startMs: number; endMs: number };
@@ -24,6 +29,15 @@ export type WidgetPlan = Query & {
   shape: Shape;
   /** Bucket width in seconds (series), else the grain the range was aligned to. */
   stepSeconds: number;
+  /** Series: the fixed interval's step when it was coarsened to fit the point caps, else null. */
+  coarsenedFromSeconds: number | null;
+  /** Series: the most buckets the range can hold (what the filler may loop over). */
+  maxBuckets: number;
+  /** Grouped widgets: the most groups answered (a series' top groups, a table's rows). */
+  groupLimit: number | null;
+  /** The most rows the query can answer, and bytes: it runs with `max_result_rows`/`max_result_bytes` set to these. */
+  maxRows: number;
+  maxBytes: number;
   /** The aligned range the query reads, epoch ms, end exclusive. */
   rangeStartMs: number;
   rangeEndMs: number;
@@ -32,11 +46,25 @@ export type WidgetPlan = Query & {
   empty: 0 | null;
 };
 
-const STEPS = [60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 604800];
+const WEEK = 604800;
+const STEPS = [60, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, WEEK];
 const FIXED_STEPS: Record<string, number> = { '1m': 60, '5m': 300, '1h': 3600, '1d': 86400 };
+/** The most points "auto" aims at. */
 export const MAX_POINTS = 300;
+/** The most buckets of any series: a finer fixed interval is coarsened to the next step that fits. */
+export const MAX_SERIES_POINTS = 1500;
+/** The most groups (lines) of a grouped series, whatever its `limit` (tables keep theirs, up to 1,000). */
+export const MAX_SERIES_GROUPS = 50;
+/** The most buckets × groups of one series answer: many groups get fewer, coarser buckets. */
+export const MAX_SERIES_CELLS = 20_000;
 const DEFAULT_GROUPS = 10;
 const DEFAULT_ROWS = 100;
+
+/**
+ * Each widget query's limits (src/query-limits.ts); its answer rows are bounded by the plan itself
+ * (buckets × groups, or `limit`), so max_result_rows is set per plan.
+ */
+export const WIDGET_LIMITS: Omit<QueryLimits, 'maxResultRows'> = { maxExecutionSeconds: 10, maxMemoryBytes: 1_000_000_000, maxResultBytes: 16 * MIB };
 
 export const MIN_POINTS = 30;
 const TARGET_POINTS = 100;
@@ -53,12 +81,42 @@ export function stepFor(interval: string | undefined, windowMs: number): number 
   return fits.reduce((best, s) => (Math.abs(Math.log(seconds / s / TARGET_POINTS)) < Math.abs(Math.log(seconds / best / TARGET_POINTS)) ? s : best));
 }
 
+/** Buckets a step can cut a window into: whole steps, plus one for a start that is not aligned. */
+function bucketsFor(windowMs: number, step: number): number {
+  return Math.ceil(windowMs / 1000 / step) + 1;
+}
+
+/** The groups a grouped series shows. */
+export function seriesGroupLimit(spec: WidgetSpec): number {
+  return Math.min(spec.limit ?? DEFAULT_GROUPS, MAX_SERIES_GROUPS);
+}
+
+export type SeriesStep = { step: number; coarsenedFrom: number | null; maxBuckets: number };
+
+/**
+ * A series' step: the interval's (stepFor), unless the window would then hold more buckets than
+ * MAX_SERIES_POINTS, or than MAX_SERIES_CELLS / `groups`; then the smallest coarser step that fits
+ * (whole weeks beyond the step list, for windows of years). A dashboard's stored "1m" over 90 days
+ * still answers, coarser, instead of failing or building millions of buckets.
+ */
+export function seriesStep(interval: string | undefined, windowMs: number, groups: number): SeriesStep {
+  const maxPoints = Math.min(MAX_SERIES_POINTS, Math.floor(MAX_SERIES_CELLS / Math.max(1, groups)));
+  const fits = (s: number) => bucketsFor(windowMs, s) <= maxPoints;
+  const wanted = stepFor(interval, windowMs);
+  const fixed = interval !== undefined && interval !== 'auto';
+  if (fits(wanted)) return { step: wanted, coarsenedFrom: null, maxBuckets: bucketsFor(windowMs, wanted) };
+  const step = STEPS.find((s) => s > wanted && fits(s)) ?? WEEK * Math.ceil(windowMs / 1000 / WEEK / (maxPoints - 1));
+  return { step, coarsenedFrom: fixed ? wanted : null, maxBuckets: bucketsFor(windowMs, step) };
+}
+
 const QUANTILES: Partial<Record<Aggregation, number>> = { p50: 0.5, p75: 0.75, p90: 0.9, p95: 0.95, p99: 0.99 };
 const SPAN_DIMENSIONS: Record<string, string> = { model_name: 'model_name', environment: 'environment', kind: 'kind', status: 'status', name: 'name', error_type: 'error_type' };
 const FILTER_DIMENSION: Record<string, string> = { model_name: 'model_name', environment: 'environment', span_kind: 'kind', status: 'status', error_type: 'error_type', name: 'name' };
 
-type Builder = { params: Record<string, unknown>; param(type: string, value: unknown): string };
-function builder(projectId: string): Builder {
+// Exported with rawSpanValue, rollupValue, spanFilter and spanGroup for src/alerts/queries.ts, which
+// answers several specs sharing filters and window in one query with these same expressions.
+export type Builder = { params: Record<string, unknown>; param(type: string, value: unknown): string };
+export function builder(projectId: string): Builder {
   let n = 0;
   const params: Record<string, unknown> = { w_project: projectId };
   return {
@@ -71,12 +129,17 @@ function builder(projectId: string): Builder {
   };
 }
 
-/** `raw: true` skips the rollups (the bench and the equality tests compare both paths). */
-export function planWidget(type: WidgetType, spec: WidgetSpec, projectId: string, window: PlanWindow, options: { raw?: boolean } = {}): WidgetPlan {
+/**
+ * `raw: true` skips the rollups (the bench and the equality tests compare both paths);
+ * `answerBytes` lowers the answer's byte limit (a dashboard shares its answer among its widgets).
+ */
+export function planWidget(type: WidgetType, spec: WidgetSpec, projectId: string, window: PlanWindow, options: { raw?: boolean; answerBytes?: number } = {}): WidgetPlan {
   const groupBy = spec.group_by ?? [];
   const shape: Shape = type === 'timeseries' ? 'series' : groupBy.length ? 'groups' : 'single';
   const windowMs = Math.max(1, window.endMs - window.startMs);
-  const step = shape === 'series' ? stepFor(spec.interval, windowMs) : windowMs >= 86_400_000 ? 3600 : 60;
+  const groupLimit = !groupBy.length ? null : shape === 'series' ? seriesGroupLimit(spec) : (spec.limit ?? DEFAULT_ROWS);
+  const series = shape === 'series' ? seriesStep(spec.interval, windowMs, groupLimit ?? 1) : null;
+  const step = series ? series.step : windowMs >= 86_400_000 ? 3600 : 60;
   const rangeStartMs = Math.floor(window.startMs / (step * 1000)) * step * 1000;
   // Whole buckets of the coarsest table the step allows, so rollups and raw spans read the same range.
   const grainMs = (step % 86400 === 0 ? 86400 : step % 3600 === 0 ? 3600 : 60) * 1000;
@@ -84,18 +147,22 @@ export function planWidget(type: WidgetType, spec: WidgetSpec, projectId: string
   const b = builder(projectId);
   const range = { from: b.param("DateTime64(3, 'UTC')", rangeStartMs / 1000), to: b.param("DateTime64(3, 'UTC')", rangeEndMs / 1000) };
   const empty = additive(spec) ? 0 : null;
-  const base = { shape, stepSeconds: step, rangeStartMs, rangeEndMs, groupBy, empty } as const;
+  const maxBuckets = series ? series.maxBuckets : 1;
+  // The answer's rows, known before the query runs: buckets × groups, a table's limit, or one value.
+  const maxRows = shape === 'series' ? maxBuckets * (groupLimit ?? 1) : shape === 'groups' ? groupLimit! : 1;
+  const limits = { ...WIDGET_LIMITS, maxResultRows: maxRows, maxResultBytes: Math.min(WIDGET_LIMITS.maxResultBytes, options.answerBytes ?? Infinity) };
+  const base = { shape, stepSeconds: step, coarsenedFromSeconds: series?.coarsenedFrom ?? null, maxBuckets, groupLimit, maxRows, maxBytes: limits.maxResultBytes, rangeStartMs, rangeEndMs, groupBy, empty } as const;
 
-  if (spec.view === 'TRACES') return { ...base, ...tracesQuery(spec, b, range, step, shape), source: 'traces' };
+  if (spec.view === 'TRACES') return { ...base, ...tracesQuery(spec, b, range, step, shape, limits), source: 'traces' };
   const rollup = !options.raw && rollupValue(spec) !== null && groupBy.every((g) => g in SPAN_DIMENSIONS) && (spec.filters ?? []).every((f) => f.field in FILTER_DIMENSION);
   if (rollup) {
     // No filter and no group-by: the dimension-free totals, a row per minute or hour.
     const totals = !groupBy.length && !(spec.filters ?? []).length;
     const grain = totals && step % 86400 === 0 ? '1d' : step % 3600 === 0 ? '1h' : '1m';
     const source = `span_rollup_${totals ? 'totals_' : ''}${grain}` as Source;
-    return { ...base, ...spansQuery(spec, b, range, step, shape, source), source };
+    return { ...base, ...spansQuery(spec, b, range, step, shape, source, limits), source };
   }
-  return { ...base, ...spansQuery(spec, b, range, step, shape, 'spans'), source: 'spans' };
+  return { ...base, ...spansQuery(spec, b, range, step, shape, 'spans', limits), source: 'spans' };
 }
 
 /** Measures whose empty bucket is a real zero. */
@@ -112,7 +179,7 @@ function aggregate(aggregation: Aggregation, x: string): string {
 }
 
 /** The value over raw spans. */
-function rawSpanValue(spec: WidgetSpec): string {
+export function rawSpanValue(spec: WidgetSpec): string {
   const duration = 'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
   switch (spec.measure) {
     case 'count':
@@ -135,7 +202,7 @@ function rawSpanValue(spec: WidgetSpec): string {
 }
 
 /** The value over a span rollup, or null when the rollup has no state for it. */
-function rollupValue(spec: WidgetSpec): string | null {
+export function rollupValue(spec: WidgetSpec): string | null {
   const ratio = (num: string, den: string) => `if(sum(${den}) = 0, NULL, sum(${num}) / sum(${den}))`;
   const a = spec.aggregation;
   switch (spec.measure) {
@@ -167,7 +234,7 @@ function rollupValue(spec: WidgetSpec): string | null {
   }
 }
 
-function spanFilter(f: WidgetFilter, b: Builder): string {
+export function spanFilter(f: WidgetFilter, b: Builder): string {
   switch (f.field) {
     case 'trace_id':
       return f.op === 'eq' ? `trace_id = ${b.param('String', f.value)}` : `position(trace_id, ${b.param('String', f.value)}) > 0`;
@@ -193,22 +260,22 @@ function spanFilter(f: WidgetFilter, b: Builder): string {
   }
 }
 
-function spanGroup(field: string, b: Builder): string {
+export function spanGroup(field: string, b: Builder): string {
   if (field.startsWith('metadata.')) return `metadata[${b.param('String', field.slice('metadata.'.length))}]`;
   return `toString(${field})`;
 }
 
-function spansQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: string }, step: number, shape: Shape, source: Source): Query {
+function spansQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: string }, step: number, shape: Shape, source: Source, limits: QueryLimits): Query {
   const rollup = source !== 'spans';
   const time = rollup ? 'bucket' : 'start_time';
   const where = [`project_id = {w_project:String}`, `${time} >= ${range.from}`, `${time} < ${range.to}`, ...(spec.filters ?? []).map((f) => spanFilter(f, b))];
   const value = rollup ? rollupValue(spec)! : rawSpanValue(spec);
   const groups = (spec.group_by ?? []).map((g) => spanGroup(g, b));
-  return shaped(spec, b, { table: source, where, value, groups, time, step, shape });
+  return shaped(spec, b, { table: source, where, value, groups, time, step, shape, settings: settingsClause(limits) });
 }
 
 /** Traces view: one merged rollup row per trace (FINAL), in the window by trace start. */
-function tracesQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: string }, step: number, shape: Shape): Query {
+function tracesQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: string }, step: number, shape: Shape, limits: QueryLimits): Query {
   const root = 'finalizeAggregation(root)';
   const duration = 'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
   const column: Record<string, string> = {
@@ -246,17 +313,17 @@ function tracesQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: st
     const key = b.param('String', g.slice('metadata.'.length));
     return `if(mapContains(tupleElement(${root}, 4), ${key}), tupleElement(${root}, 4)[${key}], arrayFirst(kv -> kv.1 = ${key}, metadata_pairs).2)`;
   });
-  return shaped(spec, b, { table: 'traces FINAL', where, value, groups, time: 'start_time', step, shape, settings: 'SETTINGS do_not_merge_across_partitions_select_final = 1' });
+  return shaped(spec, b, { table: 'traces FINAL', where, value, groups, time: 'start_time', step, shape, settings: settingsClause(limits, ['do_not_merge_across_partitions_select_final = 1']) });
 }
 
-type Parts = { table: string; where: string[]; value: string; groups: string[]; time: string; step: number; shape: Shape; settings?: string };
+type Parts = { table: string; where: string[]; value: string; groups: string[]; time: string; step: number; shape: Shape; settings: string };
 
 /** The SELECT for a shape. Rows: [bucket_s,] g0.., value. Series keep only the top groups. */
 function shaped(spec: WidgetSpec, b: Builder, p: Parts): Query {
   const groupCols = p.groups.map((g, i) => `${g} AS g${i}`);
   const groupNames = p.groups.map((_, i) => `g${i}`);
   const where = p.where.join('\n  AND ');
-  const settings = p.settings ? `\n${p.settings}` : '';
+  const settings = `\n${p.settings}`;
   if (p.shape === 'single') {
     return { query: `SELECT ${p.value} AS value\nFROM ${p.table}\nWHERE ${where}${settings}`, query_params: b.params };
   }
@@ -271,7 +338,7 @@ function shaped(spec: WidgetSpec, b: Builder, p: Parts): Query {
   if (!p.groups.length) {
     return { query: `SELECT ${bucket}, ${p.value} AS value\nFROM ${p.table}\nWHERE ${where}\nGROUP BY bucket_s\nORDER BY bucket_s${settings}`, query_params: b.params };
   }
-  const limit = b.param('UInt32', spec.limit ?? DEFAULT_GROUPS);
+  const limit = b.param('UInt32', seriesGroupLimit(spec));
   const tuple = groupNames.length === 1 ? groupNames[0]! : `(${groupNames.join(', ')})`;
   const topTuple = p.groups.length === 1 ? p.groups[0]! : `(${p.groups.join(', ')})`;
   return {

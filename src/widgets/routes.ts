@@ -53,8 +53,9 @@ export function registerWidgetDataRoutes(app: FastifyInstance, ctx: AppContext):
     const body = request.body;
     const scope = await resolveReadProject(ctx, principalOf(request), body.project_id ?? request.query.project_id);
     const window = resolveWindow({ range: body.range, start_time: utc(body.start_time), end_time: utc(body.end_time) }, Date.now(), scope.traceTtlDays, 'body');
-    // Answered like a dashboard's widget: a query that fails is `status: "error"`, not a 500.
-    const answer = await answerWidget(ctx, scope.projectId, { id: '', title: body.title ?? '', type: body.type, spec: body.spec }, window);
+    // Answered like a dashboard's widget: a query that fails is `status: "error"`, not a 500; one too big
+    // for its limits is a 400 saying how to narrow it.
+    const answer = await answerWidget(ctx, scope.projectId, { id: '', title: body.title ?? '', type: body.type, spec: body.spec }, window, { throwLimits: true });
     return { ...answer, window: windowAnswer(window) };
   });
 }

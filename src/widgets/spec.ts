@@ -76,8 +76,18 @@ export const WidgetSpecSchema = z
   });
 export type WidgetSpec = z.infer<typeof WidgetSpecSchema>;
 
+/**
+ * The most a stored spec may take as JSON: a dashboard read and its data read load every widget's
+ * spec (up to 50 per dashboard), so one widget can't make them megabytes.
+ */
+export const MAX_SPEC_BYTES = 64 * 1024;
+
 /** A widget's spec as its type requires: query widgets need a valid spec, markdown any JSON. */
 export function specIssues(type: WidgetType, spec: unknown): z.core.$ZodIssue[] {
+  const size = Buffer.byteLength(JSON.stringify(spec) ?? '');
+  if (size > MAX_SPEC_BYTES) {
+    return [{ code: 'custom', path: [], message: `spec must be at most ${MAX_SPEC_BYTES} bytes of JSON`, input: spec } as z.core.$ZodIssue];
+  }
   if (type === 'markdown') return [];
   const result = WidgetSpecSchema.safeParse(spec);
   return result.success ? [] : result.error.issues;

@@ -17,9 +17,29 @@ export async function listWorkspaces(ctx: AppContext, user: UserPrincipal) {
   return { data: rows };
 }
 
+/**
+ * Workspaces a user may belong to, and members a workspace may hold (409 beyond): the workspace and
+ * member lists answer them all, unpaged.
+ */
+export const MAX_WORKSPACES_PER_USER = 100;
+export const MAX_MEMBERS_PER_WORKSPACE = 1000;
+
+async function ensureRoomForMembership(tx: Queryable, userId: string, workspaceId: string | null): Promise<void> {
+  // The user's row lock serialises concurrent joins and creates, so the counts stay true until commit.
+  await tx.query('SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE', [userId]);
+  const { rows } = await tx.query<{ mine: number; members: number }>(
+    `SELECT (SELECT count(*)::int FROM memberships WHERE user_id = $1) AS mine,
+            (SELECT count(*)::int FROM memberships WHERE workspace_id::text = $2) AS members`,
+    [userId, workspaceId],
+  );
+  if (rows[0]!.mine >= MAX_WORKSPACES_PER_USER) throw new ConflictError(`a user belongs to at most ${MAX_WORKSPACES_PER_USER} workspaces`);
+  if (rows[0]!.members >= MAX_MEMBERS_PER_WORKSPACE) throw new ConflictError(`a workspace holds at most ${MAX_MEMBERS_PER_WORKSPACE} members`);
+}
+
 export async function createWorkspace(ctx: AppContext, user: UserPrincipal, name: string) {
   const workspace = { id: newId(), name };
   await withTransaction(ctx.pg.pool, async (tx) => {
+    await ensureRoomForMembership(tx, user.userId, null);
     await tx.query('INSERT INTO workspaces (id, name, created_by) VALUES ($1, $2, $3)', [workspace.id, name, user.userId]);
     await tx.query(`INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, 'ADMIN')`, [workspace.id, user.userId]);
   });
@@ -42,6 +62,8 @@ export async function addMember(ctx: AppContext, user: UserPrincipal, workspaceI
     const { rows } = await tx.query<{ id: string; email: string; name: string }>('SELECT id, email, name FROM users WHERE email = $1', [normaliseEmail(input.email)]);
     const target = rows[0];
     if (!target) throw new NotFoundError('no user with this e-mail');
+    await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE', [workspaceId]);
+    await ensureRoomForMembership(tx, target.id, workspaceId);
     const inserted = await tx.query(
       `INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, $3) ON CONFLICT (workspace_id, user_id) DO NOTHING`,
       [workspaceId, target.id, input.role],
