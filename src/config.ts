@@ -27,6 +27,9 @@ const envSchema = z.object({
   CLICKHOUSE_PASSWORD: optionalString,
   CLICKHOUSE_SQL_USER: optionalString,
   CLICKHOUSE_SQL_PASSWORD: optionalString,
+  SQL_SESSIONS: z.coerce.number().int().min(1).max(32).default(3),
+  SQL_MAX_CONCURRENT_PER_PROJECT: z.coerce.number().int().min(1).max(32).default(2),
+  SQL_QUEUE_PER_PROJECT: z.coerce.number().int().min(0).max(1000).default(4),
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('sightline'),
   DATABASE_URL: optionalString,
   REDIS_URL: optionalString,
@@ -36,6 +39,10 @@ const envSchema = z.object({
   SEED_DEMO: booleanFlag(true),
   SESSION_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ALERT_WEBHOOK_ALLOW_PRIVATE: booleanFlag(false),
+  ALERT_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  ALERT_WEBHOOK_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(6),
+  ALERT_WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(1).max(3_600_000).default(5_000),
 });
 
 export type Config = Readonly<{
@@ -47,6 +54,11 @@ export type Config = Readonly<{
   dataDir: string;
   /** `sqlUser`: a read-only ClickHouse user that public SQL runs as on a server (README, "Public SQL"). */
   clickhouse: Readonly<{ url?: string; user?: string; password?: string; database: string; sqlUser?: string; sqlPassword?: string }>;
+  /**
+   * Public SQL's share of the engine (src/sql/scheduler.ts): `sessions` embedded engine sessions run
+   * side by side; a project runs at most `perProject` queries at once, `queuePerProject` more wait.
+   */
+  sql: Readonly<{ sessions: number; perProject: number; queuePerProject: number }>;
   databaseUrl?: string;
   redisUrl?: string;
   queuePrefix: string;
@@ -55,6 +67,11 @@ export type Config = Readonly<{
   seedDemo: boolean;
   sessionTtlDays: number;
   logLevel: string;
+  /**
+   * Alert webhooks: loopback/private targets refused unless `webhookAllowPrivate`; each attempt times
+   * out after `webhookTimeoutMs`; up to `webhookAttempts` attempts, `webhookBackoffMs` doubling between.
+   */
+  alerts: Readonly<{ webhookAllowPrivate: boolean; webhookTimeoutMs: number; webhookAttempts: number; webhookBackoffMs: number }>;
 }>;
 
 export class ConfigError extends Error {}
@@ -81,6 +98,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       sqlUser: e.CLICKHOUSE_SQL_USER,
       sqlPassword: e.CLICKHOUSE_SQL_PASSWORD,
     }),
+    sql: Object.freeze({ sessions: e.SQL_SESSIONS, perProject: e.SQL_MAX_CONCURRENT_PER_PROJECT, queuePerProject: e.SQL_QUEUE_PER_PROJECT }),
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     queuePrefix: e.QUEUE_PREFIX,
@@ -89,6 +107,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     seedDemo: e.SEED_DEMO,
     sessionTtlDays: e.SESSION_TTL_DAYS,
     logLevel: e.LOG_LEVEL,
+    alerts: Object.freeze({
+      webhookAllowPrivate: e.ALERT_WEBHOOK_ALLOW_PRIVATE,
+      webhookTimeoutMs: e.ALERT_WEBHOOK_TIMEOUT_MS,
+      webhookAttempts: e.ALERT_WEBHOOK_ATTEMPTS,
+      webhookBackoffMs: e.ALERT_WEBHOOK_BACKOFF_MS,
+    }),
   };
   return Object.freeze(config);
 }

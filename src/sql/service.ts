@@ -1,19 +1,33 @@
+import type { ClickHouseClient } from '@clickhouse/client';
 import type { AppContext } from '../context.js';
-import { BadRequestError } from '../errors.js';
+import { BadRequestError, isStoreUnreachable, TooManyRequestsError } from '../errors.js';
+import type { ClickHouseStore } from '../stores/clickhouse.js';
 import { PROJECT_PARAM } from './contract.js';
+import { projectLiteral, tableFilters } from './engine-scope.js';
 import { guardSql, RESULT_ROW_LIMIT } from './guard.js';
 import { SqlRefused } from './lexer.js';
+import { SqlScheduler } from './scheduler.js';
 
 /**
- * `POST /sql` (extensions.md §6): guard, run read-only with limits, answer JSON-safe values.
- * Limits live in the SQL text (SETTINGS), never in per-query client settings: the embedded engine
- * would keep those on its connection (DESIGN.md, "Known traps").
+ * `POST /sql` (extensions.md §6): guard, run read-only with limits on a fairly shared engine session,
+ * answer JSON-safe values. Limits live in the SQL text (SETTINGS), never in per-query client
+ * settings: the embedded engine would keep those on its connection (DESIGN.md, "Known traps").
+ *
+ * Three layers stand between a caller and another project's rows: the lexer and the AST allowlist
+ * (guard.ts), the project-scoped subqueries, and the engine's own per-query table filters
+ * (engine-scope.ts), plus, on a server, the read-only user's row policies.
  */
 
 export const SQL_LIMITS = {
   maxExecutionSeconds: 10,
   maxMemoryBytes: 1_000_000_000,
   maxRowsToRead: 500_000_000,
+  /** The answer's bytes as the engine holds them (10,000 rows of 1 MB strings stop here). */
+  maxResultBytes: 32 * 1024 * 1024,
+  /** The answer's JSON text, counted as it arrives, before any of it is parsed. */
+  maxAnswerChars: 64 * 1024 * 1024,
+  /** How long a query may wait for an engine session before it is told to retry (429). */
+  maxWaitMs: 15_000,
 } as const;
 
 const SETTINGS = [
@@ -21,7 +35,8 @@ const SETTINGS = [
   "timeout_overflow_mode = 'throw'",
   `max_memory_usage = ${SQL_LIMITS.maxMemoryBytes}`,
   `max_rows_to_read = ${SQL_LIMITS.maxRowsToRead}`,
-  'max_result_bytes = 200000000',
+  `max_result_bytes = ${SQL_LIMITS.maxResultBytes}`,
+  "result_overflow_mode = 'throw'",
   "union_default_mode = 'DISTINCT'",
   'output_format_json_quote_64bit_integers = 1',
   'do_not_merge_across_partitions_select_final = 1',
@@ -36,9 +51,32 @@ export type SqlAnswer = {
   elapsed_ms: number;
 };
 
-/** The exact text that runs for a guarded query: one more row than the limit tells us it was cut. */
-export function executableSql(guarded: string): string {
-  return `SELECT * FROM (\n${guarded}\n)\nLIMIT ${RESULT_ROW_LIMIT + 1}\nSETTINGS ${SETTINGS}`;
+/**
+ * The exact text that runs for a guarded query: the project as a literal (a query without query
+ * parameters runs side by side with others on the embedded engine), one more row than the limit
+ * (which tells us it was cut), the limits, and the engine's table filters for this project.
+ */
+export function executableSql(guarded: string, projectId: string, scope: { filters: string; rowPolicySetting: boolean }): string {
+  const project = projectLiteral(projectId);
+  const sql = guarded.replaceAll(PROJECT_PLACEHOLDER, project);
+  // The scope settings come before `readonly = 1`, which would refuse any setting after it.
+  const policy = scope.rowPolicySetting ? `SQL_sightline_project = ${project}, ` : '';
+  return `SELECT * FROM (\n${sql}\n)\nLIMIT ${RESULT_ROW_LIMIT + 1}\nSETTINGS additional_table_filters = ${scope.filters}, ${policy}${SETTINGS}`;
+}
+
+const PROJECT_PLACEHOLDER = `{${PROJECT_PARAM}:String}`;
+
+const schedulers = new WeakMap<ClickHouseStore, SqlScheduler<ClickHouseClient>>();
+
+/** Public SQL's sessions, shared fairly between projects (scheduler.ts); one per store. */
+export function sqlScheduler(ctx: AppContext): SqlScheduler<ClickHouseClient> {
+  let scheduler = schedulers.get(ctx.ch);
+  if (!scheduler) {
+    const { perProject, queuePerProject } = ctx.config.sql;
+    scheduler = new SqlScheduler(ctx.ch.sqlClients, { perProject, queuePerProject, maxWaitMs: SQL_LIMITS.maxWaitMs });
+    schedulers.set(ctx.ch, scheduler);
+  }
+  return scheduler;
 }
 
 export async function runSql(ctx: AppContext, projectId: string, query: string): Promise<SqlAnswer> {
@@ -49,15 +87,21 @@ export async function runSql(ctx: AppContext, projectId: string, query: string):
     if (error instanceof SqlRefused) throw new BadRequestError(`query refused: ${error.detail}`);
     throw error;
   }
-  const started = performance.now();
-  let body: { meta: { name: string; type: string }[]; data: unknown[][] };
+  const executable = executableSql(guarded, projectId, { filters: await tableFilters(ctx.ch, projectId), rowPolicySetting: ctx.ch.sqlRowPolicies });
+  let started = 0;
+  let text: string;
   try {
-    const result = await ctx.ch.sqlClient.query({ query: executableSql(guarded), query_params: { [PROJECT_PARAM]: projectId }, format: 'JSONCompact' });
-    body = (await result.json()) as unknown as typeof body;
+    text = await sqlScheduler(ctx).run(projectId, async (client) => {
+      started = performance.now();
+      return readCapped(client, `${executable}\nFORMAT JSONCompact`, SQL_LIMITS.maxAnswerChars);
+    });
   } catch (error) {
+    // Our own trouble is not the caller's mistake: an unreachable engine is a 503 (errors.ts), not a 400.
+    if (error instanceof TooManyRequestsError || error instanceof BadRequestError || isStoreUnreachable(error)) throw error;
     throw new BadRequestError(queryFailure(error, ctx.ch.database));
   }
   const elapsed = performance.now() - started;
+  const body = JSON.parse(text) as { meta: { name: string; type: string }[]; data: unknown[][] };
   const truncated = body.data.length > RESULT_ROW_LIMIT;
   const data = truncated ? body.data.slice(0, RESULT_ROW_LIMIT) : body.data;
   const converters = body.meta.map((m) => converterFor(m.type));
@@ -68,6 +112,25 @@ export async function runSql(ctx: AppContext, projectId: string, query: string):
     truncated,
     elapsed_ms: Math.round(elapsed * 100) / 100,
   };
+}
+
+/**
+ * The answer's text, read as it streams and given up past `maxBytes`: the engine's byte limit is
+ * checked between blocks, so one large block can pass it; this bound holds whatever the engine sent.
+ */
+async function readCapped(client: ClickHouseClient, query: string, maxBytes: number): Promise<string> {
+  const { stream } = await client.exec({ query });
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) {
+      stream.destroy();
+      throw new BadRequestError(`query answer is larger than ${maxBytes / 1024 / 1024} MiB; select fewer columns or rows, or aggregate more`);
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 type Convert = (value: unknown) => unknown;
@@ -113,7 +176,8 @@ export function queryFailure(error: unknown, db: string): string {
   const code = Number(e.code);
   if (code === 159) return `query exceeded the time limit of ${SQL_LIMITS.maxExecutionSeconds} s; narrow the time range or aggregate more`;
   if (code === 241) return 'query exceeded the memory limit; narrow the time range, aggregate more or select fewer columns';
-  if (code === 158 || code === 307 || code === 396) return 'query reads too much data; narrow the time range or add filters';
+  if (code === 158 || code === 307) return 'query reads too much data; narrow the time range or add filters';
+  if (code === 396) return `query answer is larger than ${SQL_LIMITS.maxResultBytes / 1024 / 1024} MiB; select fewer columns or rows, or aggregate more`;
   let message = typeof e.message === 'string' ? e.message : 'query failed';
   message = message.replace(/^Code: \d+\.\s*/, '').replace(/DB::Exception:\s*/g, '');
   for (const cut of [' in scope ', ' In scope ', ' while processing', ': While executing', '. Stack trace', ' (version ', '\n', ' (SELECT ', ' (WITH ']) {

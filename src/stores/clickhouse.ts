@@ -6,11 +6,15 @@ import type { Config } from '../config.js';
 export type ClickHouseStore = {
   client: ClickHouseClient;
   /**
-   * The client public SQL runs on: on a server, a dedicated read-only user with SELECT on the
-   * contract's physical tables only (CLICKHOUSE_SQL_USER); otherwise the main client, where the
-   * guard alone stands between callers and the engine.
+   * The clients public SQL runs on, one query at a time each (src/sql/scheduler.ts shares them out).
+   * On a server: the dedicated read-only user with row policies (CLICKHOUSE_SQL_USER; README,
+   * "Public SQL"), else the main user; the server runs their queries side by side. Embedded: engine
+   * sessions of their own on the same data directory, apart from ingest and lists, running
+   * side by side (their queries carry no query parameters, which chdb would serialise).
    */
-  sqlClient: ClickHouseClient;
+  sqlClients: ClickHouseClient[];
+  /** True when public SQL runs as the read-only user whose row policies read SQL_sightline_project. */
+  sqlRowPolicies: boolean;
   /** The database every table lives in (`default` inside the embedded engine). */
   database: string;
   embedded: boolean;
@@ -36,15 +40,15 @@ export async function openClickHouse(config: Config, options: { dataDir?: string
     }
     const client = createClient({ url, username: user, password, database, request_timeout: 60_000 });
     const sqlClient = sqlUser ? createClient({ url, username: sqlUser, password: sqlPassword, database, request_timeout: 60_000 }) : client;
-    return wrap(client, sqlClient, database, false);
+    return wrap(client, Array.from({ length: config.sql.sessions }, () => sqlClient), database, false, !!sqlUser);
   }
   const dir = path.resolve(options.dataDir ?? config.dataDir, 'clickhouse');
   fs.mkdirSync(dir, { recursive: true });
   const { createChdbConnection } = await import('chdb/connection');
   // The engine ignores the client's `database` option; its tables live in `default`.
   const open = () => createClient({ connection: drainAfterFailure(createChdbConnection({ path: dir })) } as Parameters<typeof createClient>[0]);
-  // Public SQL gets its own session: callers' failing queries stay away from ingest and lists.
-  return wrap(open(), open(), 'default', true);
+  // Public SQL gets sessions of its own: callers' failing or slow queries stay away from ingest and lists.
+  return wrap(open(), Array.from({ length: config.sql.sessions }, open), 'default', true, false);
 }
 
 type ChdbConnection = ReturnType<typeof import('chdb/connection').createChdbConnection>;
@@ -82,10 +86,11 @@ function drainAfterFailure(connection: ChdbConnection): ChdbConnection {
   });
 }
 
-function wrap(client: ClickHouseClient, sqlClient: ClickHouseClient, database: string, embedded: boolean): ClickHouseStore {
+function wrap(client: ClickHouseClient, sqlClients: ClickHouseClient[], database: string, embedded: boolean, sqlRowPolicies: boolean): ClickHouseStore {
   return {
     client,
-    sqlClient,
+    sqlClients,
+    sqlRowPolicies,
     database,
     embedded,
     async ping() {
@@ -93,7 +98,7 @@ function wrap(client: ClickHouseClient, sqlClient: ClickHouseClient, database: s
       if (!result.success) throw result.error;
     },
     close: async () => {
-      if (sqlClient !== client) await sqlClient.close();
+      await Promise.all([...new Set(sqlClients)].filter((c) => c !== client).map((c) => c.close()));
       await client.close();
     },
   };

@@ -21,9 +21,9 @@ afterAll(async () => {
 const FAILS_MIDWAY = 'SELECT number FROM numbers(1000000) WHERE throwIf(number = 500000) = 0 SETTINGS max_block_size = 1000';
 
 describe('a query that fails mid-way', () => {
-  for (const which of ['client', 'sqlClient'] as const) {
+  for (const which of ['client', 'SQL session 0', 'SQL session 1'] as const) {
     it(`leaves nothing for the next query on ${which}, even one sent at the same moment`, async () => {
-      const client = store[which];
+      const client = which === 'client' ? store.client : store.sqlClients[Number(which.at(-1))]!;
       const [failed, next] = await Promise.allSettled([
         client.query({ query: FAILS_MIDWAY, format: 'JSONEachRow' }).then((r) => r.json()),
         client.query({ query: 'SELECT 42 AS answer', format: 'JSONEachRow' }).then((r) => r.json()),
