@@ -76,7 +76,17 @@ export function groupBy<X>(xs: readonly X[], key: (x: X) => string): Map<string,
 export function sum<X>(xs: readonly X[], f: (x: X) => number): number {
   return xs.reduce((a, x) => a + f(x), 0);
 }
-export const round = (x: number, digits: number): number => Math.round(x * 10 ** digits) / 10 ** digits;
+/**
+ * ClickHouse's round(x, digits) of a Float64: nearbyint(x * 10^digits), which breaks exact ties to the
+ * even neighbour (0.03125 rounds to 0.0312), where Math.round goes up. Tie-free values round alike.
+ */
+export const round = (x: number, digits: number): number => {
+  const scale = 10 ** digits;
+  const v = x * scale;
+  const floor = Math.floor(v);
+  if (v - floor === 0.5) return (floor % 2 === 0 ? floor : floor + 1) / scale;
+  return Math.round(v) / scale;
+};
 /** Byte order, as ClickHouse compares ASCII strings. */
 export const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a > b ? 1 : 0);
 /** DateTime64(3) as ClickHouse prints it in JSON. */
