@@ -1,3 +1,4 @@
+import { TupleParam } from '@clickhouse/client';
 /**
  * The ClickHouse SQL of traces, as pure builders returning `{query, query_params}`. Every user value
  * travels as a `{name:Type}` parameter; only identifiers chosen here are spliced into the text.
@@ -10,19 +11,26 @@ import { settingsClause, type QueryLimits } from '../query-limits.js';
 
 export type Query = { query: string; query_params: Record<string, unknown> };
 
-export type ExistingSpanRow = { trace_id: string; span_id: string; trace_start_hour: string | number };
+/** One row per stored trace of the batch: the hour it was filed under and which of the batch's spans it holds already. */
+export type ExistingTraceRow = { trace_id: string; trace_start_hour: string | number; stored_span_ids: string[] };
 
 /**
- * Which of these traces' spans are already stored, and under which trace hour. The bloom filter
- * on `spans.trace_id` keeps this to the granules that hold the traces.
- * Params: project (String), traces (Array(String)).
+ * Which of a batch's spans are already stored, and the hour each of its stored traces was filed
+ * under: one row per trace, whatever the trace's size (the span ids come back only for the batch's
+ * own spans, so a batch appending to a trace of a million spans reads a few rows, not a million).
+ * The bloom filter on `spans.trace_id` keeps this to the granules that hold the traces.
+ * Params: project (String), traces (Array(String)), spans (Array(Tuple(String, String))).
  */
-export function existingSpansQuery(projectId: string, traceIds: string[]): Query {
+export function existingSpansQuery(projectId: string, traceIds: string[], spanKeys: [traceId: string, spanId: string][]): Query {
   return {
-    query: `SELECT trace_id, span_id, toUnixTimestamp(trace_start_hour) AS trace_start_hour
+    query: `SELECT trace_id,
+                   toUnixTimestamp(min(trace_start_hour)) AS trace_start_hour,
+                   groupUniqArrayIf(span_id, (trace_id, span_id) IN {spans:Array(Tuple(String, String))}) AS stored_span_ids
               FROM spans
-             WHERE project_id = {project:String} AND trace_id IN {traces:Array(String)}`,
-    query_params: { project: projectId, traces: traceIds },
+             WHERE project_id = {project:String} AND trace_id IN {traces:Array(String)}
+             GROUP BY trace_id
+            SETTINGS max_execution_time = 60, max_memory_usage = 2000000000`,
+    query_params: { project: projectId, traces: traceIds, spans: spanKeys.map((k) => new TupleParam(k)) },
   };
 }
 

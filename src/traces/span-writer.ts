@@ -1,7 +1,7 @@
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { PostgresStore } from '../stores/postgres.js';
 import type { NormalizedSpan } from './span-input.js';
-import { existingSpansQuery, type ExistingSpanRow } from './queries.js';
+import { existingSpansQuery, type ExistingTraceRow } from './queries.js';
 
 /**
  * Group commit for span ingest (DESIGN.md decision 2). Requests hand their validated spans to
@@ -114,14 +114,13 @@ export class SpanWriter {
   /** The rows of spans not stored yet, each stamped with its trace's start hour. */
   private async newRows(projectId: string, ttlDays: number, spans: Map<string, NormalizedSpan>): Promise<SpanRow[]> {
     const traceIds = [...new Set([...spans.values()].map((s) => s.trace_id))];
-    const existing = await this.ch.client.query({ ...existingSpansQuery(projectId, traceIds), format: 'JSONEachRow' });
+    const keys = [...spans.values()].map((s): [string, string] => [s.trace_id, s.span_id]);
+    const existing = await this.ch.client.query({ ...existingSpansQuery(projectId, traceIds, keys), format: 'JSONEachRow' });
     const traceHour = new Map<string, number>();
     const firstSeen = new Set<string>();
-    for (const row of await existing.json<ExistingSpanRow>()) {
-      spans.delete(spanKey(row.trace_id, row.span_id));
-      const hour = Number(row.trace_start_hour) * 1000;
-      const known = traceHour.get(row.trace_id);
-      if (known === undefined || hour < known) traceHour.set(row.trace_id, hour);
+    for (const row of await existing.json<ExistingTraceRow>()) {
+      for (const spanId of row.stored_span_ids) spans.delete(spanKey(row.trace_id, spanId));
+      traceHour.set(row.trace_id, Number(row.trace_start_hour) * 1000);
     }
     for (const span of spans.values()) {
       if (traceHour.has(span.trace_id) && !firstSeen.has(span.trace_id)) continue;
