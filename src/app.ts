@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
 import { createServer } from './http.js';
+import { registerOpenApi } from './openapi.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { registerMetrics } from './health/metrics.js';
 import { registerWorkspaceRoutes } from './workspaces/routes.js';
@@ -18,6 +19,7 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
   const app = createServer({ logLevel: ctx.config.logLevel });
   registerHealthRoutes(app, ctx);
   registerMetrics(app, 'api');
+  registerOpenApi(app, PUBLIC_PREFIX);
   app.register(
     async (api) => {
       registerWorkspaceRoutes(api, ctx);

@@ -1,0 +1,66 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { describe, expect, it } from 'vitest';
+import { call, PUBLIC, useHarness } from '../support/harness.js';
+
+/** The OpenAPI 3.1 document of the public API, generated from the routes' zod schemas (src/openapi.ts). */
+
+const h = useHarness();
+
+/** Every public route the api serves, as OpenAPI paths (`/traces/{trace_id}`) with their methods. */
+function servedRoutes(): Map<string, Set<string>> {
+  const routes = new Map<string, Set<string>>();
+  // printRoutes draws a tree: each line's segment continues the path of the nearest shallower line.
+  const stack: { depth: number; path: string }[] = [];
+  for (const line of h().api.printRoutes({ commonPrefix: false }).split('\n')) {
+    const m = /^([│\s]*)[├└]── (\S+)(?: \(([^)]+)\))?/.exec(line);
+    if (!m) continue;
+    const depth = m[1]!.length;
+    while (stack.length && stack.at(-1)!.depth >= depth) stack.pop();
+    const full = `${stack.at(-1)?.path ?? ''}${m[2]}`;
+    stack.push({ depth, path: full });
+    if (!m[3] || !full.startsWith(`${PUBLIC}/`) || full === `${PUBLIC}/openapi.json`) continue;
+    const path = full.slice(PUBLIC.length).replace(/:(\w+)/g, '{$1}');
+    const methods = m[3].split(', ').filter((x) => x !== 'HEAD').map((x) => x.toLowerCase());
+    routes.set(path, new Set([...(routes.get(path) ?? []), ...methods]));
+  }
+  return routes;
+}
+
+describe('OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document titled "Public API", version 0.1.0, with a variable self-hosted server and bearer security', async () => {
+    const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/openapi.json` });
+    expect(res.statusCode).toBe(200);
+    const doc = res.json();
+    const result = await new Validator().validate(doc);
+    expect(result.errors ?? [], String(JSON.stringify(result.errors)).slice(0, 1000)).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info).toMatchObject({ title: 'Public API', version: '0.1.0' });
+    expect(doc.servers[0].variables.base_url.default).toBe('http://localhost:8000');
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.security).toEqual([{ bearer: [] }]);
+  });
+
+  it('documents every public route the api serves, with its parameters and error answers', async () => {
+    const doc = (await call(h().api, { method: 'GET', url: `${PUBLIC}/openapi.json` })).json() as { paths: Record<string, Record<string, { responses: Record<string, unknown>; parameters?: { name: string; in: string }[] }>> };
+    const served = servedRoutes();
+    expect(served.size).toBeGreaterThan(20);
+    for (const [path, methods] of served) {
+      const item = doc.paths[`${PUBLIC}${path}`] ?? doc.paths[path];
+      expect(item, `${path} is not in the document`).toBeDefined();
+      for (const method of methods) {
+        expect(item![method], `${method.toUpperCase()} ${path} is not in the document`).toBeDefined();
+        expect(Object.keys(item![method]!.responses)).toEqual(expect.arrayContaining(['4XX', '422']));
+      }
+    }
+    const list = doc.paths[`${PUBLIC}/traces`]!.get!;
+    expect(list.parameters!.map((p) => p.name)).toEqual(expect.arrayContaining(['limit', 'filters', 'project_id', 'start_after', 'end_before']));
+    expect(Object.keys(doc.paths).some((p) => p.includes('/healthz') || p.includes('openapi.json'))).toBe(false);
+  });
+
+  it('serves a readable reference at /docs', async () => {
+    const res = await call(h().api, { method: 'GET', url: '/docs/' });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toMatch(/text\/html/);
+  });
+});
