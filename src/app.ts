@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AppContext } from './context.js';
 import { createServer } from './http.js';
 import { registerOpenApi } from './openapi.js';
+import { registerRateLimits } from './rate-limits.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { registerMetrics } from './health/metrics.js';
 import { registerWorkspaceRoutes } from './workspaces/routes.js';
@@ -20,6 +21,7 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
   registerHealthRoutes(app, ctx);
   registerMetrics(app, 'api');
   registerOpenApi(app, PUBLIC_PREFIX);
+  registerRateLimits(app, ctx.config);
   app.register(
     async (api) => {
       registerWorkspaceRoutes(api, ctx);

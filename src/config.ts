@@ -27,6 +27,10 @@ const envSchema = z.object({
   CLICKHOUSE_PASSWORD: optionalString,
   CLICKHOUSE_SQL_USER: optionalString,
   CLICKHOUSE_SQL_PASSWORD: optionalString,
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(20_000),
+  RATE_LIMIT_INGEST_PER_MINUTE: z.coerce.number().int().min(1).default(60_000),
+  RATE_LIMIT_LOGIN_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  RATE_LIMIT_SIGNUP_PER_MINUTE: z.coerce.number().int().min(1).default(1000),
   SQL_SESSIONS: z.coerce.number().int().min(1).max(32).default(3),
   SQL_MAX_CONCURRENT_PER_PROJECT: z.coerce.number().int().min(1).max(32).default(2),
   SQL_QUEUE_PER_PROJECT: z.coerce.number().int().min(0).max(1000).default(4),
@@ -59,6 +63,8 @@ export type Config = Readonly<{
    * side by side; a project runs at most `perProject` queries at once, `queuePerProject` more wait.
    */
   sql: Readonly<{ sessions: number; perProject: number; queuePerProject: number }>;
+  /** Requests per minute per identity (src/rate-limits.ts): reads and writes, ingest, logins per address and e-mail, sign-ups per address. */
+  rateLimits: Readonly<{ perMinute: number; ingestPerMinute: number; loginPerMinute: number; signupPerMinute: number }>;
   databaseUrl?: string;
   redisUrl?: string;
   queuePrefix: string;
@@ -97,6 +103,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       database: e.CLICKHOUSE_DATABASE,
       sqlUser: e.CLICKHOUSE_SQL_USER,
       sqlPassword: e.CLICKHOUSE_SQL_PASSWORD,
+    }),
+    rateLimits: Object.freeze({
+      perMinute: e.RATE_LIMIT_PER_MINUTE,
+      ingestPerMinute: e.RATE_LIMIT_INGEST_PER_MINUTE,
+      loginPerMinute: e.RATE_LIMIT_LOGIN_PER_MINUTE,
+      signupPerMinute: e.RATE_LIMIT_SIGNUP_PER_MINUTE,
     }),
     sql: Object.freeze({ sessions: e.SQL_SESSIONS, perProject: e.SQL_MAX_CONCURRENT_PER_PROJECT, queuePerProject: e.SQL_QUEUE_PER_PROJECT }),
     databaseUrl: e.DATABASE_URL,

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import formbody from '@fastify/formbody';
 import type { AppContext } from '../context.js';
 import { createServer } from '../http.js';
+import { registerRateLimits } from '../rate-limits.js';
 import { registerHealthRoutes } from '../health/routes.js';
 import { registerWebRoutes } from './routes.js';
 
@@ -9,6 +10,7 @@ import { registerWebRoutes } from './routes.js';
 export function buildWebApp(ctx: AppContext): FastifyInstance {
   const app = createServer({ logLevel: ctx.config.logLevel });
   app.register(formbody);
+  registerRateLimits(app, ctx.config);
   registerHealthRoutes(app, ctx);
   app.register(async (web) => registerWebRoutes(web, ctx));
   return app;
