@@ -3,6 +3,7 @@ import type { AppContext } from './context.js';
 import { createServer } from './http.js';
 import { registerOpenApi } from './openapi.js';
 import { registerRateLimits } from './rate-limits.js';
+import { registerApiSecurityHeaders } from './security-headers.js';
 import { registerHealthRoutes } from './health/routes.js';
 import { registerMetrics } from './health/metrics.js';
 import { registerWorkspaceRoutes } from './workspaces/routes.js';
@@ -20,6 +21,7 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
   const app = createServer({ logLevel: ctx.config.logLevel });
   registerHealthRoutes(app, ctx);
   registerMetrics(app, 'api');
+  registerApiSecurityHeaders(app, ctx.config);
   registerOpenApi(app, PUBLIC_PREFIX);
   registerRateLimits(app, ctx.config);
   app.register(

@@ -27,6 +27,7 @@ const envSchema = z.object({
   CLICKHOUSE_PASSWORD: optionalString,
   CLICKHOUSE_SQL_USER: optionalString,
   CLICKHOUSE_SQL_PASSWORD: optionalString,
+  CORS_ORIGINS: z.string().optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(20_000),
   RATE_LIMIT_INGEST_PER_MINUTE: z.coerce.number().int().min(1).default(60_000),
   RATE_LIMIT_LOGIN_PER_MINUTE: z.coerce.number().int().min(1).default(30),
@@ -63,6 +64,8 @@ export type Config = Readonly<{
    * side by side; a project runs at most `perProject` queries at once, `queuePerProject` more wait.
    */
   sql: Readonly<{ sessions: number; perProject: number; queuePerProject: number }>;
+  /** Origins besides WEB_URL's whose pages may call the API from a browser (CORS_ORIGINS, comma-separated). */
+  corsOrigins: readonly string[];
   /** Requests per minute per identity (src/rate-limits.ts): reads and writes, ingest, logins per address and e-mail, sign-ups per address. */
   rateLimits: Readonly<{ perMinute: number; ingestPerMinute: number; loginPerMinute: number; signupPerMinute: number }>;
   databaseUrl?: string;
@@ -104,6 +107,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       sqlUser: e.CLICKHOUSE_SQL_USER,
       sqlPassword: e.CLICKHOUSE_SQL_PASSWORD,
     }),
+    corsOrigins: Object.freeze(parseOrigins(e.CORS_ORIGINS)),
     rateLimits: Object.freeze({
       perMinute: e.RATE_LIMIT_PER_MINUTE,
       ingestPerMinute: e.RATE_LIMIT_INGEST_PER_MINUTE,
@@ -127,6 +131,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }),
   };
   return Object.freeze(config);
+}
+
+/** `https://a.example, http://localhost:5173` → their origins; anything not an http(s) URL is a config error. */
+function parseOrigins(raw: string | undefined): string[] {
+  if (!raw?.trim()) return [];
+  return raw.split(',').map((item) => {
+    const text = item.trim();
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw new ConfigError(`invalid configuration:\n  CORS_ORIGINS: ${JSON.stringify(text)} is not a URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`invalid configuration:\n  CORS_ORIGINS: ${text} is not http(s)`);
+    return url.origin;
+  });
 }
 
 function stripSlash(url: string): string {
