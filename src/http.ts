@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ZodType } from 'zod';
 import { answerError, clientErrorAnswer, installErrorHandler, RequestValidationError, zodIssuesToValidation } from './errors.js';
@@ -47,6 +47,10 @@ export function createServer(options: ServerOptions): FastifyInstance {
   // Answers are plain JSON; their shapes are fixed by the services that build them.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandler(app);
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode === 413 && !request.raw.complete) drainRefusedBody(request.raw, reply);
+    return payload;
+  });
   return app;
 }
 
@@ -67,6 +71,31 @@ function clientErrorHandler(this: FastifyInstance, error: Error & { code?: strin
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
+}
+
+/** How much more of a refused body is read and thrown away, and for how long, before the socket is cut. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+const DRAIN_LIMIT_MS = 30_000;
+
+/**
+ * A body refused as too large (413) while the client is still sending it: Fastify would answer with
+ * `Connection: close` and the socket would close under the client's feet, which then sees EPIPE
+ * instead of the 413. So the rest of the body is read and discarded (up to a bound) and the
+ * connection stays open long enough for the client to finish and read the answer.
+ */
+function drainRefusedBody(raw: FastifyRequest['raw'], reply: FastifyReply): void {
+  reply.removeHeader('connection');
+  let drained = 0;
+  const cut = () => raw.socket?.destroy();
+  const timer = setTimeout(cut, DRAIN_LIMIT_MS);
+  timer.unref();
+  raw.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > DRAIN_LIMIT_BYTES) cut();
+  });
+  raw.once('end', () => clearTimeout(timer));
+  raw.once('close', () => clearTimeout(timer));
+  raw.resume();
 }
 
 export function typed(app: FastifyInstance) {
