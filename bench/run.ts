@@ -20,6 +20,7 @@ import { referenceQueries } from './reference-queries.js';
 import { median, percentile, time, type Row, printTable } from './measure.js';
 import { guardSql, guardUncached } from '../src/sql/guard.js';
 import { benchDashboards } from './dashboards.js';
+import { benchEvaluations } from './evaluations.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
   results.detail = await benchDetail(ctx, api, dataset, rows);
   results.sql_guard = benchGuard(rows);
   results.dashboards = await benchDashboards(ctx, api, dataset.keys[0]!, dataset.projectIds[0]!, RUNS, rows);
+  results.evaluations = await benchEvaluations(ctx, api, dataset.keys[0]!, RUNS, rows);
   // One embedded data directory per process: close this one before the growth data set opens its own.
   await Promise.all([api.close(), web.close()]);
   await ctx.close();

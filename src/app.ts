@@ -13,6 +13,8 @@ import { registerTraceRoutes } from './traces/routes.js';
 import { registerSqlRoutes } from './sql/routes.js';
 import { registerDashboardRoutes } from './dashboards/routes.js';
 import { registerWidgetDataRoutes } from './widgets/routes.js';
+import { registerDatasetRoutes } from './datasets/routes.js';
+import { registerEvaluationRoutes } from './evaluations/routes.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
 
@@ -33,6 +35,8 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
       registerSqlRoutes(api, ctx);
       registerDashboardRoutes(api, ctx);
       registerWidgetDataRoutes(api, ctx);
+      registerDatasetRoutes(api, ctx);
+      registerEvaluationRoutes(api, ctx);
     },
     { prefix: PUBLIC_PREFIX },
   );

@@ -105,7 +105,29 @@ const FINDINGS: ContractTable = {
   from: (db, inner) => `SELECT ${inner} FROM ${db}.findings FINAL WHERE project_id = ${PROJECT}`,
 };
 
-export const CONTRACT: readonly ContractTable[] = [TRACES, SPANS, FINDINGS];
+// Evaluation results (issue 12; clickhouse/0004_evaluations.sql): a copy of the results Postgres
+// holds, for joining with traces and spans on trace_id / evaluation_run_id. FINAL keeps each test
+// case's latest result (the highest revision).
+const EVALUATION_RESULTS: ContractTable = {
+  name: 'evaluation_results',
+  columns: [
+    col('evaluation_run_id', 'String'),
+    col('evaluation_id', 'String'),
+    col('dataset_version_id', 'String'),
+    col('test_case_id', 'String'),
+    col('trace_id', 'Nullable(String)'),
+    col('output', 'Nullable(String)'),
+    col('error', 'Nullable(String)'),
+    col('scores', 'Map(String, Float64)'),
+    col('metrics', 'Map(String, Float64)'),
+    col('passed', 'Nullable(UInt8)'),
+    col('written_at', "DateTime64(3, 'UTC')"),
+  ],
+  physical: ['evaluation_run_id', 'evaluation_id', 'dataset_version_id', 'test_case_id', 'trace_id', 'output', 'error', 'scores', 'metrics', 'passed', 'written_at'],
+  from: (db, inner) => `SELECT ${inner} FROM ${db}.evaluation_results FINAL WHERE project_id = ${PROJECT}`,
+};
+
+export const CONTRACT: readonly ContractTable[] = [TRACES, SPANS, FINDINGS, EVALUATION_RESULTS];
 export const CONTRACT_TABLES: ReadonlyMap<string, ContractTable> = new Map(CONTRACT.map((t) => [t.name, t]));
 
 /** `GET /sql/schema` (public-api.md, "SQL schema"). */

@@ -51,7 +51,7 @@ describe('the SQL contract', () => {
 
     it(`${table.name}: columns of the physical table outside the contract are unknown`, async () => {
       const advertised = new Set(table.columns.map((c) => c.name));
-      const hidden = ['project_id', 'ttl_days', 'trace_start_hour', 'ingested_at', 'root', 'metadata_pairs', `p_${table.columns[0]!.name}`].filter((c) => !advertised.has(c));
+      const hidden = ['project_id', 'ttl_days', 'trace_start_hour', 'ingested_at', 'root', 'metadata_pairs', 'revision', `p_${table.columns[0]!.name}`].filter((c) => !advertised.has(c));
       for (const column of hidden) {
         const res = await sql(`SELECT ${column} FROM ${table.name}`);
         expect(res.statusCode, `${table.name}.${column}`).toBe(400);

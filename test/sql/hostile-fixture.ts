@@ -25,6 +25,8 @@ export type World = {
   aTraces: number;
   aSpans: number;
   aFindings: number;
+  /** A's rows of `evaluation_results` (B has one, marked like its other data). */
+  aResults: number;
   bFinding: { signal_id: string; detector_id: string; finding_id: string; trace_id: string; span_id: string; trace_start_time: string; found_at: string; summary: string };
   tablesBefore: string[];
   /** Exact cell values a 200 answer must never hold (server state). */
@@ -100,17 +102,23 @@ export function useWorld(h: () => Harness): () => World {
       span_id: `${marker}-root${i}`, trace_start_time: when, found_at: when, summary: `${marker}-finding`,
     });
     await ch.insert({ table: `${db}.findings`, values: [finding(a.project.id, MA, 1), finding(a.project.id, MA, 2), finding(b.project.id, MB, 1)], format: 'JSONEachRow' });
+    // Evaluation results: A's scores are integers and A has no `Bmk` values, like the rest of its data.
+    const result = (project: string, marker: string, i: number) => ({
+      project_id: project, evaluation_run_id: `${marker}-run`, evaluation_id: `${marker}-eval`, dataset_version_id: `${marker}-ver`, test_case_id: `${marker}-case${i}`,
+      trace_id: `${marker}-t${i}`, output: `${marker}-output`, error: null, scores: { [`${marker}-acc`]: i }, metrics: { latency: 100 * i }, passed: 1, revision: 1,
+    });
+    await ch.insert({ table: `${db}.evaluation_results`, values: [result(a.project.id, MA, 1), result(a.project.id, MA, 2), result(b.project.id, MB, 1)], format: 'JSONEachRow' });
     // Background merges put several projects' rows in one part and one granule in production; do it
     // now, so the scoped reads face what they face there (rows of B beside rows of A).
-    for (const t of ['spans', 'traces', 'findings']) await ch.command({ query: `OPTIMIZE TABLE ${db}.${t} FINAL` });
+    for (const t of ['spans', 'traces', 'findings', 'evaluation_results']) await ch.command({ query: `OPTIMIZE TABLE ${db}.${t} FINAL` });
     const tables = await (await ch.query({ query: 'SELECT database || \'.\' || name AS t FROM system.tables WHERE database NOT IN (\'system\', \'INFORMATION_SCHEMA\', \'information_schema\') ORDER BY t', format: 'JSONEachRow' })).json<{ t: string }>();
     const catalog = await (await ch.query({
-      query: `SELECT name FROM system.tables WHERE (database = 'system' AND length(name) >= 8 AND position(name, '_') > 0) OR (database = '${db}' AND name NOT IN ('spans', 'traces', 'findings'))`,
+      query: `SELECT name FROM system.tables WHERE (database = 'system' AND length(name) >= 8 AND position(name, '_') > 0) OR (database = '${db}' AND name NOT IN ('spans', 'traces', 'findings', 'evaluation_results'))`,
       format: 'JSONEachRow',
     })).json<{ name: string }>();
     const state = await (await ch.query({ query: 'SELECT version() AS v, hostName() AS hn, toString(serverUUID()) AS u', format: 'JSONEachRow' })).json<{ v: string; hn: string; u: string }>();
     world = {
-      a, b, aTraces: 4, aSpans: aSpans.length, aFindings: 2,
+      a, b, aTraces: 4, aSpans: aSpans.length, aFindings: 2, aResults: 2,
       bFinding: { ...finding(b.project.id, MB, 1) },
       tablesBefore: tables.map((r) => r.t),
       serverNames: catalog.map((r) => r.name),
@@ -222,6 +230,7 @@ export async function integrity(h: Harness, w: World, files: string[] = []): Pro
   expect(await count(`SELECT count() AS n FROM ${db}.spans WHERE project_id = {p:String}`, w.a.project.id)).toBe(w.aSpans);
   expect(await count(`SELECT count() AS n FROM ${db}.spans WHERE project_id = {p:String}`, w.b.project.id)).toBe(3 * 4 + 20);
   expect(await count(`SELECT count() AS n FROM ${db}.findings FINAL WHERE project_id = {p:String}`, w.a.project.id)).toBe(w.aFindings);
+  expect(await count(`SELECT count() AS n FROM ${db}.evaluation_results FINAL WHERE project_id = {p:String}`, w.b.project.id)).toBe(1);
   const tables = await (await ch.query({ query: 'SELECT database || \'.\' || name AS t FROM system.tables WHERE database NOT IN (\'system\', \'INFORMATION_SCHEMA\', \'information_schema\') ORDER BY t', format: 'JSONEachRow' })).json<{ t: string }>();
   expect(tables.map((r) => r.t)).toEqual(w.tablesBefore);
   for (const f of files) expect(fs.existsSync(f), `file written by the query: ${f}`).toBe(false);

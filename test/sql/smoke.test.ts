@@ -20,6 +20,6 @@ describe('public SQL: first contact', () => {
     expect(bad.statusCode).toBe(400);
     expect(bad.json().detail).not.toMatch(/p_|default\.|__sl|CAST/);
     const schema = await call(h().api, { method: 'GET', url: `${PUBLIC}/sql/schema`, token: key.key });
-    expect(schema.json().tables.map((x: { name: string }) => x.name)).toEqual(['traces', 'spans', 'findings']);
+    expect(schema.json().tables.map((x: { name: string }) => x.name)).toEqual(['traces', 'spans', 'findings', 'evaluation_results']);
   });
 });

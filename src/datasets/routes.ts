@@ -1,0 +1,91 @@
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { AppContext } from '../context.js';
+import { typed } from '../http.js';
+import { PayloadTooLargeError } from '../errors.js';
+import { authenticate, principalOf } from '../auth/principal.js';
+import { resolveReadProject } from '../auth/access.js';
+import { keepRawJson } from './raw-json-body.js';
+import { createDataset, createVersion, getDataset, listDatasets, updateDataset } from './service.js';
+import { keepsVersionValue, MAX_TEST_CASES_PER_VERSION, MAX_VERSION_BODY_BYTES, StoredText, validateTestCases, VersionBody } from './test-case-input.js';
+import { DEFAULT_PAGE_LIMIT, findVersion, pageOfVersion, streamVersion } from './version-read.js';
+
+const ProjectQuery = z.object({ project_id: z.string().optional() });
+const QueryInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const ListQuery = ProjectQuery.extend({ limit: QueryInt(1, 200).default(50), page: QueryInt(0, 10_000).default(0) });
+const VersionQuery = ProjectQuery.extend({ limit: QueryInt(1, 1000).optional(), cursor: z.string().min(1).max(64).optional() });
+
+const DatasetParams = z.object({ dataset_id: z.string().min(1).max(64) });
+const VersionParams = z.object({ version_id: z.string().min(1).max(64) });
+
+const Name = StoredText(1, 200).transform((s) => s.trim()).pipe(z.string().min(1));
+const Description = StoredText(0, 4000);
+const CreateBody = z.object({ name: Name, description: Description.nullish(), project_id: z.string().optional() });
+const UpdateBody = z.object({ name: Name.optional(), description: Description.nullish(), project_id: z.string().optional() });
+const VersionCreateBody = VersionBody.extend({ project_id: z.string().optional() });
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Datasets and dataset versions (extensions.md §6; public-api.md "Get a dataset version").
+ * Authoring takes a project API key only; a user credential there is a 401 (public-api.md,
+ * Authentication table). Reads take either credential under the `project_id` rules.
+ */
+export function registerDatasetRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const r = typed(app);
+  const reader = { onRequest: authenticate(ctx, 'any') };
+  const author = { onRequest: authenticate(ctx, 'api_key') };
+  // An API key's own project (a project_id sent along must match it: 400); a user's named project.
+  const project = (request: FastifyRequest & { query: { project_id?: string } }, fromBody?: string) =>
+    resolveReadProject(ctx, principalOf(request), fromBody ?? request.query.project_id);
+
+  r.get('/datasets', { ...reader, schema: { querystring: ListQuery } }, async (request) => {
+    const scope = await project(request);
+    return listDatasets(ctx.pg.pool, scope.projectId, request.query.limit, request.query.page);
+  });
+
+  r.post('/datasets', { ...author, schema: { querystring: ProjectQuery, body: CreateBody } }, async (request, reply) => {
+    const scope = await project(request, request.body.project_id);
+    return reply.status(201).send(await createDataset(ctx, scope.projectId, request.body));
+  });
+
+  r.get('/datasets/:dataset_id', { ...reader, schema: { params: DatasetParams, querystring: ProjectQuery } }, async (request) => {
+    const scope = await project(request);
+    return getDataset(ctx.pg.pool, scope.projectId, request.params.dataset_id);
+  });
+
+  r.patch('/datasets/:dataset_id', { ...author, schema: { params: DatasetParams, querystring: ProjectQuery, body: UpdateBody } }, async (request) => {
+    const scope = await project(request, request.body.project_id);
+    return updateDataset(ctx, scope.projectId, request.params.dataset_id, request.body);
+  });
+
+  // Version bodies keep test case values as the caller's JSON text (raw-json.ts), in a child context
+  // of their own so no other route's JSON parsing changes.
+  app.register(async (child) => {
+    keepRawJson(child, keepsVersionValue, MAX_VERSION_BODY_BYTES);
+    typed(child).post(
+      '/datasets/:dataset_id/versions',
+      { ...author, bodyLimit: MAX_VERSION_BODY_BYTES, schema: { params: DatasetParams, querystring: ProjectQuery, body: VersionCreateBody } },
+      async (request, reply) => {
+        // The count is the headline problem of an oversized request: said before any case is judged.
+        if (request.body.test_cases.length > MAX_TEST_CASES_PER_VERSION) {
+          throw new PayloadTooLargeError(`at most ${MAX_TEST_CASES_PER_VERSION} test cases per version; this request has ${request.body.test_cases.length}`);
+        }
+        const scope = await project(request, request.body.project_id);
+        const cases = validateTestCases(request.body.test_cases);
+        const body = await createVersion(ctx, scope.projectId, request.params.dataset_id, request.body.label, cases);
+        return reply.status(201).type(JSON_TYPE).send(body);
+      },
+    );
+  });
+
+  r.get('/dataset-versions/:version_id', { ...reader, schema: { params: VersionParams, querystring: VersionQuery } }, async (request, reply) => {
+    const scope = await project(request);
+    const head = await findVersion(ctx.pg.pool, scope.projectId, request.params.version_id);
+    const { limit, cursor } = request.query;
+    // Paging is opt-in (the released SDKs read a version in one request and never follow next_cursor).
+    if (limit === undefined && cursor === undefined) return reply.type(JSON_TYPE).send(Readable.from(streamVersion(ctx.pg.pool, head)));
+    return reply.type(JSON_TYPE).send(await pageOfVersion(ctx, head, limit ?? DEFAULT_PAGE_LIMIT, cursor));
+  });
+}
