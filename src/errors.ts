@@ -52,6 +52,9 @@ export class UnsupportedMediaTypeError extends AppError {
     super(415, 'unsupported_media_type', detail);
   }
 }
+/** Seconds a 503 asks the client to wait before retrying (Retry-After). */
+export const RETRY_AFTER_UNAVAILABLE_SECONDS = 2;
+
 /** The caller sends more than its share right now; `retryAfterSeconds` becomes the Retry-After header. */
 export class TooManyRequestsError extends AppError {
   constructor(
@@ -192,6 +195,8 @@ export function answerError(error: FastifyError | AppError | Error, request: Fas
   if (error instanceof AppError) {
     if (error.status === 401) reply.header('www-authenticate', 'Bearer');
     if (error instanceof TooManyRequestsError) reply.header('retry-after', String(error.retryAfterSeconds));
+    // Our own trouble, for a moment: tell clients (exporters, the CLI) when to try again.
+    if (error.status === 503) reply.header('retry-after', String(RETRY_AFTER_UNAVAILABLE_SECONDS));
     return reply.status(error.status).send({ detail: error.detail });
   }
   const fastifyError = error as FastifyError;
@@ -205,7 +210,7 @@ export function answerError(error: FastifyError | AppError | Error, request: Fas
   }
   if (isStoreUnreachable(error)) {
     (request.log as Logger).error({ err: error }, 'a store is unreachable');
-    return reply.status(503).send({ detail: 'a backing store is unavailable; retry later' });
+    return reply.status(503).header('retry-after', String(RETRY_AFTER_UNAVAILABLE_SECONDS)).send({ detail: 'a backing store is unavailable; retry later' });
   }
   if (isQueryLimit(error)) {
     return reply.status(400).send({ detail: 'the request needs more time, memory or answer size than one request may use; narrow it' });

@@ -1,0 +1,109 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * Real Postgres and Redis servers of a test's own, on ports of their own, that the test may stop and
+ * start with the system tools (fault tests): the machine's shared servers stay untouched, so other
+ * test files running at the same time never see the outage.
+ */
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    try {
+      if (await check()) return;
+    } catch {
+      // not yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${what} did not happen within ${ms} ms`);
+}
+
+const PG_BIN = (() => {
+  const root = '/usr/lib/postgresql';
+  const version = fs.existsSync(root) ? fs.readdirSync(root).sort().at(-1) : undefined;
+  return version ? path.join(root, version, 'bin') : '';
+})();
+
+/** initdb and pg_ctl refuse to run as root; the Debian packages' `postgres` user runs them. */
+function asPostgres(command: string, args: string[]): string {
+  const bin = path.join(PG_BIN, command);
+  if (process.getuid?.() === 0) return execFileSync('runuser', ['-u', 'postgres', '--', bin, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return execFileSync(bin, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+export type PrivatePostgres = { url: string; stop(): Promise<void>; start(): Promise<void>; destroy(): Promise<void> };
+
+export async function startPrivatePostgres(): Promise<PrivatePostgres> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sightline-pg-'));
+  fs.chmodSync(dir, 0o777);
+  const data = path.join(dir, 'data');
+  const port = await freePort();
+  if (process.getuid?.() === 0) execFileSync('chown', ['postgres', dir]);
+  asPostgres('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`;
+  const start = async () => {
+    asPostgres('pg_ctl', ['-D', data, '-o', options, '-l', path.join(dir, 'log'), '-w', 'start']);
+  };
+  const stop = async () => {
+    asPostgres('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
+  };
+  await start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    start,
+    stop,
+    async destroy() {
+      await stop().catch(() => {});
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type PrivateRedis = { url: string; stop(): Promise<void>; start(): Promise<void>; destroy(): Promise<void> };
+
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  let child: ChildProcess | null = null;
+  const up = () =>
+    new Promise<boolean>((resolve) => {
+      const socket = net.connect({ host: '127.0.0.1', port });
+      socket.once('connect', () => {
+        socket.end();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+  const start = async () => {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    await waitFor(up, 'redis start');
+  };
+  const stop = async () => {
+    const c = child;
+    child = null;
+    if (!c) return;
+    const exited = new Promise((r) => c.once('exit', r));
+    c.kill('SIGTERM');
+    await exited;
+    await waitFor(async () => !(await up()), 'redis stop');
+  };
+  await start();
+  return { url: `redis://127.0.0.1:${port}`, start, stop, destroy: stop };
+}
+
+export { waitFor };
