@@ -21,6 +21,7 @@ import { median, percentile, time, type Row, printTable } from './measure.js';
 import { guardSql, guardUncached } from '../src/sql/guard.js';
 import { benchDashboards } from './dashboards.js';
 import { benchEvaluations } from './evaluations.js';
+import { benchAlerts } from './alerts.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -52,7 +53,8 @@ async function main(): Promise<void> {
   const reuse = args.keep && fs.existsSync(MARKER) && sameSize(JSON.parse(fs.readFileSync(MARKER, 'utf8')) as Dataset);
   if (!reuse) fs.rmSync(DIR, { recursive: true, force: true });
   fs.mkdirSync(DIR, { recursive: true });
-  const config = loadConfig({ DATA_DIR: DIR, LOG_LEVEL: 'silent', SEED_DEMO: 'false', WEB_URL: 'http://localhost:3000' });
+  // Alert webhooks go to a receiver on 127.0.0.1 (bench/alerts.ts).
+  const config = loadConfig({ DATA_DIR: DIR, LOG_LEVEL: 'silent', SEED_DEMO: 'false', WEB_URL: 'http://localhost:3000', ALERT_WEBHOOK_ALLOW_PRIVATE: 'true' });
   const ctx = await openRuntime(config);
   const api = buildApiApp(ctx);
   const web = buildWebApp(ctx);
@@ -67,6 +69,7 @@ async function main(): Promise<void> {
   results.sql_guard = benchGuard(rows);
   results.dashboards = await benchDashboards(ctx, api, dataset.keys[0]!, dataset.projectIds[0]!, RUNS, rows);
   results.evaluations = await benchEvaluations(ctx, api, dataset.keys[0]!, RUNS, rows);
+  results.alerts = await benchAlerts(ctx, api, web, dataset, rows);
   // One embedded data directory per process: close this one before the growth data set opens its own.
   await Promise.all([api.close(), web.close()]);
   await ctx.close();

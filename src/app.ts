@@ -13,6 +13,7 @@ import { registerTraceRoutes } from './traces/routes.js';
 import { registerSqlRoutes } from './sql/routes.js';
 import { registerDashboardRoutes } from './dashboards/routes.js';
 import { registerWidgetDataRoutes } from './widgets/routes.js';
+import { registerAlertRoutes } from './alerts/routes.js';
 import { registerDatasetRoutes } from './datasets/routes.js';
 import { registerEvaluationRoutes } from './evaluations/routes.js';
 
@@ -35,6 +36,7 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
       registerSqlRoutes(api, ctx);
       registerDashboardRoutes(api, ctx);
       registerWidgetDataRoutes(api, ctx);
+      registerAlertRoutes(api, ctx);
       registerDatasetRoutes(api, ctx);
       registerEvaluationRoutes(api, ctx);
     },

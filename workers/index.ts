@@ -1,7 +1,8 @@
 import type { AppContext } from '../src/context.js';
 import { startDeletionsWorker } from './deletions.js';
+import { startAlertWorkers } from './alerts.js';
 
 /** Starts every queue processor of the worker process. */
 export function startWorkers(ctx: AppContext) {
-  return [startDeletionsWorker(ctx)];
+  return [startDeletionsWorker(ctx), ...startAlertWorkers(ctx)];
 }

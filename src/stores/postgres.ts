@@ -2,6 +2,7 @@ import pg from 'pg';
 import path from 'node:path';
 import fs from 'node:fs';
 import type { Config } from '../config.js';
+import { serializeProtocolSequences } from './pglite-protocol.js';
 
 export type PostgresStore = {
   pool: pg.Pool;
@@ -61,6 +62,8 @@ export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedPostgr
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
   const db = await PGlite.create(dir);
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 64 });
+  // Connections share one session: keep each one's Parse…Sync sequence whole (pglite-protocol.ts).
+  serializeProtocolSequences(server);
   await server.start();
   const [host, port] = server.getServerConn().split(':');
   return {

@@ -1,0 +1,157 @@
+import type { Query } from '../traces/queries.js';
+import { MIB, settingsClause, type QueryLimits } from '../query-limits.js';
+import { builder, planWidget, rawSpanValue, rollupValue, spanGroup, type Source } from '../widgets/planner.js';
+import { predicateCondition, type SpanPredicate } from '../widgets/predicates.js';
+import type { Aggregation } from '../widgets/spec.js';
+import { windowStart } from './clock.js';
+import { widgetSpec, type AlertWindow, type Operator } from './schema.js';
+
+/**
+ * The ClickHouse side of an evaluation (pure): alerts of one project that share window, filters,
+ * group-by and source are answered by ONE query with a value column per alert (issue 10; DESIGN.md
+ * "Lessons from peers"). Each column is the very expression the widget planner uses for the same
+ * spec (rawSpanValue / rollupValue), over the source planWidget picks for it (the per-minute
+ * rollups when the filters are rollup dimensions, raw spans otherwise), so an alert's value is the
+ * widget engine's answer for its spec and window. Alerts whose specs would read different sources
+ * (a rollup has no state for `max(cost)`, say) are put in different queries, never forced onto one.
+ *
+ * Grouped alerts: one row per group, groups without the dimension ('' values) left out (they belong
+ * to no group), and for each alert its top MAX_GROUPS groups by value (lowest first for `<`/`<=`,
+ * whose breaches are the low values).
+ */
+
+export const MAX_GROUPS = 100;
+
+/**
+ * Each evaluation query's limits, in its own SETTINGS (src/query-limits.ts; never per-query client
+ * settings on chdb). An answer is one row, or at most MAX_GROUPS rows per alert.
+ */
+export function evaluationLimits(group: { groupBy: string | null; alerts: unknown[] }): QueryLimits {
+  return { maxExecutionSeconds: 20, maxMemoryBytes: 1_000_000_000, maxResultRows: group.groupBy ? MAX_GROUPS * group.alerts.length : 1, maxResultBytes: 16 * MIB };
+}
+
+export type MeasuredAlert = {
+  id: string;
+  project_id: string;
+  measure: string;
+  aggregation: Aggregation;
+  time_window: AlertWindow;
+  predicates: SpanPredicate[];
+  group_by: string | null;
+  threshold_operator: Operator;
+};
+
+export type EvaluationGroup<A extends MeasuredAlert = MeasuredAlert> = {
+  projectId: string;
+  window: AlertWindow;
+  groupBy: string | null;
+  source: Source;
+  /** The window the query reads (the widget planner's alignment; whole minutes already). */
+  rangeStartMs: number;
+  rangeEndMs: number;
+  alerts: A[];
+};
+
+/** The source the widget engine reads for this alert's spec over its window. */
+function planFor(alert: MeasuredAlert, windowEndMs: number) {
+  const spec = widgetSpec(alert);
+  return planWidget(alert.group_by ? 'table' : 'stat', spec, alert.project_id, { startMs: windowStart(alert.time_window, windowEndMs), endMs: windowEndMs });
+}
+
+/** Alerts sharing project, window, filters, group-by and source, each set answered by one query. */
+export function groupAlerts<A extends MeasuredAlert>(alerts: A[], windowEndMs: number): EvaluationGroup<A>[] {
+  const groups = new Map<string, EvaluationGroup<A>>();
+  for (const alert of alerts) {
+    const plan = planFor(alert, windowEndMs);
+    const key = JSON.stringify([alert.project_id, alert.time_window, alert.predicates, alert.group_by, plan.source]);
+    let group = groups.get(key);
+    if (!group) {
+      group = { projectId: alert.project_id, window: alert.time_window, groupBy: alert.group_by, source: plan.source, rangeStartMs: plan.rangeStartMs, rangeEndMs: plan.rangeEndMs, alerts: [] };
+      groups.set(key, group);
+    }
+    group.alerts.push(alert);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * The query of a group. Columns: `n` (rows matched: 0 is a window without data), then per alert i
+ * `v<i>`; grouped, `g` first and `r<i>` (the group's rank for alert i) after each value.
+ */
+export function groupQuery(group: EvaluationGroup): Query {
+  const b = builder(group.projectId);
+  const rollup = group.source !== 'spans';
+  const time = rollup ? 'bucket' : 'start_time';
+  const from = b.param("DateTime64(3, 'UTC')", group.rangeStartMs / 1000);
+  const to = b.param("DateTime64(3, 'UTC')", group.rangeEndMs / 1000);
+  const predicates = group.alerts[0]!.predicates;
+  const where = ['project_id = {w_project:String}', `${time} >= ${from}`, `${time} < ${to}`, ...predicates.map((p) => predicateCondition(p, b))];
+  const n = rollup ? 'toUInt64(sum(spans))' : 'count()';
+  const values = group.alerts.map((alert, i) => {
+    const spec = widgetSpec(alert);
+    return `${rollup ? rollupValue(spec)! : rawSpanValue(spec)} AS v${i}`;
+  });
+  const table = group.source;
+  const settings = settingsClause(evaluationLimits(group));
+  if (!group.groupBy) {
+    return { query: `SELECT ${n} AS n, ${values.join(', ')}\nFROM ${table}\nWHERE ${where.join('\n  AND ')}\n${settings}`, query_params: b.params };
+  }
+  const g = spanGroup(group.groupBy, b);
+  const ranked = group.alerts.map((alert, i) => {
+    const direction = alert.threshold_operator === '<' || alert.threshold_operator === '<=' ? 'ASC' : 'DESC';
+    return `row_number() OVER (ORDER BY v${i} ${direction} NULLS LAST, g) AS r${i}`;
+  });
+  const outer = group.alerts.map((_, i) => `v${i}, r${i}`);
+  const limit = b.param('UInt32', MAX_GROUPS);
+  return {
+    query: `SELECT g, n, ${outer.join(', ')}
+FROM (
+  SELECT g, n, ${group.alerts.map((_, i) => `v${i}`).join(', ')}, ${ranked.join(', ')}
+  FROM (
+    SELECT ${g} AS g, ${n} AS n, ${values.join(', ')}
+    FROM ${table}
+    WHERE ${[...where, `${g} != ''`].join('\n      AND ')}
+    GROUP BY g
+  )
+)
+WHERE ${group.alerts.map((_, i) => `r${i} <= ${limit}`).join(' OR ')}
+${settings}`,
+    query_params: b.params,
+  };
+}
+
+/** One alert's answer: its value per series ('' when ungrouped); an empty map is a window without data. */
+export type AlertAnswer = Map<string, number>;
+
+/**
+ * Reads a group's rows (JSONCompactEachRow) into each alert's answer. A series whose value is null
+ * (an average over spans without an end, say) measured nothing, like a window without rows.
+ */
+export function readGroupAnswer(group: EvaluationGroup, rows: unknown[][]): Map<string, AlertAnswer> {
+  const answers = new Map<string, AlertAnswer>(group.alerts.map((a) => [a.id, new Map()]));
+  for (const row of rows) {
+    if (!group.groupBy) {
+      if (Number(row[0]) === 0) continue;
+      group.alerts.forEach((alert, i) => {
+        const v = roundValue(row[1 + i]);
+        if (v !== null) answers.get(alert.id)!.set('', v);
+      });
+      continue;
+    }
+    const key = String(row[0]);
+    group.alerts.forEach((alert, i) => {
+      const v = roundValue(row[2 + 2 * i]);
+      const rank = Number(row[3 + 2 * i]);
+      if (v !== null && rank <= MAX_GROUPS) answers.get(alert.id)!.set(key, v);
+    });
+  }
+  return answers;
+}
+
+/** As the widget engine rounds its answers (src/widgets/data.ts), so both print the same number. */
+export function roundValue(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  const n = Number(value);
+  if (!Number.isFinite(n)) return null;
+  return Math.round(n * 1e9) / 1e9;
+}
