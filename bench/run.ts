@@ -5,6 +5,7 @@
 //
 //   npm run bench -- --spans 1000000 --runs 15
 //   npm run bench -- --keep          # reuse the data set of an earlier run with the same size
+//   npm run bench -- --detection-samples 0   # leave out detection (first pass, latency)
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,6 +21,7 @@ import { referenceQueries } from './reference-queries.js';
 import { median, percentile, time, type Row, printTable } from './measure.js';
 import { guardSql, guardUncached } from '../src/sql/guard.js';
 import { benchDashboards } from './dashboards.js';
+import { benchDetection } from './detection.js';
 import { benchEvaluations } from './evaluations.js';
 import { benchAlerts } from './alerts.js';
 
@@ -32,6 +34,8 @@ const { values: args } = parseArgs({
     'ingest-batch': { type: 'string', default: '1000' },
     'ingest-concurrency': { type: 'string', default: '4' },
     'growth-spans': { type: 'string', default: '1000000' },
+    // Failing traces whose ingest → signal latency is measured; 0 leaves detection out of the run.
+    'detection-samples': { type: 'string', default: '20' },
     runs: { type: 'string', default: '20' },
     dir: { type: 'string', default: 'bench/data/run' },
     keep: { type: 'boolean', default: false },
@@ -68,6 +72,11 @@ async function main(): Promise<void> {
   results.detail = await benchDetail(ctx, api, dataset, rows);
   results.sql_guard = benchGuard(rows);
   results.dashboards = await benchDashboards(ctx, api, dataset.keys[0]!, dataset.projectIds[0]!, RUNS, rows);
+  if (Number(args['detection-samples']) > 0) {
+    const login = await inject(web, 'POST', '/api/auth/login', undefined, { email: dataset.email, password: dataset.password });
+    const session = { token: login.session_token, projectId: dataset.projectIds[0]!, key: dataset.keys[0]! };
+    results.detection = await benchDetection(ctx, api, session, Number(args['detection-samples']), rows);
+  }
   results.evaluations = await benchEvaluations(ctx, api, dataset.keys[0]!, RUNS, rows);
   results.alerts = await benchAlerts(ctx, api, web, dataset, rows);
   // One embedded data directory per process: close this one before the growth data set opens its own.

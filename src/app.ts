@@ -14,6 +14,8 @@ import { registerSqlRoutes } from './sql/routes.js';
 import { registerDashboardRoutes } from './dashboards/routes.js';
 import { registerWidgetDataRoutes } from './widgets/routes.js';
 import { registerAlertRoutes } from './alerts/routes.js';
+import { registerDetectorRoutes } from './detectors/routes.js';
+import { registerSignalRoutes } from './signals/routes.js';
 import { registerDatasetRoutes } from './datasets/routes.js';
 import { registerEvaluationRoutes } from './evaluations/routes.js';
 
@@ -37,6 +39,8 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
       registerDashboardRoutes(api, ctx);
       registerWidgetDataRoutes(api, ctx);
       registerAlertRoutes(api, ctx);
+      registerDetectorRoutes(api, ctx);
+      registerSignalRoutes(api, ctx);
       registerDatasetRoutes(api, ctx);
       registerEvaluationRoutes(api, ctx);
     },

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { hashPassword, hashToken, newApiKey, newId } from '../auth/secrets.js';
 import { withTransaction } from '../stores/postgres.js';
 import { ensureDefaultDashboard } from '../dashboards/service.js';
+import { ensureDefaultDetector } from '../detectors/service.js';
 import { SpanWriter } from '../traces/span-writer.js';
 import { validateSpans } from '../traces/span-input.js';
 import { generateSpans } from './generate-spans.js';
@@ -28,6 +29,7 @@ export async function seedDemoAccount(ctx: AppContext): Promise<DemoAccount | nu
     await tx.query(`INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, 'ADMIN')`, [ids.workspace, ids.user]);
     await tx.query('INSERT INTO projects (id, workspace_id, name, created_by) VALUES ($1, $2, $3, $4)', [ids.project, ids.workspace, 'Demo project', ids.user]);
     await ensureDefaultDashboard(tx, ids.project);
+    await ensureDefaultDetector(tx, ids.project);
     await tx.query('INSERT INTO api_keys (id, project_id, name, key_hash, key_prefix, created_by) VALUES ($1, $2, $3, $4, $5, $6)', [
       newId(),
       ids.project,

@@ -5,6 +5,7 @@ import { newId } from '../auth/secrets.js';
 import { ConflictError, NotFoundError, RequestValidationError } from '../errors.js';
 import { withTransaction } from '../stores/postgres.js';
 import { ensureDefaultDashboard } from '../dashboards/service.js';
+import { ensureDefaultDetector } from '../detectors/service.js';
 
 export type CreateProjectInput = { name: string; workspace_id?: string; trace_ttl_days?: number };
 
@@ -41,6 +42,8 @@ export async function createProject(ctx: AppContext, user: UserPrincipal, input:
     if (inserted.rows[0]) {
       // Every project has its default dashboard from the start (extensions.md §5).
       await ensureDefaultDashboard(tx, inserted.rows[0].id);
+      // And its "Errors" detector, so signals appear without configuring anything (issue 11).
+      await ensureDefaultDetector(tx, inserted.rows[0].id);
       return { created: true, ...inserted.rows[0] };
     }
     const { rows } = await tx.query<{ id: string; name: string; workspace_id: string }>(

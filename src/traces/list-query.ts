@@ -34,8 +34,11 @@ export type TraceListParams = {
   userId?: string;
   searchQuery?: string;
   filters: Predicate[];
-  /** Signal ids whose findings a `signal_id` filter matches (the signal and those merged into it). */
-  signalIds?: string[];
+  /**
+   * By the signal id a `signal_id` predicate names: the signals whose findings it matches (the signal
+   * and those merged into it; src/signals/service.ts `signalMembers`). Unlisted ids match their own.
+   */
+  signalIds?: Readonly<Record<string, readonly string[]>>;
   /** Restrict to these traces. */
   traceIds?: string[];
   /**
@@ -108,14 +111,14 @@ function build(p: TraceListParams): Built {
 /**
  * One predicate of the predicate table as a condition on a FINAL-merged `traces` row (one row per
  * trace). Shared by the trace list and the TRACES view of widgets, so a filter means the same in both.
- * `signalIds`: the signals whose findings a `signal_id` predicate matches (the one named, by default).
+ * `signalIds`: by named signal, the signals whose findings a `signal_id` predicate matches (the one named, by default).
  */
-export function traceFilterCondition(f: Predicate, param: (type: string, value: unknown) => string, signalIds?: string[]): string {
+export function traceFilterCondition(f: Predicate, param: (type: string, value: unknown) => string, signalIds?: Readonly<Record<string, readonly string[]>>): string {
   switch (f.field) {
     case 'trace_id':
       return f.op === 'eq' ? `trace_id = ${param('String', f.value)}` : `position(trace_id, ${param('String', f.value)}) > 0`;
     case 'signal_id':
-      return `trace_id IN (SELECT trace_id FROM findings WHERE project_id = {project:String} AND signal_id IN ${param('Array(String)', signalIds ?? [f.value])})`;
+      return `trace_id IN (SELECT trace_id FROM findings WHERE project_id = {project:String} AND signal_id IN ${param('Array(String)', signalIds?.[f.value] ?? [f.value])})`;
     case 'cost':
     case 'total_tokens':
     case 'errors':

@@ -9,6 +9,7 @@ import { resolveReadProject } from '../auth/access.js';
 import { SpanWriter } from './span-writer.js';
 import { isoToEpochMs, MAX_SPANS_PER_REQUEST, validateSpans } from './span-input.js';
 import { parseFilters } from './filters.js';
+import { signalMembers } from '../signals/service.js';
 import { countOtlpSpans, decodeOtlpJson, decodeOtlpProtobuf, encodeOtlpProtobufResponse, otlpJsonResponse, otlpToSpans } from './otlp.js';
 import { getSession, getTrace, ingestSpans, listSessions, listTraces, storeSpans } from './service.js';
 
@@ -86,8 +87,10 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
     const q = request.query;
     const filters = parseFilters(q.filters);
     const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
-    return answering(request, 'failed to list traces', () =>
+    return answering(request, 'failed to list traces', async () =>
       listTraces(ctx, {
+        // A `signal_id` filter on a merge target matches its sources' traces too (extensions.md §4).
+        signalIds: await signalMembers(ctx.pg.pool, scope.projectId, filters.flatMap((f) => (f.field === 'signal_id' ? [f.value] : []))),
         projectId: scope.projectId,
         limit: q.limit,
         page: q.page,

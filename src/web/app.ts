@@ -5,6 +5,7 @@ import { createServer } from '../http.js';
 import { registerRateLimits } from '../rate-limits.js';
 import { registerHealthRoutes } from '../health/routes.js';
 import { registerWebRoutes } from './routes.js';
+import { registerSignalWebRoutes } from '../signals/web-routes.js';
 
 /** The web process: login, the CLI token exchange and browser login, and the pages. */
 export function buildWebApp(ctx: AppContext): FastifyInstance {
@@ -13,5 +14,7 @@ export function buildWebApp(ctx: AppContext): FastifyInstance {
   registerRateLimits(app, ctx.config);
   registerHealthRoutes(app, ctx);
   app.register(async (web) => registerWebRoutes(web, ctx));
+  // Dismiss and merge: web-only signal routes (extensions.md §4).
+  app.register(async (web) => registerSignalWebRoutes(web, ctx));
   return app;
 }
