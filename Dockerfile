@@ -10,6 +10,9 @@ COPY workers ./workers
 COPY clickhouse ./clickhouse
 COPY postgres ./postgres
 COPY scripts ./scripts
+# The web application, built once into web/dist (served by the web process).
+COPY web ./web
+RUN node scripts/build-web.mjs --force
 ENV HOST=0.0.0.0
 EXPOSE 8000 3000
 CMD ["npx", "tsx", "src/main.ts", "api"]

@@ -29,22 +29,25 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
   registerApiSecurityHeaders(app, ctx.config);
   registerOpenApi(app, PUBLIC_PREFIX);
   registerRateLimits(app, ctx.config);
-  app.register(
-    async (api) => {
-      registerWorkspaceRoutes(api, ctx);
-      registerProjectRoutes(api, ctx);
-      registerApiKeyRoutes(api, ctx);
-      registerTraceRoutes(api, ctx);
-      registerSqlRoutes(api, ctx);
-      registerDashboardRoutes(api, ctx);
-      registerWidgetDataRoutes(api, ctx);
-      registerAlertRoutes(api, ctx);
-      registerDetectorRoutes(api, ctx);
-      registerSignalRoutes(api, ctx);
-      registerDatasetRoutes(api, ctx);
-      registerEvaluationRoutes(api, ctx);
-    },
-    { prefix: PUBLIC_PREFIX },
-  );
+  app.register(async (api) => registerPublicRoutes(api, ctx), { prefix: PUBLIC_PREFIX });
   return app;
+}
+
+/**
+ * Every public route. The web process mounts the same set under `/app-api`, authenticated by its
+ * session cookie (src/web/app-api.ts), so the browser calls the public API on its own origin.
+ */
+export function registerPublicRoutes(api: FastifyInstance, ctx: AppContext): void {
+  registerWorkspaceRoutes(api, ctx);
+  registerProjectRoutes(api, ctx);
+  registerApiKeyRoutes(api, ctx);
+  registerTraceRoutes(api, ctx);
+  registerSqlRoutes(api, ctx);
+  registerDashboardRoutes(api, ctx);
+  registerWidgetDataRoutes(api, ctx);
+  registerAlertRoutes(api, ctx);
+  registerDetectorRoutes(api, ctx);
+  registerSignalRoutes(api, ctx);
+  registerDatasetRoutes(api, ctx);
+  registerEvaluationRoutes(api, ctx);
 }

@@ -57,6 +57,7 @@ async function main(): Promise<void> {
         '  First start: a demo account was created (shown this once):',
         `    e-mail    ${demo.email}`,
         `    password  ${demo.password}`,
+        `    web app   ${config.webUrl} (log in with this e-mail and password)`,
         `    project   ${demo.projectId}`,
         `    API key   ${demo.apiKey}`,
         `    traces    ${DEMO_TRACES} demo agent traces (${spans} spans) over the last 24 hours`,

@@ -4,7 +4,7 @@ import type { AppContext } from '../context.js';
 import { typed } from '../http.js';
 import { authenticate, userOf } from '../auth/principal.js';
 import { DeleteReason } from '../workspaces/routes.js';
-import { createProject, deleteProject, listProjects } from './service.js';
+import { createProject, deleteProject, getProject, listProjects, updateProject } from './service.js';
 
 const CreateProjectBody = z.object({
   name: z.string().trim().min(1).max(200),
@@ -23,6 +23,22 @@ export function registerProjectRoutes(app: FastifyInstance, ctx: AppContext): vo
 
   r.get('/projects', { ...user, schema: { querystring: z.object({ workspace_id: z.string().min(1).optional() }) } }, async (request) =>
     listProjects(ctx, userOf(request), request.query.workspace_id),
+  );
+
+  r.get('/projects/:project_id', { ...user, schema: { params: z.object({ project_id: z.string().min(1) }) } }, async (request) =>
+    getProject(ctx, userOf(request), request.params.project_id),
+  );
+
+  r.patch(
+    '/projects/:project_id',
+    {
+      ...user,
+      schema: {
+        params: z.object({ project_id: z.string().min(1) }),
+        body: z.object({ name: z.string().trim().min(1).max(200).optional(), trace_ttl_days: z.number().int().min(1).max(3650).optional() }),
+      },
+    },
+    async (request) => updateProject(ctx, userOf(request), request.params.project_id, request.body),
   );
 
   r.delete(

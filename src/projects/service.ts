@@ -3,7 +3,7 @@ import { requireProjectRole, requireWorkspaceRole } from '../auth/access.js';
 import type { UserPrincipal } from '../auth/principal.js';
 import { newId } from '../auth/secrets.js';
 import { ConflictError, NotFoundError, RequestValidationError } from '../errors.js';
-import { withTransaction } from '../stores/postgres.js';
+import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { ensureDefaultDashboard } from '../dashboards/service.js';
 import { ensureDefaultDetector } from '../detectors/service.js';
 
@@ -92,5 +92,43 @@ export async function deleteProject(ctx: AppContext, user: UserPrincipal, projec
       [user.userId, project.id, project.name, reason, JSON.stringify({ workspace_id: project.workspace_id })],
     );
     return { deleted: true, project: { id: project.id, name: project.name }, reason };
+  });
+}
+
+export type ProjectDetail = { id: string; name: string; workspace_id: string; workspace_name: string; trace_ttl_days: number; created_at: Date; role: string };
+
+async function projectDetail(db: Queryable, projectId: string, role: string): Promise<ProjectDetail> {
+  const { rows } = await db.query<Omit<ProjectDetail, 'role'>>(
+    `SELECT p.id, p.name, p.workspace_id, w.name AS workspace_name, p.trace_ttl_days, p.created_at
+       FROM projects p JOIN workspaces w ON w.id = p.workspace_id WHERE p.id = $1`,
+    [projectId],
+  );
+  return { ...rows[0]!, role };
+}
+
+/** `GET /projects/{project_id}`: the project with its retention and the caller's role (settings page). */
+export async function getProject(ctx: AppContext, user: UserPrincipal, projectId: string): Promise<ProjectDetail> {
+  const project = await requireProjectRole(ctx.pg.pool, user, projectId, 'VIEWER');
+  return projectDetail(ctx.pg.pool, project.id, project.role);
+}
+
+/**
+ * `PATCH /projects/{project_id}` (public-api.md: project updates take the project from the path):
+ * rename (MEMBER+, idempotent names stay unique per workspace: 409) or change the retention (ADMIN:
+ * it decides how long data is kept). New spans carry the new retention; dashboards clamp to it at once.
+ */
+export async function updateProject(ctx: AppContext, user: UserPrincipal, projectId: string, input: { name?: string; trace_ttl_days?: number }): Promise<ProjectDetail> {
+  return withTransaction(ctx.pg.pool, async (tx) => {
+    const project = await requireProjectRole(tx, user, projectId, input.trace_ttl_days !== undefined ? 'ADMIN' : 'MEMBER');
+    try {
+      await tx.query(
+        'UPDATE projects SET name = COALESCE($2, name), trace_ttl_days = COALESCE($3, trace_ttl_days) WHERE id = $1 AND deleted_at IS NULL',
+        [projectId, input.name ?? null, input.trace_ttl_days ?? null],
+      );
+    } catch (error) {
+      if ((error as { code?: string }).code === '23505') throw new ConflictError('another project of this workspace has that name');
+      throw error;
+    }
+    return projectDetail(tx, project.id, project.role);
   });
 }

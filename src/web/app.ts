@@ -6,15 +6,22 @@ import { registerRateLimits } from '../rate-limits.js';
 import { registerHealthRoutes } from '../health/routes.js';
 import { registerWebRoutes } from './routes.js';
 import { registerSignalWebRoutes } from '../signals/web-routes.js';
+import { registerSessionCookie } from './session-cookie.js';
+import { registerAppApi } from './app-api.js';
+import { registerStaticApp } from './static.js';
 
 /** The web process: login, the CLI token exchange and browser login, and the pages. */
 export function buildWebApp(ctx: AppContext): FastifyInstance {
   const app = createServer({ logLevel: ctx.config.logLevel });
   app.register(formbody);
   registerRateLimits(app, ctx.config);
+  // First: every route after it sees the session cookie as a bearer (CSRF rules in session-cookie.ts).
+  registerSessionCookie(app);
   registerHealthRoutes(app, ctx);
   app.register(async (web) => registerWebRoutes(web, ctx));
   // Dismiss and merge: web-only signal routes (extensions.md §4).
   app.register(async (web) => registerSignalWebRoutes(web, ctx));
+  app.register(async (web) => registerAppApi(web, ctx));
+  app.register(async (web) => registerStaticApp(web));
   return app;
 }

@@ -51,13 +51,3 @@ ${params.state !== undefined ? `<input type="hidden" name="state" value="${escap
 <button type="submit">Log in</button>
 </form></body></html>`;
 }
-
-export function homePage(baseUrl: string): string {
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Sightline</title></head>
-<body style="font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto">
-<h1>Sightline</h1>
-<p>Observability for LLM and agent applications.</p>
-<p>API: <code>${escapeHtml(baseUrl)}/api/v1/public</code></p>
-</body></html>`;
-}

@@ -5,7 +5,8 @@ import { BadRequestError, UnauthorizedError } from '../errors.js';
 import { typed } from '../http.js';
 import { authenticate, userOf } from '../auth/principal.js';
 import { login, logout, signup } from '../accounts/service.js';
-import { homePage, loginPage, loopbackRedirect, redirectWithToken } from './cli-login.js';
+import { loginPage, loopbackRedirect, redirectWithToken } from './cli-login.js';
+import { clearSessionCookie, fromWebApp, setSessionCookie } from './session-cookie.js';
 
 const email = z.string().trim().min(3).max(320).email();
 const password = z.string().min(8).max(1024);
@@ -19,16 +20,22 @@ const CliLoginForm = CliLoginQuery.extend({ email: z.string().max(320).default('
 export function registerWebRoutes(app: FastifyInstance, ctx: AppContext): void {
   const r = typed(app);
 
-  r.get('/', async (_request, reply) => reply.type('text/html').send(homePage(ctx.config.baseUrl)));
-
   r.post('/api/auth/signup', { schema: { body: SignupBody } }, async (request, reply) => {
-    return reply.status(201).send(await signup(ctx, request.body));
+    const session = await signup(ctx, request.body);
+    // The web application's own calls also get the session as an HttpOnly cookie (session-cookie.ts); the body is the spec's.
+    if (fromWebApp(request)) setSessionCookie(reply, ctx.config, session.session_token);
+    return reply.status(201).send(session);
   });
 
-  r.post('/api/auth/login', { schema: { body: LoginBody } }, async (request) => login(ctx, request.body));
+  r.post('/api/auth/login', { schema: { body: LoginBody } }, async (request, reply) => {
+    const session = await login(ctx, request.body);
+    if (fromWebApp(request)) setSessionCookie(reply, ctx.config, session.session_token);
+    return session;
+  });
 
   r.post('/api/auth/logout', { onRequest: authenticate(ctx, 'user') }, async (request, reply) => {
     await logout(ctx, userOf(request));
+    clearSessionCookie(reply, ctx.config);
     return reply.status(204).send();
   });
 

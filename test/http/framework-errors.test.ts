@@ -84,7 +84,11 @@ describe('bodies', () => {
 describe('routes', () => {
   it('answers unknown routes and methods with 404 {detail} on both apps', async () => {
     expectDetail(await call(h().api, { method: 'DELETE', url: '/healthz' }), 404);
-    expectDetail(await call(h().web, { method: 'GET', url: '/no/such/page' }), 404);
+    expectDetail(await call(h().web, { method: 'GET', url: '/api/no/such/route' }), 404);
+    // Any other path is a page of the web application, whose router draws its own not-found page.
+    const page = await call(h().web, { method: 'GET', url: '/no/such/page' });
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
     expectDetail(await call(h().web, { method: 'PUT', url: '/api/auth/login', payload: {} }), 404);
     expect(expectDetail(await call(h().web, { method: 'GET', url: '/%E0%A4%A' }), 400)).toBe('the request URL is not valid');
   });

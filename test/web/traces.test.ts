@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { call, PUBLIC } from '../support/harness.js';
+import { logIn, newPage, screenshot, useWebServer } from '../support/browser.js';
+
+const server = useWebServer();
+
+describe('web application: traces', () => {
+  it('lists traces, narrows them with a filter chip and a search, and keeps both in the URL', async () => {
+    const s = server();
+    const { context, page } = await newPage(s);
+    await logIn(page, s.demo.email, s.demo.password);
+    await page.goto(`/projects/${s.demo.projectId}/traces`);
+    const rows = page.getByTestId('trace-row');
+    await rows.first().waitFor();
+    expect(await rows.count()).toBe(50);
+    await expect(page.getByTestId('page-summary').textContent()).resolves.toMatch(/^1–50 of [1-9]\d\d$/);
+    await screenshot(page, 'traces');
+
+    await page.getByRole('button', { name: '+ Add filter' }).click();
+    await page.getByRole('menuitem', { name: /^Status/ }).click();
+    await page.getByRole('group', { name: 'Status values' }).getByLabel('error').check();
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByTestId('filter-chip').filter({ hasText: 'Status is error' }).waitFor();
+    await page.waitForURL(/filters=/);
+    await expect.poll(async () => page.locator('[data-testid="trace-row"]:not(:has(.badge.error))').count()).toBe(0);
+    const errorTotal = await page.getByTestId('page-summary').textContent();
+
+    const name = (await rows.first().locator('td').nth(1).locator('a').textContent())!;
+    await page.getByLabel('Search traces').fill(name);
+    await page.waitForURL(/q=/);
+    await expect.poll(async () => (await rows.allInnerTexts()).every((t) => t.includes(name))).toBe(true);
+    expect(await page.getByTestId('page-summary').textContent()).not.toBe(errorTotal);
+    await screenshot(page, 'traces-filtered');
+
+    // The URL alone reproduces the view.
+    const shared = page.url();
+    const other = await context.newPage();
+    await other.goto(shared);
+    await other.getByTestId('filter-chip').filter({ hasText: 'Status is error' }).waitFor();
+    await expect(other.getByLabel('Search traces').inputValue()).resolves.toBe(name);
+    await context.close();
+  });
+
+  it('opens a trace_url, draws the span tree and timeline, and shows a failed span', async () => {
+    const s = server();
+    const listed = await call(s.h.api, {
+      method: 'GET',
+      url: `${PUBLIC}/traces?limit=1&filters=${encodeURIComponent(JSON.stringify([{ field: 'status', op: 'in', value: ['error'] }]))}`,
+      token: s.demo.apiKey,
+    });
+    const trace = listed.json().data[0];
+    const { context, page } = await newPage(s);
+    await logIn(page, s.demo.email, s.demo.password);
+    await page.goto(new URL(trace.trace_url).pathname);
+    await page.getByTestId('waterfall').waitFor();
+    const spans = page.locator('[role="treeitem"]');
+    await expect.poll(() => spans.count()).toBe(trace.span_count);
+    const failed = page.locator('[role="treeitem"][data-status="error"]').last();
+    await failed.click();
+    await page.getByTestId('span-error').waitFor();
+    const panel = page.getByTestId('span-panel');
+    await expect(panel.getByRole('heading', { level: 3, name: 'Input' }).isVisible()).resolves.toBe(true);
+    const bar = await failed.locator('.span-bar').boundingBox();
+    expect(bar!.width).toBeGreaterThan(0);
+    await screenshot(page, 'trace');
+    const failedId = (await failed.getAttribute('data-span-id'))!;
+    await context.close();
+
+    // Usable at phone width: the tree and the panel stack.
+    const phone = await newPage(s, { width: 390, height: 844 });
+    await logIn(phone.page, s.demo.email, s.demo.password);
+    await phone.page.goto(`${new URL(trace.trace_url).pathname}?span=${encodeURIComponent(failedId)}`);
+    await phone.page.getByTestId('span-error').waitFor();
+    await screenshot(phone.page, 'trace-phone', true);
+    await phone.context.close();
+  });
+});

@@ -1,0 +1,164 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
+import { api, isNotFound } from '../api';
+import { useProject } from '../project';
+import { fmtCost, fmtInt, fmtMs } from '../format';
+import { Empty, ErrorBox, Loading, NotFound, Pager, Time, useTitle } from '../components/ui';
+import type { Page, SessionDetail, SessionSummary, TraceItem } from '../types';
+
+const LIMIT = 50;
+
+export function SessionsPage() {
+  const { projectId, project } = useProject();
+  useTitle(`Sessions · ${project.name}`);
+  const [params, setParams] = useSearchParams();
+  const navigate = useNavigate();
+  const page = Math.max(0, Number(params.get('page')) || 0);
+  const sessions = useQuery({
+    queryKey: ['sessions', projectId, page],
+    placeholderData: keepPreviousData,
+    queryFn: ({ signal }) => api<Page<SessionSummary>>('/sessions', { signal, query: { project_id: projectId, limit: LIMIT, page } }),
+  });
+  return (
+    <div className="page">
+      <div className="page-head">
+        <div>
+          <h1>Sessions</h1>
+          <div className="muted">Conversations: traces that share a session ID, most recent first.</div>
+        </div>
+      </div>
+      {sessions.isPending ? (
+        <Loading rows={8} />
+      ) : sessions.error ? (
+        <ErrorBox error={sessions.error} />
+      ) : sessions.data.data.length === 0 ? (
+        <Empty title="No sessions yet">Spans with a session_id group their traces into sessions.</Empty>
+      ) : (
+        <>
+          <div className="table-wrap">
+            <table className="data" data-testid="session-table">
+              <thead>
+                <tr>
+                  <th>Session</th>
+                  <th>User</th>
+                  <th className="num">Traces</th>
+                  <th>First</th>
+                  <th>Last</th>
+                  <th className="num hide-phone">Tokens in / out</th>
+                  <th className="num">Cost</th>
+                </tr>
+              </thead>
+              <tbody>
+                {sessions.data.data.map((s) => (
+                  <tr key={s.session_id} className="clickable" onClick={() => navigate(`/projects/${projectId}/sessions/${encodeURIComponent(s.session_id)}`)}>
+                    <td className="ellipsis" style={{ maxWidth: 260 }}>
+                      <Link to={`/projects/${projectId}/sessions/${encodeURIComponent(s.session_id)}`} onClick={(e) => e.stopPropagation()}>
+                        {s.session_id}
+                      </Link>
+                    </td>
+                    <td>{s.user_id ?? <span className="muted">–</span>}</td>
+                    <td className="num">{fmtInt(s.trace_count)}</td>
+                    <td className="nowrap">
+                      <Time iso={s.first_trace_time} short />
+                    </td>
+                    <td className="nowrap">
+                      <Time iso={s.last_trace_time} short />
+                    </td>
+                    <td className="num hide-phone">
+                      {fmtInt(s.total_input_tokens)} / {fmtInt(s.total_output_tokens)}
+                    </td>
+                    <td className="num">{fmtCost(s.total_cost)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager page={page} limit={LIMIT} total={sessions.data.meta.total} onPage={(p) => setParams(p ? { page: String(p) } : {})} />
+        </>
+      )}
+    </div>
+  );
+}
+
+/** The text a person would read from a stored input or output: a chat's last message, else the text. */
+export function chatText(text: string | null, prefer: 'user' | 'assistant'): string | null {
+  if (text === null) return null;
+  try {
+    const parsed = JSON.parse(text) as unknown;
+    const messages = Array.isArray(parsed) ? parsed : (parsed as { messages?: unknown })?.messages;
+    if (Array.isArray(messages)) {
+      const mine = messages.filter((m) => (m as { role?: string })?.role === prefer);
+      const last = (mine.at(-1) ?? messages.at(-1)) as { content?: unknown } | undefined;
+      if (last && typeof last.content === 'string') return last.content;
+    }
+    if (typeof parsed === 'string') return parsed;
+    for (const key of ['content', 'text', 'answer', 'output', 'query', 'question', 'input']) {
+      const v = (parsed as Record<string, unknown>)?.[key];
+      if (typeof v === 'string') return v;
+    }
+    return JSON.stringify(parsed, null, 2);
+  } catch {
+    return text;
+  }
+}
+
+function Turn({ trace, projectId }: { trace: TraceItem; projectId: string }) {
+  const input = chatText(trace.input, 'user');
+  const output = chatText(trace.output, 'assistant');
+  return (
+    <div className="turn" data-testid="session-turn">
+      {input && <div className="bubble user">{input.length > 2000 ? `${input.slice(0, 2000)}…` : input}</div>}
+      {output && <div className="bubble assistant">{output.length > 2000 ? `${output.slice(0, 2000)}…` : output}</div>}
+      <div className="turn-meta">
+        <Link to={`/projects/${projectId}/traces/${encodeURIComponent(trace.trace_id)}`}>{trace.name || 'trace'} →</Link>
+        <Time iso={trace.trace_start_time} />
+        <span>{fmtMs(trace.duration_ms)}</span>
+        <span>{fmtInt((trace.total_input_tokens ?? 0) + (trace.total_output_tokens ?? 0))} tokens</span>
+        <span>{fmtCost(trace.total_cost ?? 0)}</span>
+        {trace.error_count > 0 && <span className="badge error">{trace.error_count} errors</span>}
+      </div>
+    </div>
+  );
+}
+
+export function SessionPage() {
+  const { projectId } = useProject();
+  const { sessionId = '' } = useParams();
+  useTitle(`Session ${sessionId}`);
+  const session = useQuery({
+    queryKey: ['session', projectId, sessionId],
+    queryFn: ({ signal }) => api<SessionDetail>(`/sessions/${encodeURIComponent(sessionId)}`, { signal, query: { project_id: projectId } }),
+  });
+  if (session.isPending) return <Loading rows={6} />;
+  if (session.error) {
+    if (isNotFound(session.error)) return <NotFound what="session" back={{ to: `/projects/${projectId}/sessions`, label: 'Back to sessions' }} />;
+    return <ErrorBox error={session.error} />;
+  }
+  const s = session.data;
+  return (
+    <div className="page">
+      <div className="page-head">
+        <div style={{ minWidth: 0 }}>
+          <div className="crumbs">
+            <Link to={`/projects/${projectId}/sessions`}>Sessions</Link> /
+          </div>
+          <h1 style={{ overflowWrap: 'anywhere' }}>{s.session_id}</h1>
+          <div className="muted">
+            {fmtInt(s.trace_count)} traces · {s.user_id ? `user ${s.user_id} · ` : ''}
+            <Time iso={s.first_trace_time} /> – <Time iso={s.last_trace_time} /> · {fmtCost(s.total_cost)} ·{' '}
+            {fmtInt(s.total_input_tokens + s.total_output_tokens)} tokens
+          </div>
+        </div>
+        <Link className="button" to={`/projects/${projectId}/traces?filters=&q=${encodeURIComponent(s.session_id)}&range=all`}>
+          As a trace list
+        </Link>
+      </div>
+      <div className="conversation card">
+        {s.traces.map((t) => (
+          <Turn key={t.trace_id} trace={t} projectId={projectId} />
+        ))}
+      </div>
+      {s.truncated && <div className="muted">Only the first {fmtInt(s.traces.length)} traces of this session are shown.</div>}
+    </div>
+  );
+}

@@ -1,0 +1,209 @@
+import { useEffect, useState } from 'react';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { Link, useNavigate, useSearchParams } from 'react-router';
+import { api } from '../../api';
+import { useProject } from '../../project';
+import { parseFilterParam } from '../../filters';
+import { fmtCost, fmtInt, fmtMs } from '../../format';
+import { FilterBar } from '../../components/filter-bar';
+import { TimeRange, type TimeValue } from '../../components/time-range';
+import { Empty, ErrorBox, Loading, Pager, Time, useTitle } from '../../components/ui';
+import type { Page, Predicate, TraceItem } from '../../types';
+
+const PRESETS = ['1h', '24h', '7d', '30d', '90d', 'all'];
+const DEFAULT_RANGE = '7d';
+const RANGE_MS: Record<string, number> = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000, '90d': 90 * 86_400_000 };
+const LIMIT = 50;
+
+/** The list's state lives in the URL (range, search, filters, page), so a view can be shared. */
+export function useTraceListState() {
+  const [params, setParams] = useSearchParams();
+  const range = params.get('from') && params.get('to') ? null : (params.get('range') ?? DEFAULT_RANGE);
+  const state = {
+    time: { range, from: params.get('from'), to: params.get('to') } as TimeValue,
+    search: params.get('q') ?? '',
+    filters: parseFilterParam(params.get('filters')),
+    page: Math.max(0, Math.min(10_000, Number(params.get('page')) || 0)),
+    evaluations: params.get('evals') === '1',
+  };
+  const update = (patch: Partial<typeof state>) => {
+    const next = { ...state, page: 0, ...patch };
+    const out = new URLSearchParams();
+    if (next.time.range === null && next.time.from && next.time.to) {
+      out.set('from', next.time.from);
+      out.set('to', next.time.to);
+    } else if (next.time.range && next.time.range !== DEFAULT_RANGE) out.set('range', next.time.range);
+    if (next.search) out.set('q', next.search);
+    if (next.filters.length) out.set('filters', JSON.stringify(next.filters));
+    if (next.page) out.set('page', String(next.page));
+    if (next.evaluations) out.set('evals', '1');
+    setParams(out, { replace: false });
+  };
+  return { state, update };
+}
+
+function windowOf(time: TimeValue): { start_after?: string; end_before?: string } {
+  if (time.range === null) return { start_after: time.from ?? undefined, end_before: time.to ?? undefined };
+  const span = RANGE_MS[time.range];
+  return span ? { start_after: new Date(Date.now() - span).toISOString() } : {};
+}
+
+function Fold({ text }: { text: string | null }) {
+  if (!text) return <span className="muted">–</span>;
+  return <div title={text.length > 600 ? `${text.slice(0, 600)}…` : text}>{text.slice(0, 300)}</div>;
+}
+
+export function TracesPage() {
+  const { projectId, project } = useProject();
+  useTitle(`Traces · ${project.name}`);
+  const navigate = useNavigate();
+  const { state, update } = useTraceListState();
+  const [search, setSearch] = useState(state.search);
+  useEffect(() => setSearch(state.search), [state.search]);
+  // Typing settles for a moment before the URL (and the query) change.
+  useEffect(() => {
+    if (search === state.search) return;
+    const t = setTimeout(() => update({ search }), 350);
+    return () => clearTimeout(t);
+  });
+
+  const key = JSON.stringify([state.time, state.search, state.filters, state.page, state.evaluations]);
+  const traces = useQuery({
+    queryKey: ['traces', projectId, key],
+    placeholderData: keepPreviousData,
+    queryFn: ({ signal }) =>
+      api<Page<TraceItem>>('/traces', {
+        signal,
+        query: {
+          project_id: projectId,
+          limit: LIMIT,
+          page: state.page,
+          search_query: state.search || undefined,
+          filters: state.filters.length ? JSON.stringify(state.filters) : undefined,
+          include_evaluations: state.evaluations || undefined,
+          ...windowOf(state.time),
+        },
+      }),
+  });
+
+  const open = (t: TraceItem) => navigate(`/projects/${projectId}/traces/${encodeURIComponent(t.trace_id)}`);
+  return (
+    <div className="page">
+      <div className="page-head">
+        <div>
+          <h1>Traces</h1>
+          <div className="muted">
+            {traces.data ? `${fmtInt(traces.data.meta.total)} traces` : ' '}
+            {traces.isFetching && traces.data ? ' · updating…' : ''}
+          </div>
+        </div>
+        <TimeRange presets={PRESETS} value={state.time} onChange={(time) => update({ time })} />
+      </div>
+      <div className="toolbar">
+        <input
+          className="search"
+          type="search"
+          aria-label="Search traces"
+          placeholder="Search trace ID, name, session or user…"
+          value={search}
+          onChange={(e) => setSearch(e.target.value)}
+          onKeyDown={(e) => e.key === 'Enter' && update({ search })}
+        />
+        <label className="inline">
+          <input type="checkbox" checked={state.evaluations} onChange={(e) => update({ evaluations: e.target.checked })} />
+          Include evaluation traces
+        </label>
+      </div>
+      <FilterBar projectId={projectId} filters={state.filters} onChange={(filters: Predicate[]) => update({ filters })} />
+      {traces.isPending ? (
+        <Loading rows={8} />
+      ) : traces.error ? (
+        <ErrorBox error={traces.error} title="The traces could not be listed" />
+      ) : traces.data.data.length === 0 ? (
+        <Empty title="No traces match">
+          {state.filters.length || state.search ? 'Remove a filter or widen the time range.' : 'Send spans with an API key (Settings → API keys), or widen the time range.'}
+        </Empty>
+      ) : (
+        <>
+          <div className="table-wrap">
+            <table className="data" data-testid="trace-table">
+              <thead>
+                <tr>
+                  <th>Started</th>
+                  <th>Name</th>
+                  <th className="hide-phone">Input</th>
+                  <th className="hide-phone">Output</th>
+                  <th className="num">Duration</th>
+                  <th className="num">Spans</th>
+                  <th className="num">Errors</th>
+                  <th className="num hide-phone">Tokens in / out</th>
+                  <th className="num">Cost</th>
+                  <th className="hide-phone">User</th>
+                  <th className="hide-phone">Session</th>
+                  <th className="hide-phone">Metadata</th>
+                </tr>
+              </thead>
+              <tbody>
+                {traces.data.data.map((t) => (
+                  <tr key={t.trace_id} className="clickable" onClick={() => open(t)} data-testid="trace-row">
+                    <td className="nowrap">
+                      <Time iso={t.trace_start_time} short />
+                    </td>
+                    <td>
+                      <Link to={`/projects/${projectId}/traces/${encodeURIComponent(t.trace_id)}`} onClick={(e) => e.stopPropagation()}>
+                        {t.name || <span className="muted">(unnamed)</span>}
+                      </Link>
+                      <div className="muted mono ellipsis" style={{ maxWidth: 180 }} title={t.trace_id}>
+                        {t.trace_id}
+                      </div>
+                    </td>
+                    <td className="io hide-phone">
+                      <Fold text={t.input} />
+                    </td>
+                    <td className="io hide-phone">
+                      <Fold text={t.output} />
+                    </td>
+                    <td className="num">{fmtMs(t.duration_ms)}</td>
+                    <td className="num">{fmtInt(t.span_count)}</td>
+                    <td className="num">{t.error_count > 0 ? <span className="badge error">{fmtInt(t.error_count)}</span> : <span className="muted">0</span>}</td>
+                    <td className="num hide-phone">
+                      {fmtInt(t.total_input_tokens ?? 0)} / {fmtInt(t.total_output_tokens ?? 0)}
+                    </td>
+                    <td className="num">{fmtCost(t.total_cost ?? 0)}</td>
+                    <td className="hide-phone ellipsis" style={{ maxWidth: 140 }}>
+                      {t.user_id ?? <span className="muted">–</span>}
+                    </td>
+                    <td className="hide-phone ellipsis" style={{ maxWidth: 140 }}>
+                      {t.session_id ? (
+                        <Link to={`/projects/${projectId}/sessions/${encodeURIComponent(t.session_id)}`} onClick={(e) => e.stopPropagation()}>
+                          {t.session_id}
+                        </Link>
+                      ) : (
+                        <span className="muted">–</span>
+                      )}
+                    </td>
+                    <td className="hide-phone">
+                      <MetadataCell map={t.metadata_map} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          <Pager page={state.page} limit={LIMIT} total={traces.data.meta.total} onPage={(page) => update({ page })} />
+        </>
+      )}
+    </div>
+  );
+}
+
+function MetadataCell({ map }: { map?: Record<string, string> }) {
+  const entries = Object.entries(map ?? {});
+  if (!entries.length) return <span className="muted">–</span>;
+  const text = entries.map(([k, v]) => `${k}=${v}`).join('\n');
+  return (
+    <span className="badge" title={text}>
+      {entries.length} {entries.length === 1 ? 'key' : 'keys'}
+    </span>
+  );
+}
