@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ZodType } from 'zod';
 import { answerError, clientErrorAnswer, installErrorHandler, RequestValidationError, zodIssuesToValidation } from './errors.js';
@@ -48,7 +48,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandler(app);
   app.addHook('onSend', async (request, reply, payload) => {
-    if (reply.statusCode === 413 && !request.raw.complete) drainRefusedBody(request.raw, reply);
+    // Only while the body is really still arriving (an injected request, or one read whole, is done).
+    if (reply.statusCode === 413 && !request.raw.complete && !request.raw.readableEnded && !request.raw.destroyed) await drainRefusedBody(request.raw);
     return payload;
   });
   return app;
@@ -78,24 +79,33 @@ const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
 const DRAIN_LIMIT_MS = 30_000;
 
 /**
- * A body refused as too large (413) while the client is still sending it: Fastify would answer with
- * `Connection: close` and the socket would close under the client's feet, which then sees EPIPE
- * instead of the 413. So the rest of the body is read and discarded (up to a bound) and the
- * connection stays open long enough for the client to finish and read the answer.
+ * A body refused as too large (413) while the client is still sending it: answered at once, the
+ * connection would close under the client's feet (Fastify answers such errors with
+ * `Connection: close`) and the client would see EPIPE instead of the 413. So the rest of the body is
+ * read and discarded first, up to a bound, and the answer goes out when the client has finished
+ * sending; past the bound the socket is cut.
  */
-function drainRefusedBody(raw: FastifyRequest['raw'], reply: FastifyReply): void {
-  reply.removeHeader('connection');
-  let drained = 0;
-  const cut = () => raw.socket?.destroy();
-  const timer = setTimeout(cut, DRAIN_LIMIT_MS);
-  timer.unref();
-  raw.on('data', (chunk: Buffer) => {
-    drained += chunk.length;
-    if (drained > DRAIN_LIMIT_BYTES) cut();
+function drainRefusedBody(raw: FastifyRequest['raw']): Promise<void> {
+  return new Promise((resolve) => {
+    let drained = 0;
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const cut = () => {
+      raw.socket?.destroy();
+      done();
+    };
+    const timer = setTimeout(cut, DRAIN_LIMIT_MS);
+    raw.on('data', (chunk: Buffer) => {
+      drained += chunk.length;
+      if (drained > DRAIN_LIMIT_BYTES) cut();
+    });
+    raw.once('end', done);
+    raw.once('close', done);
+    raw.once('error', done);
+    raw.resume();
   });
-  raw.once('end', () => clearTimeout(timer));
-  raw.once('close', () => clearTimeout(timer));
-  raw.resume();
 }
 
 export function typed(app: FastifyInstance) {

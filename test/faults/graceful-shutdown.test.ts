@@ -35,9 +35,13 @@ async function startServer(port: number, webPort: number): Promise<{ child: Chil
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
+  // The first 64 KB say what the test needs (running, the demo key); a chatty log must not fill memory.
   let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
+  const keep = (d: Buffer) => {
+    if (output.length < 65_536) output += d.toString('utf8');
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
   await waitFor(async () => /is running/.test(output) && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 'the server to start', 120_000);
   return { child, output: () => output };
 }
@@ -57,9 +61,17 @@ describe('SIGTERM during ingest', () => {
         const trace = `c${c}-b${batchNo++}`;
         const spans = Array.from({ length: 200 }, (_, i) => ({ trace_id: trace, span_id: `s${i}`, name: 'op', start_time: new Date().toISOString(), input: 'x'.repeat(200) }));
         try {
-          const res = await fetch(`http://127.0.0.1:${port}/api/v1/public/traces`, { method: 'POST', headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ spans }) });
+          const res = await fetch(`http://127.0.0.1:${port}/api/v1/public/traces`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ spans }),
+            signal: AbortSignal.timeout(20_000),
+          });
           if (res.status === 200) acked.push(trace);
-          else await res.text();
+          else {
+            await res.text();
+            await new Promise((r) => setTimeout(r, 50));
+          }
         } catch {
           // The server is going away: not acknowledged.
           await new Promise((r) => setTimeout(r, 20));
@@ -69,6 +81,7 @@ describe('SIGTERM during ingest', () => {
     const clients = [0, 1, 2, 3].map(client);
     await waitFor(() => acked.length >= 8, 'some batches to be acknowledged', 60_000);
     const exited = new Promise<{ code: number | null; ms: number }>((resolve) => {
+      if (server.exitCode !== null) return resolve({ code: server.exitCode, ms: 0 });
       const started = Date.now();
       server.once('exit', (code) => resolve({ code, ms: Date.now() - started }));
     });

@@ -12,7 +12,7 @@ const h = useHarness();
 
 function streamPost(port: number, path: string, token: string, total: number, chunked = false): Promise<{ status?: number; body?: string; error?: string }> {
   return new Promise((resolve) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', headers: { 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': total }), authorization: `Bearer ${token}` } });
+    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', agent: false, headers: { 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': total }), authorization: `Bearer ${token}` } });
     req.on('response', (res) => {
       let body = '';
       res.on('data', (d) => (body += d));
