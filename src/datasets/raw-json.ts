@@ -139,7 +139,10 @@ class Reader {
       if (this.pos >= t.length) throw new SyntaxError('Unexpected end of JSON input');
       const c = t.charCodeAt(this.pos);
       if (c === QUOTE) {
-        problem ??= this.string();
+        // Not `problem ??= this.string()`: once a problem is known that would skip the call, and the
+        // scan would stay on this quote for ever.
+        const found = this.string();
+        problem ??= found;
       } else if (c === 0x7b || c === 0x5b) {
         depth++;
         this.pos++;
@@ -153,7 +156,8 @@ class Reader {
         this.pos++;
         continue;
       } else {
-        problem ??= this.scalar();
+        const found = this.scalar();
+        problem ??= found;
       }
       if (depth === 0) return problem;
     }

@@ -49,6 +49,14 @@ describe('parseJsonKeepingRaw', () => {
     expect(problem(`${'['.repeat(100)}${']'.repeat(100)}`)).toBeUndefined();
   });
 
+  it('keeps scanning past strings and numbers after a problem is found (a body of 110 levels once spun for ever)', () => {
+    const problem = (x: string) => (parseJsonKeepingRaw(`{"x": ${x}}`, keepX) as { x: RawJson }).x.problem;
+    const deep = (n: number): unknown => (n === 0 ? 1 : { a: [deep(n - 1)], b: 'text', c: 2 });
+    expect(problem(JSON.stringify(deep(55)))).toMatch(/deeper/);
+    expect(problem(`["\\u0000", "after", 3, ${'['.repeat(101)}"x", 1${']'.repeat(101)}]`)).toMatch(/U\+0000/);
+    expect(() => parseJsonKeepingRaw(JSON.stringify({ results: [{ output: deep(60) }], other: deep(60) }), keepX)).not.toThrow();
+  });
+
   it('does not recurse on deep structure outside kept values', () => {
     const deep = `{"y": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
     expect(() => parseJsonKeepingRaw(deep, keepX)).not.toThrow();

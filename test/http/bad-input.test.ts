@@ -87,8 +87,17 @@ describe('bad input never gets a 500', () => {
         });
         expectEnvelope(res, `${route.method} ${path}?${search} (${who}, ${withBody ? body.type : 'no body'})`);
       }),
-      { numRuns: Number(process.env.BAD_INPUT_RUNS ?? 2000), seed: 20261123 },
+      { numRuns: Number(process.env.BAD_INPUT_RUNS ?? 4000), seed: 20261123 },
     );
+  });
+
+  it('answers a body nested 110 levels deep on the exact-JSON routes (the scan once spun on it for ever)', async () => {
+    const nested = (n: number): unknown => (n === 0 ? 1 : { a: [nested(n - 1)], s: 'text' });
+    for (const url of [`${PUBLIC}/evaluation-runs/x/results`, `${PUBLIC}/datasets/x/versions`]) {
+      const res = await call(h().api, { method: 'POST', url, token: world.key.key, headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ results: [{ test_case_id: 'c', output: nested(55) }], test_cases: [{ input: nested(55), expected: 1 }] }) });
+      expectEnvelope(res, `deep body on ${url}`);
+      expect(res.statusCode).toBeGreaterThanOrEqual(400);
+    }
   });
 
   it('ingest stores nothing from a refused request: a gzip bomb is a 413, bad spans a 4xx', async () => {
