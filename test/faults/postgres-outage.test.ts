@@ -1,9 +1,5 @@
-import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApiApp } from '../../src/app.js';
-import { openRuntime } from '../../src/runtime.js';
-import { buildWebApp } from '../../src/web/app.js';
-import { call, projectWithKey, PUBLIC, tempDataDir, testConfig, type Harness } from '../support/harness.js';
+import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { startPrivatePostgres, waitFor, type PrivatePostgres } from '../support/private-servers.js';
 
 /**
@@ -13,34 +9,25 @@ import { startPrivatePostgres, waitFor, type PrivatePostgres } from '../support/
  */
 
 let pg: PrivatePostgres;
-let h: Harness;
-let dir: string;
 
+// The server starts first; the harness opens on it and closes before it is destroyed (hooks unwind in reverse).
 beforeAll(async () => {
   pg = await startPrivatePostgres();
-  dir = tempDataDir('pg-outage');
-  const config = testConfig({ DATA_DIR: dir, DATABASE_URL: pg.url });
-  const ctx = await openRuntime(config);
-  h = { ctx, api: buildApiApp(ctx), web: buildWebApp(ctx), config };
-  await Promise.all([h.api.ready(), h.web.ready()]);
 });
-
 afterAll(async () => {
-  await Promise.allSettled([h?.api.close(), h?.web.close()]);
-  await h?.ctx.close().catch(() => {});
   await pg?.destroy();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
+const h = useHarness(() => ({ DATABASE_URL: pg.url }));
 
 describe('Postgres outage', () => {
   it('answers 503 (never 401 or 500) while Postgres is down, loses no acknowledged span, and recovers by itself', { timeout: 120_000 }, async () => {
-    const { key, owner, project } = await projectWithKey(h, 'outage');
+    const { key, owner, project } = await projectWithKey(h(), 'outage');
     const acked: string[] = [];
     const statuses = new Map<number, number>();
     let n = 0;
     const ingestOne = async () => {
       const id = `s${n++}`;
-      const res = await call(h.api, { method: 'POST', url: `${PUBLIC}/traces`, token: key.key, payload: { spans: [{ trace_id: `t-${id}`, span_id: id, name: 'op', start_time: new Date().toISOString() }] } });
+      const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key.key, payload: { spans: [{ trace_id: `t-${id}`, span_id: id, name: 'op', start_time: new Date().toISOString() }] } });
       statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
       if (res.statusCode === 200) acked.push(id);
       if (res.statusCode === 503) expect(res.headers['retry-after']).toBeDefined();
@@ -48,7 +35,7 @@ describe('Postgres outage', () => {
     };
     const readOne = async () => {
       for (const token of [key.key, owner.token]) {
-        const res = await call(h.api, { method: 'GET', url: `${PUBLIC}/traces?project_id=${project.id}`, token });
+        const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces?project_id=${project.id}`, token });
         statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1);
         if (res.statusCode !== 200) expect(res.json(), res.body).toHaveProperty('detail');
       }
@@ -61,12 +48,12 @@ describe('Postgres outage', () => {
       while (running) await Promise.all([ingestOne(), readOne()]);
     })();
     await pg.stop();
-    const down = await call(h.api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key });
+    const down = await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key });
     expect(down.statusCode, down.body).toBe(503);
     expect(down.headers['retry-after']).toBeDefined();
     await new Promise((r) => setTimeout(r, 1500));
     await pg.start();
-    await waitFor(async () => (await call(h.api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key })).statusCode === 200, 'recovery', 60_000);
+    await waitFor(async () => (await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key })).statusCode === 200, 'recovery', 60_000);
     running = false;
     await traffic;
     expect(await ingestOne()).toBe(200);
@@ -75,8 +62,8 @@ describe('Postgres outage', () => {
     expect(statuses.has(500), JSON.stringify([...statuses])).toBe(false);
     expect(statuses.get(503) ?? 0).toBeGreaterThan(0);
     // Every acknowledged span is stored.
-    const stored = await h.ctx.ch.client.query({
-      query: `SELECT count() AS n FROM ${h.ctx.ch.database}.spans WHERE project_id = {p:String} AND span_id IN {ids:Array(String)}`,
+    const stored = await h().ctx.ch.client.query({
+      query: `SELECT count() AS n FROM ${h().ctx.ch.database}.spans WHERE project_id = {p:String} AND span_id IN {ids:Array(String)}`,
       query_params: { p: project.id, ids: acked },
       format: 'JSONEachRow',
     });

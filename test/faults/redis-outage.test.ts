@@ -1,9 +1,5 @@
-import fs from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApiApp } from '../../src/app.js';
-import { openRuntime } from '../../src/runtime.js';
-import { buildWebApp } from '../../src/web/app.js';
-import { call, projectWithKey, PUBLIC, tempDataDir, testConfig, type Harness } from '../support/harness.js';
+import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { startPrivateRedis, waitFor, type PrivateRedis } from '../support/private-servers.js';
 
 /**
@@ -13,43 +9,34 @@ import { startPrivateRedis, waitFor, type PrivateRedis } from '../support/privat
  */
 
 let redis: PrivateRedis;
-let h: Harness;
-let dir: string;
 
+// The server starts first; the harness opens on it and closes before it is destroyed (hooks unwind in reverse).
 beforeAll(async () => {
   redis = await startPrivateRedis();
-  dir = tempDataDir('redis-outage');
-  const config = testConfig({ DATA_DIR: dir, REDIS_URL: redis.url, QUEUE_PREFIX: `outage${process.pid}` });
-  const ctx = await openRuntime(config);
-  h = { ctx, api: buildApiApp(ctx), web: buildWebApp(ctx), config };
-  await Promise.all([h.api.ready(), h.web.ready()]);
 });
-
 afterAll(async () => {
-  await Promise.allSettled([h?.api.close(), h?.web.close()]);
-  await h?.ctx.close().catch(() => {});
   await redis?.destroy();
-  if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
+const h = useHarness(() => ({ REDIS_URL: redis.url, QUEUE_PREFIX: `outage${process.pid}` }));
 
 describe('Redis outage', () => {
   it('keeps serving ingest and reads while Redis is down; a job queued meanwhile runs once Redis is back', { timeout: 120_000 }, async () => {
-    const { key, owner, project } = await projectWithKey(h, 'redis-outage');
+    const { key, owner, project } = await projectWithKey(h(), 'redis-outage');
     await redis.stop();
     for (let i = 0; i < 5; i++) {
-      const ingest = await call(h.api, { method: 'POST', url: `${PUBLIC}/traces`, token: key.key, payload: { spans: [{ trace_id: `t${i}`, span_id: `s${i}`, name: 'op', start_time: new Date().toISOString() }] } });
+      const ingest = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key.key, payload: { spans: [{ trace_id: `t${i}`, span_id: `s${i}`, name: 'op', start_time: new Date().toISOString() }] } });
       expect(ingest.statusCode, ingest.body).toBe(200);
-      const list = await call(h.api, { method: 'GET', url: `${PUBLIC}/traces?project_id=${project.id}`, token: owner.token });
+      const list = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces?project_id=${project.id}`, token: owner.token });
       expect(list.statusCode, list.body).toBe(200);
     }
-    expect((await call(h.api, { method: 'GET', url: `${PUBLIC}/traces`, token: key.key })).json().meta.total).toBe(5);
+    expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key.key })).json().meta.total).toBe(5);
 
     // Queued while Redis is down (the connection holds it), processed after Redis returns.
     const seen: string[] = [];
-    const queued = h.ctx.queue.queue<{ id: string }>('outage-probe').add('probe', { id: 'p1' }, { jobId: 'probe-1' });
+    const queued = h().ctx.queue.queue<{ id: string }>('outage-probe').add('probe', { id: 'p1' }, { jobId: 'probe-1' });
     await redis.start();
     await queued;
-    const worker = h.ctx.queue.worker<{ id: string }>('outage-probe', async (job) => void seen.push(job.data.id));
+    const worker = h().ctx.queue.worker<{ id: string }>('outage-probe', async (job) => void seen.push(job.data.id));
     await waitFor(() => seen.length === 1, 'the queued job to run', 60_000);
     await worker.close();
     expect(seen).toEqual(['p1']);

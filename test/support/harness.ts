@@ -39,13 +39,19 @@ export function tempDataDir(label = 'data'): string {
   return dir;
 }
 
-/** Registers beforeAll/afterAll that open and close a harness; use the returned getter in tests. */
-export function useHarness(overrides: Record<string, string | undefined> = {}): () => Harness {
+type Overrides = Record<string, string | undefined>;
+
+/**
+ * Registers beforeAll/afterAll that open and close a harness; use the returned getter in tests.
+ * `overrides` may be a function, read when the harness opens: for settings known only once an
+ * earlier beforeAll has run (a test's own database or Redis server).
+ */
+export function useHarness(overrides: Overrides | (() => Overrides) = {}): () => Harness {
   let harness: Harness | undefined;
   let dataDir: string | undefined;
   beforeAll(async () => {
     dataDir = tempDataDir();
-    const config = testConfig({ DATA_DIR: dataDir, ...overrides });
+    const config = testConfig({ DATA_DIR: dataDir, ...(typeof overrides === 'function' ? overrides() : overrides) });
     const ctx = await openRuntime(config);
     const api = buildApiApp(ctx);
     const web = buildWebApp(ctx);
