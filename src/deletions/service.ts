@@ -30,8 +30,20 @@ export async function purgeProjects(ctx: AppContext, projectIds: string[]): Prom
   });
   const tables = (await result.json<{ table: string }>()).map((r) => r.table);
   for (const table of tables) {
+    const name = `\`${table.replace(/`/g, '')}\``;
+    if (ctx.ch.cluster) {
+      // On a cluster the rows live in the replicated `*_local` tables of every shard (the Distributed
+      // ones are not MergeTree, so the list above skips them): ON CLUSTER reaches each shard once. The
+      // ids are spelled out: an ON CLUSTER query travels as text to the other nodes.
+      const ids = projectIds.map((id) => {
+        if (!/^[0-9A-Za-z-]{1,64}$/.test(id)) throw new Error('unexpected project id');
+        return `'${id}'`;
+      });
+      await ctx.ch.client.command({ query: `ALTER TABLE ${name} ON CLUSTER '${ctx.ch.cluster}' DELETE WHERE project_id IN (${ids.join(', ')})` });
+      continue;
+    }
     await ctx.ch.client.command({
-      query: `ALTER TABLE \`${table.replace(/`/g, '')}\` DELETE WHERE project_id IN {ids:Array(String)}`,
+      query: `ALTER TABLE ${name} DELETE WHERE project_id IN {ids:Array(String)}`,
       query_params: { ids: projectIds },
     });
   }

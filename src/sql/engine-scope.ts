@@ -46,6 +46,10 @@ async function readCatalog(ch: ClickHouseStore): Promise<Catalog> {
   });
   const rows = await result.json<{ database: string; name: string }>();
   const physical = new Set(CONTRACT.map((t) => t.name));
+  // On a cluster the contract tables are Distributed over `<name>_local`, and a shard runs the query it
+  // is sent, with these settings, against `<name>_local`: those get the project's filter too, or every
+  // shard would answer nothing (src/stores/cluster-migrations.ts).
+  if (ch.cluster) for (const name of [...physical]) physical.add(`${name}_local`);
   const scoped: string[] = [];
   const closed: string[] = [];
   for (const { database, name } of rows) {

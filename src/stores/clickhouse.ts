@@ -1,4 +1,4 @@
-import { createClient, type ClickHouseClient } from '@clickhouse/client';
+import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import path from 'node:path';
 import fs from 'node:fs';
 import type { Config } from '../config.js';
@@ -17,6 +17,8 @@ export type ClickHouseStore = {
   sqlRowPolicies: boolean;
   /** The database every table lives in (`default` inside the embedded engine). */
   database: string;
+  /** CLICKHOUSE_CLUSTER: the tables are Distributed over replicated `*_local` tables (docs/scaling.md). */
+  cluster?: string;
   embedded: boolean;
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -26,21 +28,23 @@ export type ClickHouseStore = {
  * The one ClickHouse client of a process: HTTP to a server when CLICKHOUSE_URL is set, otherwise
  * the embedded chdb engine through `chdb/connection`. Everything above this module runs the same code.
  *
- * chdb keeps settings passed with a query on its connection (DESIGN.md, "Known traps"), so callers put
+ * chdb keeps settings passed with a query on its connection (docs/design.md, "Known traps"), so callers put
  * per-query settings in the SQL text (`SETTINGS ...`), never in `clickhouse_settings`.
  */
 export async function openClickHouse(config: Config, options: { dataDir?: string } = {}): Promise<ClickHouseStore> {
-  const { url, user, password, database, sqlUser, sqlPassword } = config.clickhouse;
+  const { url, user, password, database, sqlUser, sqlPassword, cluster } = config.clickhouse;
   if (url) {
     const bootstrap = createClient({ url, username: user, password });
     try {
-      await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}` });
+      await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}${cluster ? ` ON CLUSTER '${cluster}'` : ''}` });
     } finally {
       await bootstrap.close();
     }
-    const client = createClient({ url, username: user, password, database, request_timeout: 60_000 });
-    const sqlClient = sqlUser ? createClient({ url, username: sqlUser, password: sqlPassword, database, request_timeout: 60_000 }) : client;
-    return wrap(client, Array.from({ length: config.sql.sessions }, () => sqlClient), database, false, !!sqlUser);
+    const clickhouse_settings = cluster ? CLUSTER_SETTINGS : undefined;
+    const client = createClient({ url, username: user, password, database, request_timeout: 60_000, clickhouse_settings });
+    const sqlClient = sqlUser ? createClient({ url, username: sqlUser, password: sqlPassword, database, request_timeout: 60_000, clickhouse_settings }) : client;
+    const store = wrap(client, Array.from({ length: config.sql.sessions }, () => sqlClient), database, false, !!sqlUser);
+    return cluster ? { ...store, cluster } : store;
   }
   const dir = path.resolve(options.dataDir ?? config.dataDir, 'clickhouse');
   fs.mkdirSync(dir, { recursive: true });
@@ -51,6 +55,27 @@ export async function openClickHouse(config: Config, options: { dataDir?: string
   return wrap(open(), Array.from({ length: config.sql.sessions }, open), 'default', true, false);
 }
 
+/**
+ * Settings of every query on a cluster (HTTP URL parameters, so none of chdb's sticky settings apply).
+ * - insert_distributed_sync (distributed_foreground_insert): an insert into a Distributed table returns
+ *   once every shard stored its rows, not when they are queued on the receiving node; the ingest
+ *   answer promises the spans are stored (docs/design.md, decision 2).
+ * - distributed_product_mode = 'local': IN/JOIN subqueries over Distributed tables run on each shard
+ *   against its local tables; exact because every table is sharded by project and every query reads
+ *   one project (src/stores/cluster-migrations.ts). The default, 'deny', refuses them.
+ * - optimize_skip_unused_shards: `project_id = …` sends the query to that project's shard only.
+ * - load_balancing = 'in_order', prefer_localhost_replica = 0: every process reads and writes the same
+ *   (first healthy) replica of a shard, so the span writer's "already stored?" check sees the insert
+ *   before it even while replication lags; another replica takes over only when the first fails.
+ */
+const CLUSTER_SETTINGS: ClickHouseSettings = {
+  insert_distributed_sync: 1,
+  distributed_product_mode: 'local',
+  optimize_skip_unused_shards: 1,
+  load_balancing: 'in_order',
+  prefer_localhost_replica: 0,
+};
+
 type ChdbConnection = ReturnType<typeof import('chdb/connection').createChdbConnection>;
 const CALLS = new Set(['query', 'exec', 'command', 'insert', 'ping']);
 
@@ -59,7 +84,7 @@ const CALLS = new Set(['query', 'exec', 'command', 'insert', 'ping']);
  * the NEXT query on that session as that query's answer (measured: a JSONEachRow query after a failed
  * one returned the failed query's first rows). So calls on one session run one at a time, and after
  * a failure a throwaway query takes the leftover before anyone else can. A session runs one query
- * at a time anyway (DESIGN.md, "Known traps"), so nothing is lost.
+ * at a time anyway (docs/design.md, "Known traps"), so nothing is lost.
  */
 function drainAfterFailure(connection: ChdbConnection): ChdbConnection {
   let tail: Promise<unknown> = Promise.resolve();

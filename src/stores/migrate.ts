@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ClickHouseStore } from './clickhouse.js';
+import { clusterLedgerStatement, clusterMigrations, type MigrationStatements } from './cluster-migrations.js';
 import type { PostgresStore } from './postgres.js';
 
 /** The repository root: migrations live in `postgres/` and `clickhouse/` beside `src/`. */
@@ -102,17 +103,31 @@ export async function migrate(pg: PostgresStore, ch: ClickHouseStore, dirs: Migr
   }
 }
 
+/**
+ * The ClickHouse migrations as they run on this store: the files' statements on one node, or their
+ * clustered translation when CLICKHOUSE_CLUSTER names a cluster (src/stores/cluster-migrations.ts).
+ */
+export function clickHouseMigrations(dir: string, cluster?: { cluster: string; database: string }): MigrationStatements[] {
+  const plain = readMigrations(dir).map((m) => ({ version: m.version, name: m.name, statements: splitStatements(m.sql) }));
+  return cluster ? clusterMigrations(plain, cluster) : plain;
+}
+
 async function migrateClickHouse(ch: ClickHouseStore, dir: string): Promise<number> {
+  const cluster = ch.cluster ? { cluster: ch.cluster, database: ch.database } : undefined;
+  // Translated before anything runs: a migration without a clustered form stops the start, untouched.
+  const migrations = clickHouseMigrations(dir, cluster);
   await ch.client.command({
-    query: `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime DEFAULT now())
+    query: cluster
+      ? clusterLedgerStatement(cluster)
+      : `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime DEFAULT now())
             ENGINE = MergeTree ORDER BY version`,
   });
   const result = await ch.client.query({ query: 'SELECT version FROM schema_migrations', format: 'JSONEachRow' });
   const applied = new Set((await result.json<{ version: number }>()).map((r) => Number(r.version)));
   let count = 0;
-  for (const m of readMigrations(dir)) {
+  for (const m of migrations) {
     if (applied.has(m.version)) continue;
-    for (const statement of splitStatements(m.sql)) {
+    for (const statement of m.statements) {
       try {
         await ch.client.command({ query: statement });
       } catch (error) {
