@@ -17,10 +17,12 @@ import {
   updateWidget,
   widgetSpecIssues,
 } from './service.js';
+import { Deleted } from '../answer-schemas.js';
+import { DashboardDetailAnswer, DashboardListAnswer, WidgetAnswer } from './answers.js';
 
 /** Reads: any credential (a user's needs `project_id`). */
 const ReadQuery = z.object({ project_id: z.string().optional() });
-/** Writes name the project in the body, or in the query on delete (public-api.md, Authentication rule 3). */
+/** Writes name the project in the body, or in the query on delete (docs/authentication.md, rule 3). */
 const DeleteQuery = z.object({ project_id: z.string().min(1) });
 const ProjectId = z.string().min(1);
 
@@ -43,49 +45,49 @@ const CreateWidgetBody = z
 // The resulting type and spec are checked together in the service, which knows the stored ones.
 const UpdateWidgetBody = z.object({ project_id: ProjectId, title: Title.optional(), type: WidgetType.optional(), spec: z.unknown().optional() });
 
-/** The dashboard and widget catalog (public-api.md "List dashboards", "Get a dashboard"; extensions.md §5). */
+/** The dashboard and widget catalog (docs/dashboards.md). */
 export function registerDashboardRoutes(app: FastifyInstance, ctx: AppContext): void {
   const r = typed(app);
   const reader = { onRequest: authenticate(ctx, 'any') };
-  // Writes refuse API keys with 403 (public-api.md, Authentication rule 2); the role is checked by the service.
+  // Writes refuse API keys with 403 (docs/authentication.md, rule 2); the role is checked by the service.
   const writer = { onRequest: authenticate(ctx, 'user') };
 
-  r.get('/dashboards', { ...reader, schema: { querystring: ReadQuery } }, async (request) => {
+  r.get('/dashboards', { ...reader, schema: { querystring: ReadQuery, response: { 200: DashboardListAnswer } } }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
     return listDashboards(ctx, scope.projectId);
   });
 
-  r.get('/dashboards/:dashboard_id', { ...reader, schema: { params: DashboardParams, querystring: ReadQuery } }, async (request) => {
+  r.get('/dashboards/:dashboard_id', { ...reader, schema: { params: DashboardParams, querystring: ReadQuery, response: { 200: DashboardDetailAnswer } } }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
     return getDashboard(ctx.pg.pool, scope.projectId, request.params.dashboard_id);
   });
 
-  r.post('/dashboards', { ...writer, schema: { body: CreateDashboardBody } }, async (request, reply) =>
+  r.post('/dashboards', { ...writer, schema: { body: CreateDashboardBody, response: { 201: DashboardDetailAnswer } } }, async (request, reply) =>
     reply.status(201).send(await createDashboard(ctx, userOf(request), request.body)),
   );
 
-  r.patch('/dashboards/:dashboard_id', { ...writer, schema: { params: DashboardParams, body: UpdateDashboardBody } }, async (request) =>
+  r.patch('/dashboards/:dashboard_id', { ...writer, schema: { params: DashboardParams, body: UpdateDashboardBody, response: { 200: DashboardDetailAnswer } } }, async (request) =>
     updateDashboard(ctx, userOf(request), request.params.dashboard_id, request.body),
   );
 
-  r.delete('/dashboards/:dashboard_id', { ...writer, schema: { params: DashboardParams, querystring: DeleteQuery } }, async (request) =>
+  r.delete('/dashboards/:dashboard_id', { ...writer, schema: { params: DashboardParams, querystring: DeleteQuery, response: { 200: Deleted } } }, async (request) =>
     deleteDashboard(ctx, userOf(request), request.params.dashboard_id, request.query.project_id),
   );
 
-  r.get('/widgets/:widget_id', { ...reader, schema: { params: WidgetParams, querystring: ReadQuery } }, async (request) => {
+  r.get('/widgets/:widget_id', { ...reader, schema: { params: WidgetParams, querystring: ReadQuery, response: { 200: WidgetAnswer } } }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
     return getWidget(ctx.pg.pool, scope.projectId, request.params.widget_id);
   });
 
-  r.post('/widgets', { ...writer, schema: { body: CreateWidgetBody } }, async (request, reply) =>
+  r.post('/widgets', { ...writer, schema: { body: CreateWidgetBody, response: { 201: WidgetAnswer } } }, async (request, reply) =>
     reply.status(201).send(await createWidget(ctx, userOf(request), request.body)),
   );
 
-  r.patch('/widgets/:widget_id', { ...writer, schema: { params: WidgetParams, body: UpdateWidgetBody } }, async (request) =>
+  r.patch('/widgets/:widget_id', { ...writer, schema: { params: WidgetParams, body: UpdateWidgetBody, response: { 200: WidgetAnswer } } }, async (request) =>
     updateWidget(ctx, userOf(request), request.params.widget_id, request.body),
   );
 
-  r.delete('/widgets/:widget_id', { ...writer, schema: { params: WidgetParams, querystring: DeleteQuery } }, async (request) =>
+  r.delete('/widgets/:widget_id', { ...writer, schema: { params: WidgetParams, querystring: DeleteQuery, response: { 200: Deleted } } }, async (request) =>
     deleteWidget(ctx, userOf(request), request.params.widget_id, request.query.project_id),
   );
 }

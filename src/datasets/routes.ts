@@ -10,6 +10,8 @@ import { keepRawJson } from './raw-json-body.js';
 import { createDataset, createVersion, getDataset, listDatasets, updateDataset } from './service.js';
 import { keepsVersionValue, MAX_TEST_CASES_PER_VERSION, MAX_VERSION_BODY_BYTES, StoredText, validateTestCases, VersionBody } from './test-case-input.js';
 import { DEFAULT_PAGE_LIMIT, findVersion, pageOfVersion, streamVersion } from './version-read.js';
+import { writtenAsText } from '../answer-schemas.js';
+import { DatasetDetailAnswer, DatasetListAnswer, DatasetVersionAnswer } from './answers.js';
 
 const ProjectQuery = z.object({ project_id: z.string().optional() });
 const QueryInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -28,9 +30,9 @@ const VersionCreateBody = VersionBody.extend({ project_id: z.string().optional()
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
- * Datasets and dataset versions (extensions.md §6; public-api.md "Get a dataset version").
- * Authoring takes a project API key only; a user credential there is a 401 (public-api.md,
- * Authentication table). Reads take either credential under the `project_id` rules.
+ * Datasets and dataset versions (docs/datasets.md).
+ * Authoring takes a project API key only; a user credential there is a 401 (docs/authentication.md,
+ * "Which routes take which credential"). Reads take either credential under the `project_id` rules.
  */
 export function registerDatasetRoutes(app: FastifyInstance, ctx: AppContext): void {
   const r = typed(app);
@@ -40,22 +42,22 @@ export function registerDatasetRoutes(app: FastifyInstance, ctx: AppContext): vo
   const project = (request: FastifyRequest & { query: { project_id?: string } }, fromBody?: string) =>
     resolveReadProject(ctx, principalOf(request), fromBody ?? request.query.project_id);
 
-  r.get('/datasets', { ...reader, schema: { querystring: ListQuery } }, async (request) => {
+  r.get('/datasets', { ...reader, schema: { querystring: ListQuery, response: { 200: DatasetListAnswer } } }, async (request) => {
     const scope = await project(request);
     return listDatasets(ctx.pg.pool, scope.projectId, request.query.limit, request.query.page);
   });
 
-  r.post('/datasets', { ...author, schema: { querystring: ProjectQuery, body: CreateBody } }, async (request, reply) => {
+  r.post('/datasets', { ...author, schema: { querystring: ProjectQuery, body: CreateBody, response: { 201: DatasetDetailAnswer } } }, async (request, reply) => {
     const scope = await project(request, request.body.project_id);
     return reply.status(201).send(await createDataset(ctx, scope.projectId, request.body));
   });
 
-  r.get('/datasets/:dataset_id', { ...reader, schema: { params: DatasetParams, querystring: ProjectQuery } }, async (request) => {
+  r.get('/datasets/:dataset_id', { ...reader, schema: { params: DatasetParams, querystring: ProjectQuery, response: { 200: DatasetDetailAnswer } } }, async (request) => {
     const scope = await project(request);
     return getDataset(ctx.pg.pool, scope.projectId, request.params.dataset_id);
   });
 
-  r.patch('/datasets/:dataset_id', { ...author, schema: { params: DatasetParams, querystring: ProjectQuery, body: UpdateBody } }, async (request) => {
+  r.patch('/datasets/:dataset_id', { ...author, schema: { params: DatasetParams, querystring: ProjectQuery, body: UpdateBody, response: { 200: DatasetDetailAnswer } } }, async (request) => {
     const scope = await project(request, request.body.project_id);
     return updateDataset(ctx, scope.projectId, request.params.dataset_id, request.body);
   });
@@ -66,7 +68,7 @@ export function registerDatasetRoutes(app: FastifyInstance, ctx: AppContext): vo
     keepRawJson(child, keepsVersionValue, MAX_VERSION_BODY_BYTES);
     typed(child).post(
       '/datasets/:dataset_id/versions',
-      { ...author, bodyLimit: MAX_VERSION_BODY_BYTES, schema: { params: DatasetParams, querystring: ProjectQuery, body: VersionCreateBody } },
+      { ...author, bodyLimit: MAX_VERSION_BODY_BYTES, schema: { params: DatasetParams, querystring: ProjectQuery, body: VersionCreateBody, response: { 201: writtenAsText(DatasetVersionAnswer) } } },
       async (request, reply) => {
         // The count is the headline problem of an oversized request: said before any case is judged.
         if (request.body.test_cases.length > MAX_TEST_CASES_PER_VERSION) {
@@ -80,7 +82,7 @@ export function registerDatasetRoutes(app: FastifyInstance, ctx: AppContext): vo
     );
   });
 
-  r.get('/dataset-versions/:version_id', { ...reader, schema: { params: VersionParams, querystring: VersionQuery } }, async (request, reply) => {
+  r.get('/dataset-versions/:version_id', { ...reader, schema: { params: VersionParams, querystring: VersionQuery, response: { 200: writtenAsText(DatasetVersionAnswer) } } }, async (request, reply) => {
     const scope = await project(request);
     const head = await findVersion(ctx.pg.pool, scope.projectId, request.params.version_id);
     const { limit, cursor } = request.query;

@@ -6,10 +6,12 @@ import { authenticate, principalOf, userOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { DETECTOR_TYPES, parseConfig } from './config.js';
 import { createDetector, deleteDetector, getDetector, listDetectors, updateDetector } from './service.js';
+import { Deleted } from '../answer-schemas.js';
+import { DetectorAnswer, DetectorListAnswer } from './answers.js';
 
 /** Reads: any credential (a user's needs `project_id`). */
 const ReadQuery = z.object({ project_id: z.string().optional() });
-/** Writes name the project in the body, or in the query on delete (public-api.md, Authentication rule 3). */
+/** Writes name the project in the body, or in the query on delete (docs/authentication.md, rule 3). */
 const DeleteQuery = z.object({ project_id: z.string().min(1) });
 const Params = z.object({ detector_id: z.string().min(1) });
 
@@ -25,33 +27,33 @@ const CreateBody = z
 // The resulting type and config are checked together in the service, which knows the stored ones.
 const UpdateBody = z.object({ project_id: z.string().min(1), name: Name.optional(), type: Type.optional(), config: z.unknown().optional(), enabled: z.boolean().optional() });
 
-/** Detectors (extensions.md §4): a catalog per project, read with either credential, written by MEMBER+. */
+/** Detectors (docs/signals.md): a catalog per project, read with either credential, written by MEMBER+. */
 export function registerDetectorRoutes(app: FastifyInstance, ctx: AppContext): void {
   const r = typed(app);
   const reader = { onRequest: authenticate(ctx, 'any') };
-  // Writes refuse API keys with 403 (public-api.md, Authentication rule 2); the role is checked by the service.
+  // Writes refuse API keys with 403 (docs/authentication.md, rule 2); the role is checked by the service.
   const writer = { onRequest: authenticate(ctx, 'user') };
 
-  r.get('/detectors', { ...reader, schema: { querystring: ReadQuery } }, async (request) => {
+  r.get('/detectors', { ...reader, schema: { querystring: ReadQuery, response: { 200: DetectorListAnswer } } }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
     return listDetectors(ctx.pg.pool, scope.projectId);
   });
 
-  r.get('/detectors/:detector_id', { ...reader, schema: { params: Params, querystring: ReadQuery } }, async (request) => {
+  r.get('/detectors/:detector_id', { ...reader, schema: { params: Params, querystring: ReadQuery, response: { 200: DetectorAnswer } } }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
     return getDetector(ctx.pg.pool, scope.projectId, request.params.detector_id);
   });
 
   // 201 like every other create of the catalog (dashboards, widgets, alerts).
-  r.post('/detectors', { ...writer, schema: { body: CreateBody } }, async (request, reply) =>
+  r.post('/detectors', { ...writer, schema: { body: CreateBody, response: { 201: DetectorAnswer } } }, async (request, reply) =>
     reply.status(201).send(await createDetector(ctx, userOf(request), request.body)),
   );
 
-  r.patch('/detectors/:detector_id', { ...writer, schema: { params: Params, body: UpdateBody } }, async (request) =>
+  r.patch('/detectors/:detector_id', { ...writer, schema: { params: Params, body: UpdateBody, response: { 200: DetectorAnswer } } }, async (request) =>
     updateDetector(ctx, userOf(request), request.params.detector_id, request.body),
   );
 
-  r.delete('/detectors/:detector_id', { ...writer, schema: { params: Params, querystring: DeleteQuery } }, async (request) =>
+  r.delete('/detectors/:detector_id', { ...writer, schema: { params: Params, querystring: DeleteQuery, response: { 200: Deleted } } }, async (request) =>
     deleteDetector(ctx, userOf(request), request.params.detector_id, request.query.project_id),
   );
 }

@@ -12,6 +12,7 @@ import { getRunSummary } from './summary.js';
 import { writeResults } from './result-writer.js';
 import { keepsResultValue, MAX_RESULTS_PER_REQUEST, ResultsBody } from './result-input.js';
 import { compareRuns, MAX_COMPARE_LIMIT } from './compare.js';
+import { EvaluationDetailAnswer, EvaluationListAnswer, ResultsWrittenAnswer, RunComparisonAnswer, RunSummaryAnswer } from './answers.js';
 
 const ProjectQuery = z.object({ project_id: z.string().optional() });
 const QueryInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -38,7 +39,7 @@ const CompleteBody = z.object({ status: z.enum(REQUESTED_STATUSES).optional(), p
 const WriteResultsBody = ResultsBody.extend({ project_id: z.string().optional() });
 
 /**
- * Evaluations, runs and results (extensions.md §6; public-api.md "Get an evaluation run summary").
+ * Evaluations, runs and results (docs/datasets.md).
  * Run writes (`POST /evaluation-runs`, `.../results`, `.../complete`) take a project API key only; a
  * user credential there is a 401. Reads take either credential under the `project_id` rules.
  */
@@ -49,17 +50,17 @@ export function registerEvaluationRoutes(app: FastifyInstance, ctx: AppContext):
   const project = (request: FastifyRequest & { query: { project_id?: string } }, fromBody?: string) =>
     resolveReadProject(ctx, principalOf(request), fromBody ?? request.query.project_id);
 
-  r.get('/evaluations', { ...reader, schema: { querystring: ListQuery } }, async (request) => {
+  r.get('/evaluations', { ...reader, schema: { querystring: ListQuery, response: { 200: EvaluationListAnswer } } }, async (request) => {
     const scope = await project(request);
     return listEvaluations(ctx.pg.pool, scope.projectId, request.query.limit, request.query.page);
   });
 
-  r.get('/evaluations/:evaluation_id', { ...reader, schema: { params: EvaluationParams, querystring: ListQuery } }, async (request) => {
+  r.get('/evaluations/:evaluation_id', { ...reader, schema: { params: EvaluationParams, querystring: ListQuery, response: { 200: EvaluationDetailAnswer } } }, async (request) => {
     const scope = await project(request);
     return getEvaluation(ctx, scope.projectId, request.params.evaluation_id, request.query.limit, request.query.page);
   });
 
-  r.post('/evaluation-runs', { ...writer, schema: { querystring: ProjectQuery, body: CreateRunBody } }, async (request, reply) => {
+  r.post('/evaluation-runs', { ...writer, schema: { querystring: ProjectQuery, body: CreateRunBody, response: { 201: RunSummaryAnswer } } }, async (request, reply) => {
     const scope = await project(request, request.body.project_id);
     return reply.status(201).send(await createRun(ctx, scope.projectId, request.body));
   });
@@ -69,7 +70,7 @@ export function registerEvaluationRoutes(app: FastifyInstance, ctx: AppContext):
     keepRawJson(child, keepsResultValue, MAX_VERSION_BODY_BYTES);
     typed(child).post(
       '/evaluation-runs/:run_id/results',
-      { ...writer, bodyLimit: MAX_VERSION_BODY_BYTES, schema: { params: RunParams, querystring: ProjectQuery, body: WriteResultsBody } },
+      { ...writer, bodyLimit: MAX_VERSION_BODY_BYTES, schema: { params: RunParams, querystring: ProjectQuery, body: WriteResultsBody, response: { 200: ResultsWrittenAnswer } } },
       async (request) => {
         if (request.body.results.length > MAX_RESULTS_PER_REQUEST) {
           throw new PayloadTooLargeError(`at most ${MAX_RESULTS_PER_REQUEST} results per request; this request has ${request.body.results.length}`);
@@ -80,17 +81,17 @@ export function registerEvaluationRoutes(app: FastifyInstance, ctx: AppContext):
     );
   });
 
-  r.post('/evaluation-runs/:run_id/complete', { ...writer, schema: { params: RunParams, querystring: ProjectQuery, body: CompleteBody } }, async (request) => {
+  r.post('/evaluation-runs/:run_id/complete', { ...writer, schema: { params: RunParams, querystring: ProjectQuery, body: CompleteBody, response: { 200: RunSummaryAnswer } } }, async (request) => {
     const scope = await project(request, request.body?.project_id);
     return completeRun(ctx, scope.projectId, request.params.run_id, request.body?.status);
   });
 
-  r.get('/evaluation-runs/:run_id', { ...reader, schema: { params: RunParams, querystring: ProjectQuery } }, async (request) => {
+  r.get('/evaluation-runs/:run_id', { ...reader, schema: { params: RunParams, querystring: ProjectQuery, response: { 200: RunSummaryAnswer } } }, async (request) => {
     const scope = await project(request);
     return getRunSummary(ctx.pg.pool, ctx.config, scope.projectId, request.params.run_id);
   });
 
-  r.get('/evaluation-runs/:run_id/compare', { ...reader, schema: { params: RunParams, querystring: CompareQuery } }, async (request) => {
+  r.get('/evaluation-runs/:run_id/compare', { ...reader, schema: { params: RunParams, querystring: CompareQuery, response: { 200: RunComparisonAnswer } } }, async (request) => {
     const scope = await project(request);
     const { other, threshold, limit, cursor } = request.query;
     return compareRuns(ctx, scope.projectId, request.params.run_id, other, { threshold, limit, cursor });

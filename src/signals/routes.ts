@@ -7,11 +7,12 @@ import { resolveReadProject } from '../auth/access.js';
 import { getSignal, listSignals, SIGNAL_STATUSES } from './service.js';
 import { changeSignalStatus, MAX_NOTE_LENGTH, RESOLVE_REASONS } from './status.js';
 import { listFindings } from './findings.js';
+import { FindingListAnswer, SignalDetailAnswer, SignalListAnswer, StatusChangeAnswer } from './answers.js';
 
 const QueryInt = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
 /** Reads: any credential (a user's needs `project_id`). */
 const ReadQuery = z.object({ project_id: z.string().optional() });
-/** extensions.md §4: `limit` 1 to 200 (default 50), `page` 0 to 10000 (default 0), `status`, `detector_id`. */
+/** docs/signals.md: `limit` 1 to 200 (default 50), `page` 0 to 10000 (default 0), `status`, `detector_id`. */
 const ListQuery = ReadQuery.extend({
   limit: QueryInt(1, 200, 50),
   page: QueryInt(0, 10_000, 0),
@@ -27,7 +28,7 @@ const FindingsQuery = ReadQuery.extend({
 const Params = z.object({ signal_id: z.string().min(1).max(1024) });
 
 /**
- * public-api.md "Resolve or reopen a signal": only `resolved` and `open` are targets (rule 3: 422 for
+ * docs/signals.md "Signal status": only `resolved` and `open` are targets (rule 3: 422 for
  * `dismissed`); `reason` is required for `resolved`, `note` for reason `other` (at most 4000).
  */
 const StatusBody = z
@@ -49,28 +50,28 @@ const StatusBody = z
     }
   });
 
-/** Signals and findings (public-api.md "List signals", "Get a signal", "Resolve or reopen a signal"; extensions.md §4). */
+/** Signals and findings (docs/signals.md). */
 export function registerSignalRoutes(app: FastifyInstance, ctx: AppContext): void {
   const r = typed(app);
   const reader = { onRequest: authenticate(ctx, 'any') };
-  // Status changes need a user credential (API keys: 403, public-api.md Authentication rule 2) and MEMBER+.
+  // Status changes need a user credential (API keys: 403, docs/authentication.md rule 2) and MEMBER+.
   const writer = { onRequest: authenticate(ctx, 'user') };
 
-  r.get('/signals', { ...reader, schema: { querystring: ListQuery } }, async (request) => {
+  r.get('/signals', { ...reader, schema: { querystring: ListQuery, response: { 200: SignalListAnswer } } }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
     return listSignals(ctx.pg.pool, scope.projectId, request.query);
   });
 
-  r.get('/signals/:signal_id', { ...reader, schema: { params: Params, querystring: ReadQuery } }, async (request) => {
+  r.get('/signals/:signal_id', { ...reader, schema: { params: Params, querystring: ReadQuery, response: { 200: SignalDetailAnswer } } }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
     return getSignal(ctx.pg.pool, scope.projectId, request.params.signal_id);
   });
 
-  r.patch('/signals/:signal_id/status', { ...writer, schema: { params: Params, body: StatusBody } }, async (request) =>
+  r.patch('/signals/:signal_id/status', { ...writer, schema: { params: Params, body: StatusBody, response: { 200: StatusChangeAnswer } } }, async (request) =>
     changeSignalStatus(ctx, userOf(request), request.params.signal_id, request.body),
   );
 
-  r.get('/findings', { ...reader, schema: { querystring: FindingsQuery } }, async (request) => {
+  r.get('/findings', { ...reader, schema: { querystring: FindingsQuery, response: { 200: FindingListAnswer } } }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
     return listFindings(ctx, scope.projectId, request.query);
   });

@@ -6,22 +6,23 @@ import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { sqlSchema } from './contract.js';
 import { runSql } from './service.js';
+import { SqlAnswer, SqlSchemaAnswer } from './answers.js';
 
 const ProjectQuery = z.object({ project_id: z.string().optional() });
 // Longer than MAX_QUERY_LENGTH is the guard's refusal (400), not a validation error.
 const SqlBody = z.object({ query: z.string().min(1), project_id: z.string().optional() });
 
-/** Public SQL (extensions.md §6) and its schema (public-api.md, "Get the SQL schema"). Reads: any credential. */
+/** Public SQL and its schema (docs/sql.md, "Tables"). Reads: any credential. */
 export function registerSqlRoutes(app: FastifyInstance, ctx: AppContext): void {
   const r = typed(app);
   const reader = { onRequest: authenticate(ctx, 'any') };
 
-  r.get('/sql/schema', { ...reader, schema: { querystring: ProjectQuery } }, async (request) => {
+  r.get('/sql/schema', { ...reader, schema: { querystring: ProjectQuery, response: { 200: SqlSchemaAnswer } } }, async (request) => {
     await resolveReadProject(ctx, principalOf(request), request.query.project_id);
     return sqlSchema();
   });
 
-  r.post('/sql', { ...reader, schema: { querystring: ProjectQuery, body: SqlBody } }, async (request) => {
+  r.post('/sql', { ...reader, schema: { querystring: ProjectQuery, body: SqlBody, response: { 200: SqlAnswer } } }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.body.project_id ?? request.query.project_id);
     return runSql(ctx, scope.projectId, request.body.query);
   });

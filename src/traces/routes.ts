@@ -12,8 +12,9 @@ import { parseFilters } from './filters.js';
 import { signalMembers } from '../signals/service.js';
 import { countOtlpSpans, decodeOtlpJson, decodeOtlpProtobuf, encodeOtlpProtobufResponse, otlpJsonResponse, otlpToSpans } from './otlp.js';
 import { getSession, getTrace, ingestSpans, listSessions, listTraces, storeSpans } from './service.js';
+import { IngestAnswer, OtlpAnswer, SessionDetailAnswer, SessionListAnswer, TraceDetailAnswer, TraceListAnswer } from './answers.js';
 
-/** extensions.md §3: a request body holds at most 10 MiB (413 beyond). */
+/** docs/spans.md: a request body holds at most 10 MiB (413 beyond). */
 export const MAX_INGEST_BODY_BYTES = 10 * 1024 * 1024;
 
 const IsoDateTime = z.union([z.iso.datetime({ offset: true, local: true }), z.iso.date()]);
@@ -63,14 +64,14 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
     ingest.addContentTypeParser(['application/x-protobuf', 'application/protobuf'], { parseAs: 'buffer', bodyLimit: MAX_INGEST_BODY_BYTES }, (_req, body, done) => done(null, body));
     const ri = typed(ingest);
 
-    ri.post('/traces', { ...apiKey, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { body: IngestBody } }, async (request) => {
+    ri.post('/traces', { ...apiKey, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { body: IngestBody, response: { 200: IngestAnswer } } }, async (request) => {
       if (request.body.spans.length > MAX_SPANS_PER_REQUEST) {
         throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
       }
       return storing(request, () => ingestSpans(writer, apiKeyOf(request), request.body.spans));
     });
 
-    ingest.post('/otel/v1/traces', { ...apiKey, bodyLimit: MAX_INGEST_BODY_BYTES }, async (request, reply) => {
+    ingest.post('/otel/v1/traces', { ...apiKey, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { response: { 200: OtlpAnswer } } }, async (request, reply) => {
       const protobuf = Buffer.isBuffer(request.body);
       const decoded = protobuf ? decodeOtlpProtobuf(request.body as Buffer) : decodeOtlpJson(request.body ?? {});
       const total = countOtlpSpans(decoded);
@@ -83,13 +84,13 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
     });
   });
 
-  r.get('/traces', { ...reader, schema: { querystring: ListTracesQuery } }, async (request) => {
+  r.get('/traces', { ...reader, schema: { querystring: ListTracesQuery, response: { 200: TraceListAnswer } } }, async (request) => {
     const q = request.query;
     const filters = parseFilters(q.filters);
     const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
     return answering(request, 'failed to list traces', async () =>
       listTraces(ctx, {
-        // A `signal_id` filter on a merge target matches its sources' traces too (extensions.md §4).
+        // A `signal_id` filter on a merge target matches its sources' traces too (docs/signals.md, "Merge").
         signalIds: await signalMembers(ctx.pg.pool, scope.projectId, filters.flatMap((f) => (f.field === 'signal_id' ? [f.value] : []))),
         projectId: scope.projectId,
         limit: q.limit,
@@ -105,17 +106,17 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
     );
   });
 
-  r.get('/traces/:trace_id', { ...reader, schema: { params: z.object({ trace_id: z.string().min(1).max(128) }), querystring: ProjectQuery } }, async (request) => {
+  r.get('/traces/:trace_id', { ...reader, schema: { params: z.object({ trace_id: z.string().min(1).max(128) }), querystring: ProjectQuery, response: { 200: TraceDetailAnswer } } }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
     return answering(request, 'failed to read the trace', () => getTrace(ctx, scope.projectId, request.params.trace_id));
   });
 
-  r.get('/sessions', { ...reader, schema: { querystring: SessionsQuery } }, async (request) => {
+  r.get('/sessions', { ...reader, schema: { querystring: SessionsQuery, response: { 200: SessionListAnswer } } }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
     return answering(request, 'failed to list sessions', () => listSessions(ctx, scope.projectId, request.query.limit, request.query.page));
   });
 
-  r.get('/sessions/:session_id', { ...reader, schema: { params: z.object({ session_id: z.string().min(1).max(1024) }), querystring: ProjectQuery } }, async (request) => {
+  r.get('/sessions/:session_id', { ...reader, schema: { params: z.object({ session_id: z.string().min(1).max(1024) }), querystring: ProjectQuery, response: { 200: SessionDetailAnswer } } }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
     return answering(request, 'failed to read the session', () => getSession(ctx, scope.projectId, request.params.session_id));
   });

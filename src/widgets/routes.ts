@@ -8,6 +8,7 @@ import { resolveReadProject } from '../auth/access.js';
 import { getDashboard } from '../dashboards/service.js';
 import { QUERY_WIDGET_TYPES, WidgetSpecSchema } from './spec.js';
 import { answerDashboard, answerWidget, RANGES, resolveWindow, windowAnswer, type StoredWidget } from './data.js';
+import { DashboardDataAnswer, WidgetQueryAnswer } from './answers.js';
 
 const IsoDateTime = z.iso.datetime({ offset: true, local: true });
 const WindowQuery = z.object({
@@ -35,12 +36,12 @@ function utc(value: string | undefined): string | undefined {
   return Number.isNaN(ms) ? value : new Date(ms).toISOString();
 }
 
-/** Dashboard data and ad-hoc widget queries (extensions.md §5). Reads: any credential. */
+/** Dashboard data and ad-hoc widget queries (docs/dashboards.md). Reads: any credential. */
 export function registerWidgetDataRoutes(app: FastifyInstance, ctx: AppContext): void {
   const r = typed(app);
   const reader = { onRequest: authenticate(ctx, 'any') };
 
-  r.get('/dashboards/:dashboard_id/data', { ...reader, schema: { params: z.object({ dashboard_id: z.string().min(1) }), querystring: WindowQuery } }, async (request) => {
+  r.get('/dashboards/:dashboard_id/data', { ...reader, schema: { params: z.object({ dashboard_id: z.string().min(1) }), querystring: WindowQuery, response: { 200: DashboardDataAnswer } } }, async (request) => {
     const q = request.query;
     const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
     const window = resolveWindow({ range: q.range, start_time: utc(q.start_time), end_time: utc(q.end_time) }, Date.now(), scope.traceTtlDays);
@@ -49,7 +50,7 @@ export function registerWidgetDataRoutes(app: FastifyInstance, ctx: AppContext):
     return { dashboard, ...answer };
   });
 
-  r.post('/widgets/query', { ...reader, schema: { body: WidgetQueryBody, querystring: z.object({ project_id: z.string().optional() }) } }, async (request) => {
+  r.post('/widgets/query', { ...reader, schema: { body: WidgetQueryBody, querystring: z.object({ project_id: z.string().optional() }), response: { 200: WidgetQueryAnswer } } }, async (request) => {
     const body = request.body;
     const scope = await resolveReadProject(ctx, principalOf(request), body.project_id ?? request.query.project_id);
     const window = resolveWindow({ range: body.range, start_time: utc(body.start_time), end_time: utc(body.end_time) }, Date.now(), scope.traceTtlDays, 'body');

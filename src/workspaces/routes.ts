@@ -5,6 +5,7 @@ import { typed } from '../http.js';
 import { authenticate, userOf } from '../auth/principal.js';
 import { ROLES } from '../auth/roles.js';
 import { addMember, changeMemberRole, createWorkspace, deleteWorkspace, listMembers, listWorkspaces, removeMember } from './service.js';
+import { MemberAnswer, MemberListAnswer, MemberRemovedAnswer, WorkspaceAnswer, WorkspaceDeletedAnswer, WorkspaceListAnswer } from './answers.js';
 
 const WorkspaceParams = z.object({ workspace_id: z.string().min(1) });
 const MemberParams = WorkspaceParams.extend({ user_id: z.string().min(1) });
@@ -15,33 +16,33 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: AppContext): 
   const r = typed(app);
   const user = { onRequest: authenticate(ctx, 'user') };
 
-  r.get('/workspaces', user, async (request) => listWorkspaces(ctx, userOf(request)));
+  r.get('/workspaces', { ...user, schema: { response: { 200: WorkspaceListAnswer } } }, async (request) => listWorkspaces(ctx, userOf(request)));
 
-  r.post('/workspaces', { ...user, schema: { body: z.object({ name: z.string().trim().min(1).max(200) }) } }, async (request, reply) =>
+  r.post('/workspaces', { ...user, schema: { body: z.object({ name: z.string().trim().min(1).max(200) }), response: { 201: WorkspaceAnswer } } }, async (request, reply) =>
     reply.status(201).send(await createWorkspace(ctx, userOf(request), request.body.name)),
   );
 
   r.delete(
     '/workspaces/:workspace_id',
-    { ...user, schema: { params: WorkspaceParams, querystring: z.object({ name: z.string(), reason: DeleteReason }) } },
+    { ...user, schema: { params: WorkspaceParams, querystring: z.object({ name: z.string(), reason: DeleteReason }), response: { 200: WorkspaceDeletedAnswer } } },
     async (request) => deleteWorkspace(ctx, userOf(request), request.params.workspace_id, request.query),
   );
 
-  r.get('/workspaces/:workspace_id/members', { ...user, schema: { params: WorkspaceParams } }, async (request) =>
+  r.get('/workspaces/:workspace_id/members', { ...user, schema: { params: WorkspaceParams, response: { 200: MemberListAnswer } } }, async (request) =>
     listMembers(ctx, userOf(request), request.params.workspace_id),
   );
 
   r.post(
     '/workspaces/:workspace_id/members',
-    { ...user, schema: { params: WorkspaceParams, body: z.object({ email: z.string().trim().min(1).max(320), role }) } },
+    { ...user, schema: { params: WorkspaceParams, body: z.object({ email: z.string().trim().min(1).max(320), role }), response: { 201: MemberAnswer } } },
     async (request, reply) => reply.status(201).send(await addMember(ctx, userOf(request), request.params.workspace_id, request.body)),
   );
 
-  r.patch('/workspaces/:workspace_id/members/:user_id', { ...user, schema: { params: MemberParams, body: z.object({ role }) } }, async (request) =>
+  r.patch('/workspaces/:workspace_id/members/:user_id', { ...user, schema: { params: MemberParams, body: z.object({ role }), response: { 200: MemberAnswer } } }, async (request) =>
     changeMemberRole(ctx, userOf(request), request.params.workspace_id, request.params.user_id, request.body.role),
   );
 
-  r.delete('/workspaces/:workspace_id/members/:user_id', { ...user, schema: { params: MemberParams } }, async (request) =>
+  r.delete('/workspaces/:workspace_id/members/:user_id', { ...user, schema: { params: MemberParams, response: { 200: MemberRemovedAnswer } } }, async (request) =>
     removeMember(ctx, userOf(request), request.params.workspace_id, request.params.user_id),
   );
 }

@@ -6,7 +6,7 @@ import { buildApiApp } from '../../src/app.js';
 import { buildWebApp } from '../../src/web/app.js';
 import { AccessTokens } from '../../src/auth/access-token.js';
 import type { AppContext } from '../../src/context.js';
-import { call, PUBLIC, signUp, useHarness } from '../support/harness.js';
+import { call, PUBLIC, signUp, useHarness, watchPublicAnswers } from '../support/harness.js';
 
 const h = useHarness();
 
@@ -24,6 +24,7 @@ beforeAll(async () => {
   const ctx: AppContext = { ...live, pg: { ...live.pg, pool: deadPool, ping: async () => void (await deadPool.query('SELECT 1')) } };
   api = buildApiApp(ctx);
   web = buildWebApp(ctx);
+  watchPublicAnswers(api, web);
   await Promise.all([api.ready(), web.ready()]);
 });
 afterAll(async () => {

@@ -1,5 +1,9 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createServer, typed } from '../../src/http.js';
+import { registerOpenApi } from '../../src/openapi.js';
+import { watchAnswers, type OpenApiDoc } from '../support/answers.js';
 import { call, PUBLIC, useHarness } from '../support/harness.js';
 
 /** The OpenAPI 3.1 document of the public API, generated from the routes' zod schemas (src/openapi.ts). */
@@ -56,6 +60,52 @@ describe('OpenAPI document', () => {
     const list = doc.paths[`${PUBLIC}/traces`]!.get!;
     expect(list.parameters!.map((p) => p.name)).toEqual(expect.arrayContaining(['limit', 'filters', 'project_id', 'start_after', 'end_before']));
     expect(Object.keys(doc.paths).some((p) => p.includes('/healthz') || p.includes('openapi.json'))).toBe(false);
+  });
+
+  it("documents every public route's success answer: a 2xx with a schema, or a non-JSON content type", async () => {
+    const doc = (await call(h().api, { method: 'GET', url: `${PUBLIC}/openapi.json` })).json() as OpenApiDoc;
+    const undocumented: string[] = [];
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const success = Object.entries(operation.responses ?? {}).filter(([status]) => /^2(\d\d|XX)$/.test(status));
+        const documented = success.some(([, answer]) =>
+          Object.entries(answer.content ?? {}).some(([type, media]) => !type.includes('json') || (media.schema !== undefined && Object.keys(media.schema).length > 0)),
+        );
+        if (!documented) undocumented.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    expect(undocumented).toEqual([]);
+    // Streamed and non-JSON answers carry their own content types.
+    expect(Object.keys(doc.paths[`${PUBLIC}/otel/v1/traces`]!.post!.responses!['200']!.content!)).toEqual(['application/json', 'application/x-protobuf']);
+    expect(doc.paths[`${PUBLIC}/dataset-versions/{version_id}`]!.get!.responses!['200']!.content!['application/json']!.schema).toMatchObject({
+      required: expect.arrayContaining(['dataset_id', 'dataset_version_id', 'version_number', 'label', 'items', 'next_cursor']),
+    });
+  });
+
+  it('answer schemas document without reshaping: the answer is the bytes the handler built, and the test harness flags what the schema does not allow', async () => {
+    const app = createServer({ logLevel: 'silent' });
+    registerOpenApi(app, '/p');
+    const watch = watchAnswers(app, () => app.swagger() as unknown as OpenApiDoc, '/p');
+    const built = { n: 1.5, extra: 'kept', when: new Date(0) };
+    // In a plugin, as the public routes are: the document collects routes added after swagger loads.
+    app.register(async (p) => {
+      typed(p).get('/p/thing', { schema: { response: { 200: z.object({ n: z.number().int() }) } } }, async () => built as never);
+    });
+    await app.ready();
+    try {
+      const res = await app.inject({ method: 'GET', url: '/p/thing' });
+      expect(res.body).toBe(JSON.stringify(built));
+      const found = watch.take();
+      expect(found).toHaveLength(1);
+      expect(found[0]).toMatch(/^GET \/p\/thing → 200: the body does not conform/);
+      expect(found[0]).toContain("must NOT have additional properties 'extra'");
+      expect(found[0]).toContain('/n must be integer');
+      const missing = await app.inject({ method: 'GET', url: '/p/nowhere' });
+      expect(missing.statusCode).toBe(404);
+      expect(watch.take()).toEqual([]);
+    } finally {
+      await app.close();
+    }
   });
 
   it('serves a readable reference at /docs', async () => {

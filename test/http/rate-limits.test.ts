@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApiApp } from '../../src/app.js';
 import { buildWebApp } from '../../src/web/app.js';
-import { call, projectWithKey, PUBLIC, uniqueEmail, useHarness } from '../support/harness.js';
+import { call, projectWithKey, PUBLIC, uniqueEmail, useHarness, watchPublicAnswers } from '../support/harness.js';
 
 /**
  * Per-identity budgets (src/rate-limits.ts): the API key, the user (whatever credential of theirs),
@@ -14,6 +14,7 @@ const h = useHarness({ RATE_LIMIT_PER_MINUTE: '6', RATE_LIMIT_INGEST_PER_MINUTE:
 let second: FastifyInstance;
 beforeAll(async () => {
   second = buildApiApp(h().ctx);
+  watchPublicAnswers(second);
   await second.ready();
 });
 afterAll(async () => second.close());

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApiApp } from '../../src/app.js';
 import type { AppContext } from '../../src/context.js';
 import { openPostgres, type PostgresStore } from '../../src/stores/postgres.js';
-import { call, PUBLIC, signUp, useHarness } from '../support/harness.js';
+import { call, PUBLIC, signUp, useHarness, watchPublicAnswers } from '../support/harness.js';
 
 const h = useHarness();
 
@@ -19,6 +19,7 @@ describe('/readyz with Postgres unreachable', () => {
     downPg = await openPostgres(h().config, { url: 'postgres://postgres@127.0.0.1:1/sightline' });
     const ctx: AppContext = { ...h().ctx, pg: downPg };
     app = buildApiApp(ctx);
+    watchPublicAnswers(app);
     await app.ready();
   });
 

@@ -8,6 +8,8 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { buildApiApp } from '../../src/app.js';
 import { buildWebApp } from '../../src/web/app.js';
+import { APP_API_PREFIX } from '../../src/web/app-api.js';
+import { watchAnswers, type OpenApiDoc } from './answers.js';
 
 /**
  * Each test file gets real stores: the Postgres and Redis servers named by DATABASE_URL/REDIS_URL
@@ -55,6 +57,7 @@ export function useHarness(overrides: Overrides | (() => Overrides) = {}): () =>
     const ctx = await openRuntime(config);
     const api = buildApiApp(ctx);
     const web = buildWebApp(ctx);
+    watchPublicAnswers(api, web);
     await Promise.all([api.ready(), web.ready()]);
     harness = { ctx, api, web, config };
   });
@@ -72,6 +75,17 @@ export function useHarness(overrides: Overrides | (() => Overrides) = {}): () =>
 }
 
 export const PUBLIC = '/api/v1/public';
+
+/**
+ * Checks every public answer of these apps (not yet ready) against the api's OpenAPI document
+ * (support/answers.ts); the web process serves the same routes under /app-api. A mismatch fails
+ * the test that received it.
+ */
+export function watchPublicAnswers(api: FastifyInstance, web?: FastifyInstance): void {
+  const doc = () => api.swagger() as unknown as OpenApiDoc;
+  watchAnswers(api, doc, PUBLIC);
+  if (web) watchAnswers(web, doc, APP_API_PREFIX, PUBLIC);
+}
 
 export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };

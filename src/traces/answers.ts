@@ -1,0 +1,97 @@
+import { z } from 'zod';
+import { Count, DateTime, page } from '../answer-schemas.js';
+
+/** The answers of the trace routes (docs/traces.md). */
+
+const MetadataMap = z.record(z.string(), z.string());
+
+/** docs/traces.md "Trace list item" (`PublicTraceListItem`). */
+export const TraceListItemAnswer = z.object({
+  trace_id: z.string(),
+  project_id: z.string(),
+  name: z.string(),
+  trace_start_time: DateTime,
+  user_id: z.string().nullable().describe('user id recorded on the trace'),
+  session_id: z.string().nullable(),
+  span_count: Count,
+  duration_ms: z.number().nullable(),
+  error_count: Count,
+  input: z.string().nullable(),
+  output: z.string().nullable(),
+  trace_url: z.string().describe("backend-built link to the trace's detail view in the UI"),
+  metadata_map: MetadataMap.optional().describe('default empty object'),
+  total_cost: z.number().nullable().optional().describe('default 0'),
+  total_input_tokens: Count.nullable().optional().describe('default 0'),
+  total_output_tokens: Count.nullable().optional().describe('default 0'),
+});
+
+export const TraceListAnswer = page(TraceListItemAnswer);
+
+/** A stored span, as the trace detail answers it (docs/spans.md, "Span fields"). */
+const SpanAnswer = z.object({
+  trace_id: z.string(),
+  span_id: z.string(),
+  parent_span_id: z.string().nullable(),
+  name: z.string(),
+  kind: z.string(),
+  start_time: DateTime,
+  end_time: DateTime.nullable(),
+  duration_ms: z.number().nullable(),
+  status: z.string().describe('`ok`, `error` or `unset`'),
+  error_type: z.string().nullable(),
+  error_message: z.string().nullable(),
+  model_name: z.string().nullable(),
+  environment: z.string().nullable(),
+  user_id: z.string().nullable(),
+  session_id: z.string().nullable(),
+  input: z.string().nullable().describe('stored as text: strings as they were sent, anything else as JSON'),
+  output: z.string().nullable(),
+  metadata: MetadataMap,
+  cost: z.number(),
+  input_tokens: Count,
+  output_tokens: Count,
+  total_tokens: Count,
+  evaluation_run_id: z.string().nullable(),
+});
+
+/** `GET /traces/{trace_id}`: the list item's fields plus all spans, ordered by start time. */
+export const TraceDetailAnswer = TraceListItemAnswer.extend({
+  spans: z.array(SpanAnswer),
+  truncated: z.literal(true).optional().describe('present when spans were left out to bound the answer'),
+});
+
+const SessionSummaryAnswer = z.object({
+  session_id: z.string(),
+  trace_count: Count,
+  first_trace_time: DateTime,
+  last_trace_time: DateTime,
+  total_cost: z.number(),
+  total_input_tokens: Count,
+  total_output_tokens: Count,
+  user_id: z.string().nullable(),
+});
+
+export const SessionListAnswer = page(SessionSummaryAnswer);
+
+/** `GET /sessions/{session_id}`: the session plus its traces, oldest first. */
+export const SessionDetailAnswer = SessionSummaryAnswer.extend({
+  traces: z.array(TraceListItemAnswer),
+  truncated: z.boolean().describe('true when traces were left out'),
+});
+
+/** `POST /traces` (docs/spans.md, "Answer"): partial success. */
+export const IngestAnswer = z.object({
+  accepted: Count,
+  rejected: z.array(z.object({ index: Count, span_id: z.string().nullable(), errors: z.array(z.string()) })),
+});
+
+/** `POST /otel/v1/traces` answers as OTLP/HTTP does, in the request's encoding. */
+export const OtlpAnswer = {
+  description: 'OTLP ExportTraceServiceResponse (partial success), in the encoding of the request',
+  content: {
+    'application/json': {
+      schema: z.object({ partialSuccess: z.object({ rejectedSpans: Count, errorMessage: z.string() }).optional() }),
+    },
+    'application/x-protobuf': { schema: z.string().describe('an encoded opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse') },
+  },
+};
