@@ -23,7 +23,7 @@ export const PUBLIC_PREFIX = '/api/v1/public';
 
 /** The API process's HTTP surface. No I/O here: the stores arrive open in `ctx`. */
 export function buildApiApp(ctx: AppContext): FastifyInstance {
-  const app = createServer({ logLevel: ctx.config.logLevel });
+  const app = createServer({ logLevel: ctx.config.logLevel, trustProxy: ctx.config.trustProxy });
   registerHealthRoutes(app, ctx);
   registerMetrics(app, 'api');
   registerApiSecurityHeaders(app, ctx.config);

@@ -15,19 +15,34 @@ const optionalString = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
+/** An absolute http(s) URL, or unset: the origins of both apps are derived from these (CSP, CORS, links). */
+const optionalUrl = (name: string) =>
+  optionalString.refine((v) => {
+    if (v === undefined) return true;
+    try {
+      const url = new URL(v);
+      return url.protocol === 'http:' || url.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, `${name} must be an absolute http(s) URL`);
+
 const envSchema = z.object({
   HOST: z.string().default('localhost'),
   PORT: z.coerce.number().int().min(0).max(65535).default(8000),
   WEB_PORT: z.coerce.number().int().min(0).max(65535).default(3000),
-  BASE_URL: optionalString,
-  WEB_URL: optionalString,
+  BASE_URL: optionalUrl('BASE_URL'),
+  WEB_URL: optionalUrl('WEB_URL'),
   DATA_DIR: z.string().default('./data'),
   CLICKHOUSE_URL: optionalString,
   CLICKHOUSE_USER: optionalString,
   CLICKHOUSE_PASSWORD: optionalString,
   CLICKHOUSE_SQL_USER: optionalString,
   CLICKHOUSE_SQL_PASSWORD: optionalString,
+  // A cluster of <remote_servers> (or a macro such as {cluster}): quoted into ON CLUSTER '…' and Distributed('…').
+  CLICKHOUSE_CLUSTER: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9_.{}-]{1,128}$/.test(v), 'CLICKHOUSE_CLUSTER must be a cluster name'),
   CORS_ORIGINS: z.string().optional(),
+  TRUST_PROXY: optionalString,
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(20_000),
   RATE_LIMIT_INGEST_PER_MINUTE: z.coerce.number().int().min(1).default(60_000),
   RATE_LIMIT_LOGIN_PER_MINUTE: z.coerce.number().int().min(1).default(30),
@@ -57,8 +72,12 @@ export type Config = Readonly<{
   baseUrl: string;
   webUrl: string;
   dataDir: string;
-  /** `sqlUser`: a read-only ClickHouse user that public SQL runs as on a server (README, "Public SQL"). */
-  clickhouse: Readonly<{ url?: string; user?: string; password?: string; database: string; sqlUser?: string; sqlPassword?: string }>;
+  /**
+   * `sqlUser`: a read-only ClickHouse user that public SQL runs as on a server (README, "Public SQL").
+   * `cluster`: run the clustered migrations (replicated local tables, Distributed tables under the usual
+   * names) on that cluster of the server (docs/scaling.md); unset, the single-node schema.
+   */
+  clickhouse: Readonly<{ url?: string; user?: string; password?: string; database: string; sqlUser?: string; sqlPassword?: string; cluster?: string }>;
   /**
    * Public SQL's share of the engine (src/sql/scheduler.ts): `sessions` embedded engine sessions run
    * side by side; a project runs at most `perProject` queries at once, `queuePerProject` more wait.
@@ -66,6 +85,12 @@ export type Config = Readonly<{
   sql: Readonly<{ sessions: number; perProject: number; queuePerProject: number }>;
   /** Origins besides WEB_URL's whose pages may call the API from a browser (CORS_ORIGINS, comma-separated). */
   corsOrigins: readonly string[];
+  /**
+   * Which hops' `X-Forwarded-For`/`X-Forwarded-Proto` to believe (TRUST_PROXY: `true`, a hop count, or
+   * comma-separated addresses/CIDRs; unset: none): behind a TLS-terminating proxy this is what makes
+   * `request.protocol` https (Secure session cookie) and `request.ip` the client's (rate limits).
+   */
+  trustProxy: boolean | number | readonly string[];
   /** Requests per minute per identity (src/rate-limits.ts): reads and writes, ingest, logins per address and e-mail, sign-ups per address. */
   rateLimits: Readonly<{ perMinute: number; ingestPerMinute: number; loginPerMinute: number; signupPerMinute: number }>;
   databaseUrl?: string;
@@ -92,6 +117,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`invalid configuration:\n  ${lines.join('\n  ')}`);
   }
   const e = parsed.data;
+  if (e.CLICKHOUSE_CLUSTER && !e.CLICKHOUSE_URL) {
+    throw new ConfigError('invalid configuration:\n  CLICKHOUSE_CLUSTER: needs CLICKHOUSE_URL (the embedded engine is one node)');
+  }
   const config: Config = {
     host: e.HOST,
     port: e.PORT,
@@ -106,8 +134,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       database: e.CLICKHOUSE_DATABASE,
       sqlUser: e.CLICKHOUSE_SQL_USER,
       sqlPassword: e.CLICKHOUSE_SQL_PASSWORD,
+      cluster: e.CLICKHOUSE_CLUSTER,
     }),
     corsOrigins: Object.freeze(parseOrigins(e.CORS_ORIGINS)),
+    trustProxy: parseTrustProxy(e.TRUST_PROXY),
     rateLimits: Object.freeze({
       perMinute: e.RATE_LIMIT_PER_MINUTE,
       ingestPerMinute: e.RATE_LIMIT_INGEST_PER_MINUTE,
@@ -131,6 +161,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     }),
   };
   return Object.freeze(config);
+}
+
+/** `true`/`false`, a hop count, or a list of proxy addresses (Fastify's `trustProxy` forms). */
+function parseTrustProxy(raw: string | undefined): boolean | number | readonly string[] {
+  if (raw === undefined || raw === 'false' || raw === '0') return false;
+  if (raw === 'true') return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return Object.freeze(raw.split(',').map((item) => item.trim()).filter(Boolean));
 }
 
 /** `https://a.example, http://localhost:5173` → their origins; anything not an http(s) URL is a config error. */

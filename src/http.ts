@@ -5,7 +5,12 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ZodType } from 'zod';
 import { answerError, clientErrorAnswer, installErrorHandler, RequestValidationError, zodIssuesToValidation } from './errors.js';
 
-export type ServerOptions = { logLevel: string; bodyLimit?: number };
+export type ServerOptions = {
+  logLevel: string;
+  bodyLimit?: number;
+  /** Proxies whose X-Forwarded-* headers are believed (config.trustProxy); none by default. */
+  trustProxy?: boolean | number | readonly string[];
+};
 
 /**
  * The longest raw (still percent-encoded) path parameter the router passes on: the longest id a
@@ -26,6 +31,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
         ? false
         : { level: options.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
+    trustProxy: trustProxyOption(options.trustProxy),
     // Per-request lines only at debug: ingest is high-volume and its log must stay readable.
     logController: new LogController({ disableRequestLogging: options.logLevel !== 'debug' && options.logLevel !== 'trace' }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
@@ -44,7 +50,9 @@ export function createServer(options: ServerOptions): FastifyInstance {
     if (result.success) return { value: result.data };
     return { error: new RequestValidationError(zodIssuesToValidation(httpPart ?? 'body', result.error.issues, data)) };
   });
-  // Answers are plain JSON; their shapes are fixed by the services that build them.
+  // Answers are plain JSON; their shapes are fixed by the services that build them. Routes' answer
+  // schemas (`schema.response`) only document them (openapi.ts): this must stay JSON.stringify for
+  // every schema, so a schema never drops, adds or coerces a field of an answer.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   installErrorHandler(app);
   app.addHook('onSend', async (request, reply, payload) => {
@@ -53,6 +61,13 @@ export function createServer(options: ServerOptions): FastifyInstance {
     return payload;
   });
   return app;
+}
+
+/** Fastify's forms: a list of addresses, or (for a hop count, which its types lack) a function of the hop. */
+function trustProxyOption(value: ServerOptions['trustProxy']): FastifyServerOptions['trustProxy'] {
+  if (typeof value === 'number') return (_address: string, hop: number) => hop < value;
+  if (typeof value === 'object') return [...value];
+  return value ?? false;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Job } from 'bullmq';
 import type { AppContext } from '../src/context.js';
-import { ALERTS_QUEUE, runTick, scheduleTicks, type TickJob } from '../src/alerts/evaluation.js';
+import { ALERTS_QUEUE, keepTicksScheduled, runTick, type TickJob } from '../src/alerts/evaluation.js';
 import { deliverNotification, NOTIFY_QUEUE, type NotifyJob } from '../src/alerts/notifications.js';
 
 /**
@@ -20,8 +20,9 @@ export function startAlertWorkers(ctx: AppContext, options: { schedule?: boolean
     if (ctx.config.logLevel !== 'silent') process.stderr.write(`alerts: ${line}\n`);
   };
   // Before the workers exist: on the embedded queue an upsert issued after them never answered.
+  // Again after every Redis outage: a Redis that comes back empty has lost the scheduler.
   if (options.schedule ?? true) {
-    scheduleTicks(ctx).catch((error: unknown) => log(`could not schedule the evaluation tick: ${error instanceof Error ? error.message : String(error)}`));
+    keepTicksScheduled(ctx, (error: unknown) => log(`could not schedule the evaluation tick: ${error instanceof Error ? error.message : String(error)}`));
   }
   const ticks = ctx.queue.worker<TickJob>(
     ALERTS_QUEUE,

@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import type { AppContext } from '../src/context.js';
 import { runDetectionTick } from '../src/signals/detection.js';
-import { DETECTION_QUEUE, scheduleDetection, type DetectionJob } from '../src/signals/schedule.js';
+import { DETECTION_QUEUE, keepDetectionScheduled, type DetectionJob } from '../src/signals/schedule.js';
 
 /**
  * Detection ticks (every 2 s, from a job scheduler: src/signals/schedule.ts): the detectors' passes,
@@ -21,8 +21,9 @@ export function startDetectionWorkers(ctx: AppContext, options: { schedule?: boo
   };
   // Before the worker exists: on the embedded queue an upsert issued after a queue's workers exist
   // was measured never to answer (src/alerts/evaluation.ts, scheduleTicks).
+  // Again after every Redis outage: a Redis that comes back empty has lost the scheduler.
   if (options.schedule ?? true) {
-    scheduleDetection(ctx, { projectIds: options.projectIds }).catch((error: unknown) => log(`could not schedule detection: ${error instanceof Error ? error.message : String(error)}`));
+    keepDetectionScheduled(ctx, { projectIds: options.projectIds }, (error: unknown) => log(`could not schedule detection: ${error instanceof Error ? error.message : String(error)}`));
   }
   const ticks = ctx.queue.worker<DetectionJob>(
     DETECTION_QUEUE,

@@ -99,6 +99,17 @@ export async function measureGroup(ctx: AppContext, group: EvaluationGroup): Pro
 }
 
 /**
+ * Schedules the ticks now, and again each time the queue's Redis returns from an outage: one that
+ * restarted without persistence lost the scheduler with every other job, and no alert would be
+ * evaluated again until a worker process restarted. Answers the stop of the re-scheduling.
+ */
+export function keepTicksScheduled(ctx: AppContext, onError: (error: unknown) => void): () => void {
+  const schedule = () => void scheduleTicks(ctx).catch(onError);
+  schedule();
+  return ctx.queue.onReconnect(ALERTS_QUEUE, schedule);
+}
+
+/**
  * The job scheduler of the ticks; upserting is idempotent, so every worker process may call it.
  * Without it no alert is ever evaluated, so each attempt has a deadline and failures are retried:
  * on the embedded queue (one PGlite session behind several BullMQ connections) the first upsert

@@ -18,6 +18,13 @@ export type DetectionJob = { project_ids?: string[] };
 /** How long one attempt to upsert the scheduler may take before it is tried again. */
 const ATTEMPT_TIMEOUT_MS = 10_000;
 
+/** Schedules detection now and again whenever Redis returns from an outage (as keepTicksScheduled in src/alerts/evaluation.ts). */
+export function keepDetectionScheduled(ctx: AppContext, options: { projectIds?: string[] }, onError: (error: unknown) => void): () => void {
+  const schedule = () => void scheduleDetection(ctx, options).catch(onError);
+  schedule();
+  return ctx.queue.onReconnect(DETECTION_QUEUE, schedule);
+}
+
 /**
  * The ticks' job scheduler; upserting is idempotent, so every worker process may call it. Without
  * it nothing is ever detected, so each attempt has a deadline and failures are retried: on the

@@ -17,12 +17,20 @@ export type QueueStore = {
   queue<T = unknown>(name: string): Queue<T>;
   worker<T = unknown>(name: string, processor: Processor<T>, options?: Partial<WorkerOptions>): Worker<T>;
   ping(): Promise<void>;
+  /**
+   * Runs `listener` each time the connection of `name`'s queue is back after it was lost; answers
+   * the stop of that. A Redis that restarts without persistence comes back empty, job schedulers
+   * included, so their owners upsert them again here. Postgres backends keep their jobs through a
+   * restart: never called there.
+   */
+  onReconnect(name: string, listener: () => void): () => void;
   close(): Promise<void>;
 };
 
 export async function openQueue(config: Config, options: { dataDir?: string } = {}): Promise<QueueStore> {
   const queues = new Map<string, Queue>();
   const workers: Worker[] = [];
+  const reconnectListeners = new Map<string, Set<() => void>>();
   let embedded: EmbeddedPostgres | undefined;
 
   let make: { queue: (name: string) => Queue; worker: (name: string, p: Processor, o: Partial<WorkerOptions>) => Worker };
@@ -33,12 +41,35 @@ export async function openQueue(config: Config, options: { dataDir?: string } = 
   if (config.redisUrl) {
     backend = 'redis';
     const redisUrl = config.redisUrl;
-    const connection = () => new Redis(redisUrl, { maxRetriesPerRequest: null, enableOfflineQueue: true });
+    // BullMQ never closes a connection it was handed (it counts it as shared): this store ends each
+    // one, or it would keep reconnecting (and logging) after its queue or worker closed.
+    const clients: Redis[] = [];
+    const connection = () => {
+      const client = new Redis(redisUrl, { maxRetriesPerRequest: null, enableOfflineQueue: true });
+      clients.push(client);
+      return client;
+    };
     const pinger = new Redis(redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true, enableOfflineQueue: false });
     pinger.on('error', () => {});
     make = {
-      queue: (name) => new Queue(name, { connection: connection(), prefix: config.queuePrefix }),
-      worker: (name, p, o) => new Worker(name, p, { ...o, connection: connection(), prefix: config.queuePrefix }),
+      queue: (name) => {
+        const client = connection();
+        // 'close' on every lost connection (and a failed first connect); 'ready' on every return.
+        let lost = false;
+        client.on('close', () => void (lost = true));
+        client.on('ready', () => {
+          if (!lost) return;
+          lost = false;
+          for (const listener of reconnectListeners.get(name) ?? []) listener();
+        });
+        return new Queue(name, { connection: client, prefix: config.queuePrefix });
+      },
+      worker: (name, p, o) => {
+        const client = connection();
+        const worker = new Worker(name, p, { ...o, connection: client, prefix: config.queuePrefix });
+        worker.on('closed', () => client.disconnect());
+        return worker;
+      },
     };
     ping = async () => {
       if (pinger.status === 'wait') await pinger.connect();
@@ -46,6 +77,7 @@ export async function openQueue(config: Config, options: { dataDir?: string } = 
     };
     closeBackend = async () => {
       pinger.disconnect();
+      for (const client of clients) client.disconnect();
     };
   } else {
     backend = config.databaseUrl ? 'postgres' : 'embedded-postgres';
@@ -90,6 +122,13 @@ export async function openQueue(config: Config, options: { dataDir?: string } = 
       return worker as unknown as Worker<T>;
     },
     ping,
+    onReconnect(name, listener) {
+      if (backend !== 'redis') return () => {};
+      const listeners = reconnectListeners.get(name) ?? new Set();
+      reconnectListeners.set(name, listeners.add(listener));
+      queueFor(name);
+      return () => void listeners.delete(listener);
+    },
     async close() {
       await Promise.all(workers.map((w) => w.close()));
       await Promise.all([...queues.values()].map((q) => q.close()));

@@ -30,18 +30,21 @@ function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-export function loginPage(params: { redirectUri: string; state?: string; error?: string; email?: string }): string {
-  const error = params.error ? `<p class="error" role="alert">${escapeHtml(params.error)}</p>` : '';
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Sightline · CLI login</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<style>
+/** The login page's only style, inline; the web origin's CSP allows exactly it, by hash (security-headers.ts). */
+export const LOGIN_STYLE = `
 body{font-family:system-ui,sans-serif;background:#0f1115;color:#e6e6e6;display:grid;place-items:center;min-height:100vh;margin:0}
 form{background:#181b22;padding:2rem;border-radius:12px;min-width:320px;display:grid;gap:.8rem}
 input{padding:.6rem;border-radius:6px;border:1px solid #333;background:#0f1115;color:inherit}
 button{padding:.6rem;border-radius:6px;border:0;background:#5b8def;color:#fff;font-weight:600;cursor:pointer}
 .error{color:#ff7b7b;margin:0}
-</style></head>
+`;
+
+export function loginPage(params: { redirectUri: string; state?: string; error?: string; email?: string }): string {
+  const error = params.error ? `<p class="error" role="alert">${escapeHtml(params.error)}</p>` : '';
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Sightline · CLI login</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<style>${LOGIN_STYLE}</style></head>
 <body><form method="post" action="/cli/login">
 <h1>Sightline</h1><p>Log in to connect the command-line tool.</p>${error}
 <input type="hidden" name="redirect_uri" value="${escapeHtml(params.redirectUri)}">

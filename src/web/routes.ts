@@ -7,6 +7,7 @@ import { authenticate, userOf } from '../auth/principal.js';
 import { login, logout, signup } from '../accounts/service.js';
 import { loginPage, loopbackRedirect, redirectWithToken } from './cli-login.js';
 import { clearSessionCookie, fromWebApp, setSessionCookie } from './session-cookie.js';
+import { cliLoginPolicy } from './security-headers.js';
 
 const email = z.string().trim().min(3).max(320).email();
 const password = z.string().min(8).max(1024);
@@ -16,7 +17,7 @@ const LoginBody = z.object({ email: z.string().trim().min(1).max(320), password:
 const CliLoginQuery = z.object({ redirect_uri: z.string().min(1).max(2048), state: z.string().max(512).optional() });
 const CliLoginForm = CliLoginQuery.extend({ email: z.string().max(320).default(''), password: z.string().max(1024).default('') });
 
-/** The web application's JSON routes (extensions.md §2) and the CLI browser login. */
+/** The web application's JSON routes (docs/authentication.md) and the CLI browser login. */
 export function registerWebRoutes(app: FastifyInstance, ctx: AppContext): void {
   const r = typed(app);
 
@@ -48,8 +49,13 @@ export function registerWebRoutes(app: FastifyInstance, ctx: AppContext): void {
 
   r.get('/cli/login', { schema: { querystring: CliLoginQuery } }, async (request, reply) => {
     const { redirect_uri, state } = request.query;
-    if (!loopbackRedirect(redirect_uri)) throw new BadRequestError('redirect_uri must be an http URL on the loopback interface');
-    return reply.type('text/html').header('cache-control', 'no-store').send(loginPage({ redirectUri: redirect_uri, state }));
+    const target = loopbackRedirect(redirect_uri);
+    if (!target) throw new BadRequestError('redirect_uri must be an http URL on the loopback interface');
+    return reply
+      .type('text/html')
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', cliLoginPolicy(ctx.config, target))
+      .send(loginPage({ redirectUri: redirect_uri, state }));
   });
 
   r.post('/cli/login', { schema: { body: CliLoginForm } }, async (request, reply) => {
@@ -64,6 +70,7 @@ export function registerWebRoutes(app: FastifyInstance, ctx: AppContext): void {
       return reply
         .status(401)
         .type('text/html')
+        .header('content-security-policy', cliLoginPolicy(ctx.config, target))
         .send(loginPage({ redirectUri: redirect_uri, state, email: mail, error: error.detail }));
     }
   });

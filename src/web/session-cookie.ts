@@ -38,16 +38,25 @@ export function registerSessionCookie(app: FastifyInstance): void {
   });
 }
 
+/**
+ * Whether the browser reached this origin over https: WEB_URL says so, or the request does (its own
+ * TLS, or a TLS-terminating proxy's X-Forwarded-Proto, believed only from proxies named in TRUST_PROXY).
+ * The cookie is Secure then, so it never travels over plain http.
+ */
+export function servedOverHttps(request: FastifyRequest, config: Config): boolean {
+  return config.webUrl.startsWith('https://') || request.protocol === 'https';
+}
+
 export function setSessionCookie(reply: FastifyReply, config: Config, token: string): void {
   reply.setCookie(SESSION_COOKIE, token, {
     path: '/',
     httpOnly: true,
     sameSite: 'lax',
-    secure: config.webUrl.startsWith('https://'),
+    secure: servedOverHttps(reply.request, config),
     maxAge: config.sessionTtlDays * 86_400,
   });
 }
 
 export function clearSessionCookie(reply: FastifyReply, config: Config): void {
-  reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: config.webUrl.startsWith('https://') });
+  reply.clearCookie(SESSION_COOKIE, { path: '/', httpOnly: true, sameSite: 'lax', secure: servedOverHttps(reply.request, config) });
 }

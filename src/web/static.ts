@@ -11,9 +11,12 @@ export const WEB_DIST = path.join(ROOT_DIR, 'web', 'dist');
 /** Paths that belong to the server, never to the single-page application's router. */
 const SERVER_PATHS = /^\/(api|app-api|cli|assets)(\/|$)/;
 
+/** Inline, so allowed by hash in the web origin's CSP (security-headers.ts); a style attribute would not be. */
+export const NOT_BUILT_STYLE = 'body{font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto}';
+
 const NOT_BUILT_PAGE = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Sightline</title></head>
-<body style="font-family:system-ui,sans-serif;max-width:40rem;margin:3rem auto">
+<html lang="en"><head><meta charset="utf-8"><title>Sightline</title><style>${NOT_BUILT_STYLE}</style></head>
+<body>
 <h1>Sightline</h1>
 <p>The web application has not been built. Run <code>npm run build:web</code> (done by <code>npm start</code>) and reload.</p>
 </body></html>`;

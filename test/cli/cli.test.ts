@@ -4,7 +4,8 @@ import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../src/stores/migrate.js';
-import { projectWithKey, tempDataDir, useHarness } from '../support/harness.js';
+import { call, createApiKey, createProject, projectWithKey, PUBLIC, tempDataDir, useHarness } from '../support/harness.js';
+import { failingTrace, ingest, tick } from '../signals/support.js';
 
 /**
  * The `sightline` CLI run as a subprocess against a live server (issue: CLI): the browser login played
@@ -146,6 +147,81 @@ describe('sightline CLI', () => {
     expect(r.code, r.err).toBe(0);
     expect(r.out.trim()).toBe('30 of 30 spans accepted');
     expect(forwardedOk).toBe(3);
+  });
+
+  it('lists, resolves and reopens signals; each change shows through the API; an unknown id is one line, exit 1', { timeout: 60_000 }, async () => {
+    const project = await createProject(h(), world.owner.token, world.owner.workspace.id);
+    const key = (await createApiKey(h(), world.owner.token, project.id)).key;
+    await ingest(h(), key, failingTrace('TimeoutError', 'tool.search'));
+    await tick(h(), project.id);
+    const readSignal = async (id: string) => (await call(h().api, { method: 'GET', url: `${PUBLIC}/signals/${id}`, token: key })).json();
+
+    const listed = await run(['signals', 'list', '--project', project.id, '--format', 'json']);
+    expect(listed.code, listed.err).toBe(0);
+    const [signal] = JSON.parse(listed.out).data as { signal_id: string; title: string; status: string }[];
+    expect(signal).toMatchObject({ title: 'TimeoutError in tool.search', status: 'open' });
+    // The table has the columns the command names, one row per signal; an API key needs no --project.
+    const table = await run(['signals', 'list', '--key', key]);
+    expect(table.code, table.err).toBe(0);
+    expect(table.out.split('\n')[0]).toMatch(/^signal_id\s+status\s+title\s+hit_count\s+last_seen_at$/);
+    expect(table.out).toContain(signal!.signal_id);
+
+    const resolved = await run(['signals', 'resolve', signal!.signal_id, '--reason', 'fixed_by_pr', '--project', project.id]);
+    expect(resolved.code, resolved.err).toBe(0);
+    expect(resolved.out.trim()).toBe(`signal ${signal!.signal_id} is now resolved`);
+    expect(await readSignal(signal!.signal_id)).toMatchObject({ status: 'resolved', resolved_at: expect.any(String) });
+    const onlyResolved = await run(['signals', 'list', '--project', project.id, '--status', 'resolved', '--format', 'json']);
+    expect(JSON.parse(onlyResolved.out).data.map((x: { signal_id: string }) => x.signal_id)).toEqual([signal!.signal_id]);
+
+    // Compare-and-set: the signal is no longer open, so this is refused (409) and changes nothing.
+    expectFailure(await run(['signals', 'reopen', signal!.signal_id, '--expected-status', 'open', '--project', project.id]), /^sightline: expected_status is 'open' but the signal is 'resolved'; nothing was changed\n?$/);
+    expect((await readSignal(signal!.signal_id)).status).toBe('resolved');
+
+    const reopened = await run(['signals', 'reopen', signal!.signal_id, '--project', project.id]);
+    expect(reopened.code, reopened.err).toBe(0);
+    expect(reopened.out.trim()).toBe(`signal ${signal!.signal_id} is now open`);
+    expect(await readSignal(signal!.signal_id)).toMatchObject({ status: 'open', resolved_at: null, reopen_count: 1 });
+
+    const unknown = '00000000-0000-4000-8000-000000000000';
+    expectFailure(await run(['signals', 'resolve', unknown, '--reason', 'fixed_by_pr', '--project', project.id]), /^sightline: signal not found\n?$/);
+    expectFailure(await run(['signals', 'reopen', 'no-such-signal', '--project', project.id]), /^sightline: signal not found\n?$/);
+    // A status change is a user's write: an API key is refused before anything is sent.
+    expectFailure(await run(['signals', 'resolve', signal!.signal_id, '--reason', 'fixed_by_pr']), /pass --project/);
+  });
+
+  it('lists, pauses and resumes alerts; each change shows through the API; an unknown id is one line, exit 1', { timeout: 60_000 }, async () => {
+    const project = await createProject(h(), world.owner.token, world.owner.workspace.id);
+    const created = await call(h().api, {
+      method: 'POST', url: `${PUBLIC}/alerts`, token: world.owner.token,
+      payload: { name: 'cli latency', project_id: project.id, view: 'SPANS', measure: 'latency', aggregation: 'p95', threshold: 2000, window: '5m', severity: 'critical' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const id = created.json().alert.id as string;
+    const readAlert = async () => (await call(h().api, { method: 'GET', url: `${PUBLIC}/alerts/${id}`, token: world.owner.token, query: { project_id: project.id } })).json();
+
+    const listed = await run(['alerts', 'list', '--project', project.id, '--format', 'json']);
+    expect(listed.code, listed.err).toBe(0);
+    expect(JSON.parse(listed.out).data).toEqual([expect.objectContaining({ id, name: 'cli latency', severity: 'critical', threshold: 2000 })]);
+    const table = await run(['alerts', 'list', '--project', project.id]);
+    expect(table.out.split('\n')[0]).toMatch(/^id\s+name\s+status\s+severity\s+measure\s+aggregation\s+threshold_operator\s+threshold\s+window$/);
+    expect(table.out).toContain('cli latency');
+
+    const paused = await run(['alerts', 'pause', id, '--project', project.id]);
+    expect(paused.code, paused.err).toBe(0);
+    expect(paused.out.trim()).toBe(`alert ${id} is PAUSED`);
+    expect((await readAlert()).status).toBe('PAUSED');
+    const onlyPaused = await run(['alerts', 'list', '--project', project.id, '--status', 'PAUSED', '--format', 'csv']);
+    expect(onlyPaused.out).toContain(id);
+
+    const resumed = await run(['alerts', 'resume', id, '--project', project.id]);
+    expect(resumed.code, resumed.err).toBe(0);
+    expect(resumed.out.trim()).toMatch(new RegExp(`^alert ${id} is (OK|NO_DATA)$`));
+    expect((await readAlert()).status).not.toBe('PAUSED');
+
+    expectFailure(await run(['alerts', 'pause', '00000000-0000-4000-8000-000000000000', '--project', project.id]), /^sightline: alert not found\n?$/);
+    expectFailure(await run(['alerts', 'resume', 'no-such-alert', '--project', project.id]), /^sightline: alert not found\n?$/);
+    expectFailure(await run(['alerts', 'list', '--status', 'SLEEPING', '--project', project.id]), /status/);
+    expect((await readAlert()).status).not.toBe('PAUSED');
   });
 
   it('logs out: the session stops working and the credentials are gone', { timeout: 60_000 }, async () => {

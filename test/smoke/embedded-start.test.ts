@@ -33,8 +33,9 @@ describe('npm start on the embedded stores', () => {
   it('starts, seeds a demo account, signs up, creates a key, answers whoami, stops cleanly', async () => {
     const [port, webPort] = [await freePort(), await freePort()];
     const env: Record<string, string> = {};
+    // BASE_URL: vitest sets it to '/' (vite's base), which is not a server address.
     for (const [k, v] of Object.entries(process.env)) {
-      if (v !== undefined && !['DATABASE_URL', 'REDIS_URL', 'CLICKHOUSE_URL'].includes(k)) env[k] = v;
+      if (v !== undefined && !['DATABASE_URL', 'REDIS_URL', 'CLICKHOUSE_URL', 'BASE_URL'].includes(k)) env[k] = v;
     }
     Object.assign(env, { DATA_DIR: dataDir, PORT: String(port), WEB_PORT: String(webPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
     child = spawn(path.join(ROOT_DIR, 'node_modules/.bin/tsx'), ['src/main.ts', 'all'], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });

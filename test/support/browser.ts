@@ -15,7 +15,8 @@ import { useHarness, type Harness } from './harness.js';
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const SCREENSHOTS = path.join(ROOT_DIR, 'test-output', 'web');
 
-export type WebServer = { h: Harness; url: string; demo: DemoAccount; browser: Browser };
+/** `cspViolations`: every Content-Security-Policy refusal any page of the file logged; the file fails on one. */
+export type WebServer = { h: Harness; url: string; demo: DemoAccount; browser: Browser; cspViolations: string[] };
 
 /** The built application is what the server serves; build it when a fresh checkout has none. */
 function ensureBuilt(): void {
@@ -38,10 +39,12 @@ export function useWebServer(): () => WebServer {
     const address = harness.web.server.address();
     const port = typeof address === 'object' && address ? address.port : 0;
     const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
-    server = { h: harness, url: `http://127.0.0.1:${port}`, demo, browser };
+    server = { h: harness, url: `http://127.0.0.1:${port}`, demo, browser, cspViolations: [] };
   }, 240_000);
   afterAll(async () => {
     await server?.browser.close();
+    // The web origin's CSP (src/web/security-headers.ts) must let every page the tests drove work.
+    if (server?.cspViolations.length) throw new Error(`Content-Security-Policy violations:\n${server.cspViolations.join('\n')}`);
   });
   return () => {
     if (!server) throw new Error('web server not ready');
@@ -53,6 +56,9 @@ export async function newPage(server: WebServer, viewport = { width: 1280, heigh
   const context = await server.browser.newContext({ viewport, baseURL: server.url });
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
+  page.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) server.cspViolations.push(`${page.url()}: ${message.text()}`);
+  });
   return { context, page };
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call } from '../support/harness.js';
 import { logIn, newPage, screenshot, useWebServer } from '../support/browser.js';
+import { browserLogin } from '../../src/cli/login.js';
 
 const server = useWebServer();
 
@@ -56,6 +57,34 @@ describe('web application: login, session cookie, deep links', () => {
     await page.getByRole('heading', { name: 'Traces' }).waitFor();
     await page.getByText('No traces match').waitFor();
     await screenshot(page, 'signup-phone');
+    await context.close();
+  });
+
+  it('completes `sightline login` in the browser under the login page\'s CSP: the form, then the redirect to the CLI\'s loopback listener', async () => {
+    const s = server();
+    // The CLI's own listener (src/cli/login.ts); the test is the user who opens the printed address.
+    let address = '';
+    const login = browserLogin({ apiUrl: s.url, webUrl: s.url }, { openBrowser: false, timeoutMs: 60_000, print: (line) => (address ||= /http\S+\/cli\/login\?\S+/.exec(line)?.[0] ?? '') });
+    await expect.poll(() => address).not.toBe('');
+    const { context, page } = await newPage(s);
+    const violations: string[] = [];
+    page.on('console', (m) => void (/Content Security Policy/i.test(m.text()) && violations.push(m.text())));
+    await page.goto(address);
+    await page.getByLabel('E-mail').fill(s.demo.email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'wrong e-mail or password' }).waitFor();
+    // The inline style is allowed by its hash: the page is drawn as designed, not unstyled.
+    expect(await page.locator('button').evaluate((b) => getComputedStyle(b).backgroundColor)).toBe('rgb(91, 141, 239)');
+    await page.getByLabel('Password').fill(s.demo.password);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Logged in' }).waitFor();
+    expect(new URL(page.url()).host).toMatch(/^127\.0\.0\.1:\d+$/);
+    const token = await login;
+    expect(token).toMatch(/^sls_/);
+    const whoami = await call(s.h.api, { method: 'GET', url: '/api/v1/public/workspaces', token });
+    expect(whoami.statusCode).toBe(200);
+    expect(violations).toEqual([]);
     await context.close();
   });
 
