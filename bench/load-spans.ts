@@ -6,7 +6,8 @@ import type { ClickHouseClient } from '@clickhouse/client';
  * table and so the same materialized view as ingested ones. Each trace has 10 spans: an agent root,
  * four LLM calls, two tools, a retriever, an embedding and a chain; traces are spread evenly over
  * the window, oldest first, like a producer's stream. About 1% of spans fail, 1% of traces are
- * evaluation traces, 60% carry a session.
+ * evaluation traces, 60% carry a session. Roots carry metadata app_version (12 values), region and
+ * customer_tier (3 each) and customer_id (500, hashed so neighbours differ); LLM spans carry prompt_version (5).
  */
 export type LoadOptions = { spans: number; projects: string[]; days: number; nowMs: number; batch?: number };
 
@@ -44,8 +45,9 @@ export async function loadSpans(client: ClickHouseClient, options: LoadOptions, 
           if(k = 0 AND t % 5 < 3, concat('sess_', toString(intDiv(t, 4))), '') AS session_id,
           if(kind IN ('llm', 'agent'), substring({text:String}, h % 2000 + 1, 1200), NULL) AS input,
           if(kind IN ('llm', 'agent'), substring({text:String}, h % 1500 + 1, 600), NULL) AS output,
-          if(k = 0, map('app_version', concat('1.', toString(t % 12)), 'region', ['us-east', 'eu-west', 'ap-south'][t % 3 + 1],
-             'customer_tier', ['free', 'pro', 'enterprise'][t % 3 + 1]), map()) AS metadata,
+          multiIf(k = 0, map('app_version', concat('1.', toString(t % 12)), 'region', ['us-east', 'eu-west', 'ap-south'][t % 3 + 1],
+                    'customer_tier', ['free', 'pro', 'enterprise'][t % 3 + 1], 'customer_id', concat('cust_', toString(intHash32(t) % 500))),
+                  kind = 'llm', map('prompt_version', concat('v', toString((t + k) % 5))), map()) AS metadata,
           if(kind = 'llm', (input_tokens * 2.5 + output_tokens * 10) / 1e6, 0) AS cost,
           if(kind IN ('llm', 'embedding'), 200 + h % 3000, 0) AS input_tokens,
           if(kind = 'llm', 50 + h % 800, 0) AS output_tokens,

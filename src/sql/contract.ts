@@ -1,5 +1,5 @@
 /**
- * The public SQL contract (DESIGN.md decision 5): the only tables and columns a caller's SQL can
+ * The public SQL contract (docs/design.md, decision 5): the only tables and columns a caller's SQL can
  * name. `GET /sql/schema` prints it and the guard (guard.ts) enforces it; both read this module, so
  * they can't disagree (test/sql/contract.test.ts checks every column is queryable and nothing else).
  *
@@ -25,12 +25,12 @@ const TRACES: ContractTable = {
   name: 'traces',
   columns: [
     col('trace_id', 'String'),
-    col('name', 'String', 'tupleElement(p_root, 1)'),
+    col('name', 'String', 'JSONExtractString(substring(p_root_head, 17), 1)'),
     col('trace_start_time', "DateTime64(3, 'UTC')", 'p_start_time'),
     col('trace_end_time', "Nullable(DateTime64(3, 'UTC'))", 'p_end_time'),
     col('duration_ms', 'Nullable(Int64)', 'if(p_end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(p_end_time)) - toUnixTimestamp64Milli(p_start_time))'),
-    col('user_id', 'String'),
-    col('session_id', 'String'),
+    col('user_id', 'String', 'substring(p_user_head, 18)'),
+    col('session_id', 'String', 'substring(p_session_head, 18)'),
     col('span_count', 'UInt64'),
     col('error_count', 'UInt64'),
     col('total_cost', 'Float64'),
@@ -39,8 +39,10 @@ const TRACES: ContractTable = {
     col('total_tokens', 'UInt64'),
     col('input', 'Nullable(String)', 'tupleElement(p_root, 5)'),
     col('output', 'Nullable(String)', 'tupleElement(p_root, 6)'),
-    // All spans' metadata, the root's winning (§3).
-    col('metadata', 'Map(String, String)', 'mapUpdate(mapFromArrays(arrayMap(kv -> kv.1, p_metadata_pairs), arrayMap(kv -> kv.2, p_metadata_pairs)), tupleElement(p_root, 4))'),
+    // All spans' metadata, the root's winning (docs/concepts.md, trace fields). Name, metadata, user
+    // and session read the small heads of clickhouse/0005_trace_list_filters.sql, as the trace list
+    // does: a query that leaves out input and output never reads the root's state.
+    col('metadata', 'Map(String, String)', "mapUpdate(mapFromArrays(arrayMap(kv -> kv.1, p_metadata_pairs), arrayMap(kv -> kv.2, p_metadata_pairs)), JSONExtract(substring(p_root_head, 17), 2, 'Map(String, String)'))"),
     col('model_names', 'Array(String)'),
     col('environments', 'Array(String)'),
     col('span_kinds', 'Array(String)'),
@@ -50,11 +52,11 @@ const TRACES: ContractTable = {
     col('is_evaluation', 'UInt8'),
   ],
   physical: ['trace_id', 'start_time', 'end_time', 'span_count', 'error_count', 'total_cost', 'input_tokens', 'output_tokens', 'total_tokens', 'metadata_pairs',
-    'model_names', 'environments', 'span_kinds', 'statuses', 'error_types', 'span_names', 'is_evaluation'],
+    'root_head', 'user_head', 'session_head', 'model_names', 'environments', 'span_kinds', 'statuses', 'error_types', 'span_names', 'is_evaluation'],
   // FINAL merges each trace's partial rollup rows (src/traces/list-query.ts); the aggregate states
   // are finalized here, inside, so callers only ever see plain values.
   from: (db, inner) =>
-    `SELECT ${inner}, finalizeAggregation(root) AS p_root, finalizeAggregation(user_id) AS p_user_id, finalizeAggregation(session_id) AS p_session_id FROM ${db}.traces FINAL WHERE project_id = ${PROJECT}`,
+    `SELECT ${inner}, finalizeAggregation(root) AS p_root FROM ${db}.traces FINAL WHERE project_id = ${PROJECT}`,
 };
 
 const SPANS: ContractTable = {
@@ -130,7 +132,7 @@ const EVALUATION_RESULTS: ContractTable = {
 export const CONTRACT: readonly ContractTable[] = [TRACES, SPANS, FINDINGS, EVALUATION_RESULTS];
 export const CONTRACT_TABLES: ReadonlyMap<string, ContractTable> = new Map(CONTRACT.map((t) => [t.name, t]));
 
-/** `GET /sql/schema` (public-api.md, "SQL schema"). */
+/** `GET /sql/schema` (docs/sql.md, "Tables"). */
 export function sqlSchema(): { tables: { name: string; columns: { name: string; type: string }[] }[] } {
   return { tables: CONTRACT.map((t) => ({ name: t.name, columns: t.columns.map(({ name, type }) => ({ name, type })) })) };
 }

@@ -67,9 +67,16 @@ const NUMERIC_EXPR = {
   errors: 'error_count',
   duration_ms: '(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time))',
 } as const;
-const ROOT = 'finalizeAggregation(root)';
-const USER = 'finalizeAggregation(user_id)';
-const SESSION = 'finalizeAggregation(session_id)';
+/**
+ * The root span's `[name, {metadata}]` as JSON, after the 16-character rank `root_head` starts with
+ * (clickhouse/0005_trace_list_filters.sql): name and metadata conditions read this small column,
+ * never `root`, whose state carries the root's input and output.
+ */
+export const ROOT_HEAD_JSON = 'substring(root_head, 17)';
+const ROOT_NAME = `JSONExtractString(${ROOT_HEAD_JSON}, 1)`;
+/** The trace's user and session after the 17-character rank of their heads (same migration). */
+export const USER = 'substring(user_head, 18)';
+export const SESSION = 'substring(session_head, 18)';
 
 export const OP_SQL = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
@@ -97,11 +104,11 @@ function build(p: TraceListParams): Built {
     const session = param('String', p.sessionId);
     b.where.push(`trace_id IN (${sessionTraceIdsSubquery(session)})`, `${SESSION} = ${session}`);
   }
-  if (p.name !== undefined) b.where.push(`positionCaseInsensitiveUTF8(${ROOT}.1, ${param('String', p.name)}) > 0`);
+  if (p.name !== undefined) b.where.push(`positionCaseInsensitiveUTF8(${ROOT_NAME}, ${param('String', p.name)}) > 0`);
   if (p.userId !== undefined) b.where.push(`${USER} = ${param('String', p.userId)}`);
   if (p.searchQuery !== undefined) {
     const q = param('String', p.searchQuery);
-    b.where.push(`(positionCaseInsensitiveUTF8(trace_id, ${q}) > 0 OR positionCaseInsensitiveUTF8(${ROOT}.1, ${q}) > 0
+    b.where.push(`(positionCaseInsensitiveUTF8(trace_id, ${q}) > 0 OR positionCaseInsensitiveUTF8(${ROOT_NAME}, ${q}) > 0
       OR positionCaseInsensitiveUTF8(${SESSION}, ${q}) > 0 OR positionCaseInsensitiveUTF8(${USER}, ${q}) > 0)`);
   }
   for (const f of p.filters) b.where.push(traceFilterCondition(f, param, p.signalIds));
@@ -129,12 +136,22 @@ export function traceFilterCondition(f: Predicate, param: (type: string, value: 
     case 'metadata': {
       const key = param('String', f.key);
       const value = param('String', f.value);
-      const test = (v: string) => (f.op === 'eq' ? `${v} = ${value}` : `position(${v}, ${value}) > 0`);
-      // The root's value wins; otherwise any span's value for the key (§3 metadata_map).
-      return `if(mapContains(${ROOT}.4, ${key}), ${test(`${ROOT}.4[${key}]`)}, arrayExists(kv -> kv.1 = ${key} AND ${test('kv.2')}, metadata_pairs))`;
+      // The root's value wins; otherwise any span's value for the key (metadata_map, docs/concepts.md).
+      // `metadata_kv` holds every span's pairs as '<key length>:<key><value>' and `root_head` the
+      // root's as JSON (clickhouse/0005_trace_list_filters.sql). A trace matches when some span
+      // has a matching value and the root, if it has the key, is one of them: the cheap has() over
+      // short strings runs first, the JSON of the root only for the traces it lets through.
+      const prefix = `concat(toString(length(${key})), ':', ${key})`;
+      if (f.op === 'eq') {
+        return `(has(metadata_kv, concat(${prefix}, ${value}))
+      AND if(JSONHas(${ROOT_HEAD_JSON}, 2, ${key}), JSONExtractString(${ROOT_HEAD_JSON}, 2, ${key}) = ${value}, 1))`;
+      }
+      return `(arrayExists(kv -> position(kv, ${value}) > 0, metadata_kv)
+      AND if(JSONHas(${ROOT_HEAD_JSON}, 2, ${key}), position(JSONExtractString(${ROOT_HEAD_JSON}, 2, ${key}), ${value}) > 0,
+        arrayExists(kv -> startsWith(kv, ${prefix}) AND position(substring(kv, length(${prefix}) + 1), ${value}) > 0, metadata_kv)))`;
     }
     default:
-      // The trace's set is the union of its spans' (§3): any span with one of the values matches.
+      // The trace's set is the union of its spans' (docs/filters.md): any span with one of the values matches.
       return `hasAny(${SET_COLUMN[f.field]}, ${param('Array(String)', f.value)})`;
   }
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * One ingested span: the request contract of `POST /api/v1/public/traces` (extensions.md §3) and what
+ * One ingested span: the request contract of `POST /api/v1/public/traces` (docs/spans.md) and what
  * the OTLP mapping produces. Pure: validation and normalisation only, no I/O.
  *
  * Leniency beyond the spec's table, on purpose (clients written in Python send `None` for "not set"):
@@ -105,17 +105,21 @@ export interface RejectedSpan {
 
 /**
  * The body of `POST /traces`. Items are left `unknown` here on purpose: each is checked by
- * `validateSpans`, so one bad span is reported in `rejected` instead of failing the request (§3).
+ * `validateSpans`, so one bad span is reported in `rejected` instead of failing the request (docs/spans.md, "Answer").
  */
 export const TraceIngestBody = z.object({
   spans: z.array(z.unknown()).min(1).max(MAX_SPANS_PER_REQUEST),
 });
 
-/** Validates each span on its own and normalises the valid ones (partial success, §3). */
+/** Validates each span on its own and normalises the valid ones (partial success, docs/spans.md). */
 export function validateSpans(raw: readonly unknown[]): { accepted: NormalizedSpan[]; rejected: RejectedSpan[] } {
   const accepted: NormalizedSpan[] = [];
   const rejected: RejectedSpan[] = [];
   raw.forEach((item, index) => {
+    if (plainlyValid(item)) {
+      accepted.push(normalizeSpan(item));
+      return;
+    }
     const result = SpanInputSchema.safeParse(item);
     if (result.success) {
       accepted.push(normalizeSpan(result.data));
@@ -126,7 +130,52 @@ export function validateSpans(raw: readonly unknown[]): { accepted: NormalizedSp
   return { accepted, rejected };
 }
 
-function normalizeSpan(span: z.output<typeof SpanInputSchema>): NormalizedSpan {
+type SpanOutput = z.output<typeof SpanInputSchema>;
+
+/** The schema's own ISO date-time pattern, so the fast path accepts exactly the strings zod does. */
+const DATE_TIME_PATTERN = (DateTime as unknown as { _zod: { pattern: RegExp } })._zod.pattern;
+const STATUSES: ReadonlySet<unknown> = new Set(SpanStatus.options);
+
+const isString = (v: unknown, min: number, max: number): v is string => typeof v === 'string' && v.length >= min && v.length <= max;
+const isNullishString = (v: unknown, min: number, max: number) => v == null || isString(v, min, max);
+const isNullishCount = (v: unknown) => v == null || (Number.isSafeInteger(v) && (v as number) >= 0);
+const isDateTime = (v: unknown): v is string => typeof v === 'string' && DATE_TIME_PATTERN.test(v);
+
+/**
+ * A fast path for the common span, about 10× cheaper than the schema's parse (measured: the schema took
+ * ~40 µs of a span's ingest): true only for a span the schema accepts as it is, so validateSpans can
+ * normalise it without a copy. It is stricter, never looser: string lengths count UTF-16 units (never
+ * fewer than the code points the schema counts), metadata must be a plain object without a
+ * `__proto__` key. Anything else, valid or not, goes through the schema, which alone words rejections.
+ */
+export function plainlyValid(item: unknown): item is SpanOutput {
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) return false;
+  const s = item as Record<string, unknown>;
+  if (!isString(s.trace_id, 1, 128) || !isString(s.span_id, 1, 128) || !isString(s.name, 1, MAX_NAME_LENGTH)) return false;
+  if (!isNullishString(s.parent_span_id, 0, 128) || !isNullishString(s.kind, 1, MAX_KIND_LENGTH)) return false;
+  if (!isNullishString(s.error_message, 0, MAX_ERROR_MESSAGE_LENGTH)) return false;
+  for (const field of ['error_type', 'model_name', 'environment', 'user_id', 'session_id', 'evaluation_run_id']) {
+    if (!isNullishString(s[field], 0, MAX_SHORT_TEXT_LENGTH)) return false;
+  }
+  if (s.status != null && !STATUSES.has(s.status)) return false;
+  if (s.cost != null && !(typeof s.cost === 'number' && Number.isFinite(s.cost) && s.cost >= 0)) return false;
+  if (!isNullishCount(s.input_tokens) || !isNullishCount(s.output_tokens) || !isNullishCount(s.total_tokens)) return false;
+  if (!isDateTime(s.start_time) || (s.end_time != null && !isDateTime(s.end_time))) return false;
+  if (s.end_time != null && isoToEpochMs(s.end_time) < isoToEpochMs(s.start_time)) return false;
+  if (s.metadata != null) {
+    const m = s.metadata;
+    if (typeof m !== 'object' || Object.getPrototypeOf(m) !== Object.prototype) return false;
+    let keys = 0;
+    for (const key in m) {
+      if (!Object.hasOwn(m, key)) return false;
+      const value = (m as Record<string, unknown>)[key];
+      if (++keys > MAX_METADATA_KEYS || key === '__proto__' || !isString(key, 1, MAX_METADATA_KEY_LENGTH) || !isString(value, 0, MAX_METADATA_VALUE_LENGTH)) return false;
+    }
+  }
+  return true;
+}
+
+function normalizeSpan(span: SpanOutput): NormalizedSpan {
   const inputTokens = span.input_tokens ?? 0;
   const outputTokens = span.output_tokens ?? 0;
   return {
@@ -163,7 +212,7 @@ export function isoToEpochMs(iso: string): number {
   return Date.parse(/(?:[zZ]|[+-]\d\d:?\d\d)$/.test(iso) || !iso.includes('T') ? iso : `${iso}Z`);
 }
 
-/** §3: "stored as text (strings as they are, anything else as JSON)". */
+/** docs/spans.md: input and output are "stored as text: a string as it is, anything else as its JSON". */
 function toText(value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value === 'string') return value;

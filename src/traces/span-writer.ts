@@ -4,7 +4,7 @@ import type { NormalizedSpan } from './span-input.js';
 import { existingSpansQuery, type ExistingTraceRow } from './queries.js';
 
 /**
- * Group commit for span ingest (DESIGN.md decision 2). Requests hand their validated spans to
+ * Group commit for span ingest (docs/design.md, decision 2). Requests hand their validated spans to
  * `write()`, which resolves only once an insert holding them has succeeded. While one insert runs,
  * newly arriving requests queue up and go out together in the next one, so under load the inserts
  * grow instead of multiplying.
@@ -137,7 +137,8 @@ export class SpanWriter {
   private async insert(rows: SpanRow[]): Promise<void> {
     if (rows.length === 0) return;
     for (const chunk of chunkByPartition(rows)) {
-      await this.ch.client.insert({ table: 'spans', values: chunk, format: 'JSONEachRow' });
+      // Rows as arrays: shorter to encode and to parse than objects (JSONEachRow), same values.
+      await this.ch.client.insert({ table: 'spans', columns: [...SPAN_COLUMNS], values: chunk, format: 'JSONCompactEachRow' });
     }
   }
 
@@ -166,17 +167,31 @@ export class SpanWriter {
   }
 }
 
-/** One row of the `spans` table as JSONEachRow takes it (DateTime64(3) as epoch ms, DateTime as s). */
-export type SpanRow = Omit<NormalizedSpan, 'start_time' | 'end_time'> & {
-  project_id: string;
-  start_time: number;
-  end_time: number | null;
-  trace_start_hour: number;
-  ttl_days: number;
-};
+/** The columns of `spans` the writer fills, in the order of a row's values. */
+const SPAN_COLUMNS = [
+  'project_id', 'trace_id', 'span_id', 'parent_span_id', 'name', 'kind', 'start_time', 'end_time', 'status', 'error_type',
+  'error_message', 'model_name', 'environment', 'user_id', 'session_id', 'input', 'output', 'metadata', 'cost',
+  'input_tokens', 'output_tokens', 'total_tokens', 'evaluation_run_id', 'trace_start_hour', 'ttl_days',
+] as const;
 
-function toRow(projectId: string, ttlDays: number, span: NormalizedSpan, traceHourMs: number): SpanRow {
-  return { ...span, project_id: projectId, trace_start_hour: traceHourMs / 1000, ttl_days: ttlDays };
+/**
+ * One row of the `spans` table as JSONCompactEachRow takes it: the values of SPAN_COLUMNS in order
+ * (DateTime64(3) as epoch ms, DateTime as s, the metadata Map as an object).
+ */
+export type SpanRow = [
+  project_id: string, trace_id: string, span_id: string, parent_span_id: string, name: string, kind: string,
+  start_time: number, end_time: number | null, status: string, error_type: string, error_message: string,
+  model_name: string, environment: string, user_id: string, session_id: string, input: string | null,
+  output: string | null, metadata: Record<string, string>, cost: number, input_tokens: number, output_tokens: number,
+  total_tokens: number, evaluation_run_id: string, trace_start_hour: number, ttl_days: number,
+];
+
+function toRow(projectId: string, ttlDays: number, s: NormalizedSpan, traceHourMs: number): SpanRow {
+  return [
+    projectId, s.trace_id, s.span_id, s.parent_span_id, s.name, s.kind, s.start_time, s.end_time, s.status, s.error_type,
+    s.error_message, s.model_name, s.environment, s.user_id, s.session_id, s.input, s.output, s.metadata, s.cost,
+    s.input_tokens, s.output_tokens, s.total_tokens, s.evaluation_run_id, traceHourMs / 1000, ttlDays,
+  ];
 }
 
 function spanKey(traceId: string, spanId: string): string {
@@ -187,7 +202,7 @@ function spanKey(traceId: string, spanId: string): string {
 function chunkByPartition(rows: SpanRow[]): SpanRow[][] {
   const byMonth = new Map<string, SpanRow[]>();
   for (const row of rows) {
-    const d = new Date(row.start_time);
+    const d = new Date(row[6]); // start_time
     const month = `${d.getUTCFullYear()}-${d.getUTCMonth()}`;
     let list = byMonth.get(month);
     if (!list) byMonth.set(month, (list = []));

@@ -5,7 +5,7 @@ import { planWidget, WIDGET_LIMITS, type WidgetPlan } from './planner.js';
 import { WidgetSpecSchema, type WidgetSpec, type WidgetType } from './spec.js';
 
 /**
- * Answering query widgets for a window (public-api.md "Dashboard data answer", extensions.md §5):
+ * Answering query widgets for a window (docs/dashboards.md, "Dashboard data"):
  * the window rules, one widget's answer, and a dashboard's widgets answered side by side where one
  * failure never fails the others.
  */
@@ -98,7 +98,7 @@ export async function queryWidget(
   window: { startMs: number; endMs: number },
   options: { raw?: boolean; answerBytes?: number } = {},
 ): Promise<WidgetResult> {
-  const plan = planWidget(type, spec, projectId, window, options);
+  const plan = planWidget(type, spec, projectId, window, { ...options, metadataRollup: true });
   const limits = { ...WIDGET_LIMITS, maxResultRows: plan.maxRows, maxResultBytes: plan.maxBytes };
   const raw = await withinLimits(limits, WIDGET_ADVICE, async () => {
     const result = await ctx.ch.client.query({ query: plan.query, query_params: plan.query_params, format: 'JSONCompactEachRow' });

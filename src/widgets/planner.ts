@@ -1,5 +1,5 @@
 import type { Query } from '../traces/queries.js';
-import { LATE_ROOT_SLACK_HOURS, OP_SQL, traceFilterCondition } from '../traces/list-query.js';
+import { LATE_ROOT_SLACK_HOURS, OP_SQL, ROOT_HEAD_JSON, SESSION, traceFilterCondition, USER } from '../traces/list-query.js';
 import { MIB, settingsClause, type QueryLimits } from '../query-limits.js';
 import type { Aggregation, WidgetFilter, WidgetSpec, WidgetType } from './spec.js';
 
@@ -14,6 +14,10 @@ import type { Aggregation, WidgetFilter, WidgetSpec, WidgetType } from './spec.j
  * - Rollups answer when every filter and group-by is one of their dimensions, the measure and
  *   aggregation have a state there, and the step is a multiple of the grain (1m, or 1h); without
  *   filters and group-bys, the dimension-free totals answer (a row per minute or hour).
+ * - With `metadataRollup`, a widget naming one metadata key (filters `metadata` and/or group-by
+ *   `metadata.<key>`), its other filters and group-bys rollup dimensions, reads the per-hour rollup
+ *   keyed by metadata (clickhouse/0006_span_rollup_metadata.sql) when the step is whole hours;
+ *   its dimension-free totals (per hour, or per day for whole-day steps) when the key is all it names.
  * - Every answer is bounded before the query runs (issue 9): a series has at most
  *   MAX_SERIES_POINTS buckets and MAX_SERIES_CELLS buckets × groups (a finer step is coarsened and
  *   the plan says so), a grouped series at most MAX_SERIES_GROUPS groups, a table its `limit`; and
@@ -22,7 +26,17 @@ import type { Aggregation, WidgetFilter, WidgetSpec, WidgetType } from './spec.j
 
 export type PlanWindow = { startMs: number; endMs: number };
 export type Shape = 'series' | 'groups' | 'single';
-export type Source = 'span_rollup_1m' | 'span_rollup_1h' | 'span_rollup_totals_1m' | 'span_rollup_totals_1h' | 'span_rollup_totals_1d' | 'spans' | 'traces';
+export type Source =
+  | 'span_rollup_1m'
+  | 'span_rollup_1h'
+  | 'span_rollup_totals_1m'
+  | 'span_rollup_totals_1h'
+  | 'span_rollup_totals_1d'
+  | 'span_rollup_meta_1h'
+  | 'span_rollup_meta_totals_1h'
+  | 'span_rollup_meta_totals_1d'
+  | 'spans'
+  | 'traces';
 
 export type WidgetPlan = Query & {
   source: Source;
@@ -131,9 +145,17 @@ export function builder(projectId: string): Builder {
 
 /**
  * `raw: true` skips the rollups (the bench and the equality tests compare both paths);
- * `answerBytes` lowers the answer's byte limit (a dashboard shares its answer among its widgets).
+ * `answerBytes` lowers the answer's byte limit (a dashboard shares its answer among its widgets);
+ * `metadataRollup: true` lets metadata filters and group-bys read span_rollup_meta_1h (widget
+ * answers; the alert queries, which build their own SQL from the plan's source, leave it off).
  */
-export function planWidget(type: WidgetType, spec: WidgetSpec, projectId: string, window: PlanWindow, options: { raw?: boolean; answerBytes?: number } = {}): WidgetPlan {
+export function planWidget(
+  type: WidgetType,
+  spec: WidgetSpec,
+  projectId: string,
+  window: PlanWindow,
+  options: { raw?: boolean; answerBytes?: number; metadataRollup?: boolean } = {},
+): WidgetPlan {
   const groupBy = spec.group_by ?? [];
   const shape: Shape = type === 'timeseries' ? 'series' : groupBy.length ? 'groups' : 'single';
   const windowMs = Math.max(1, window.endMs - window.startMs);
@@ -162,7 +184,72 @@ export function planWidget(type: WidgetType, spec: WidgetSpec, projectId: string
     const source = `span_rollup_${totals ? 'totals_' : ''}${grain}` as Source;
     return { ...base, ...spansQuery(spec, b, range, step, shape, source, limits), source };
   }
+  const metadataKey = !options.raw && options.metadataRollup && rollupValue(spec) !== null && step % 3600 === 0 ? rollupMetadataKey(spec) : null;
+  if (metadataKey !== null) {
+    // Only the key (no other filter or group-by): the dimension-free totals, far fewer and fuller states.
+    const totals = !(spec.filters ?? []).some((f) => f.field !== 'metadata') && groupBy.every((g) => g.startsWith('metadata.'));
+    const source: Source = !totals ? 'span_rollup_meta_1h' : step % 86400 === 0 ? 'span_rollup_meta_totals_1d' : 'span_rollup_meta_totals_1h';
+    return { ...base, ...metadataQuery(spec, b, { ...range, startMs: rangeStartMs, endMs: rangeEndMs }, step, shape, metadataKey, source, limits), source };
+  }
   return { ...base, ...spansQuery(spec, b, range, step, shape, 'spans', limits), source: 'spans' };
+}
+
+/**
+ * The one metadata key a widget names (in `metadata` filters and `metadata.<key>` group-bys) when
+ * every other filter and group-by is a rollup dimension; null otherwise (no key, two keys, or a
+ * field the metadata rollup lacks).
+ */
+function rollupMetadataKey(spec: WidgetSpec): string | null {
+  const keys = new Set<string>();
+  for (const g of spec.group_by ?? []) {
+    if (g.startsWith('metadata.')) keys.add(g.slice('metadata.'.length));
+    else if (!(g in SPAN_DIMENSIONS)) return null;
+  }
+  for (const f of spec.filters ?? []) {
+    if (f.field === 'metadata') keys.add(f.key);
+    else if (!(f.field in FILTER_DIMENSION)) return null;
+  }
+  return keys.size === 1 ? [...keys][0]! : null;
+}
+
+/**
+ * A widget naming one metadata key, over span_rollup_meta_1h. A metadata filter matches only spans
+ * with a (non-empty) value for the key: its rows `meta_key = key`. A group-by alone also needs the
+ * spans without a value (metadata[key] is '' on raw spans): the key-set rows of spans whose keys
+ * lack it, whose meta_value is ''. Each span so counts once, in its own group.
+ */
+function metadataQuery(
+  spec: WidgetSpec,
+  b: Builder,
+  range: { from: string; to: string; startMs: number; endMs: number },
+  step: number,
+  shape: Shape,
+  key: string,
+  source: Source,
+  limits: QueryLimits,
+): Query {
+  const k = b.param('String', key);
+  const filtered = (spec.filters ?? []).some((f) => f.field === 'metadata');
+  const rows = filtered ? `meta_key = ${k}` : `(meta_key = ${k} OR (meta_key = '' AND NOT has(key_set, ${k})))`;
+  const filters = (spec.filters ?? []).map((f) => {
+    if (f.field !== 'metadata') return spanFilter(f, b);
+    return f.op === 'eq' ? `meta_value = ${b.param('String', f.value)}` : `position(meta_value, ${b.param('String', f.value)}) > 0`;
+  });
+  const where = [`project_id = {w_project:String}`, rows, `bucket >= ${range.from}`, `bucket < ${range.to}`, ...filters];
+  const groups = (spec.group_by ?? []).map((g) => (g.startsWith('metadata.') ? 'meta_value' : spanGroup(g, b)));
+  const parts = { where, value: rollupValue(spec)!, groups, time: 'bucket', step, shape, settings: settingsClause(limits) };
+  // A stat, table or bar over days reads the whole days of its hour-aligned range from the daily
+  // totals and only the hours at either end from the hourly ones: 24 times fewer t-digests to merge.
+  const dayStartMs = Math.ceil(range.startMs / 86_400_000) * 86_400_000;
+  const dayEndMs = Math.floor(range.endMs / 86_400_000) * 86_400_000;
+  if (source === 'span_rollup_meta_totals_1h' && shape !== 'series' && dayEndMs > dayStartMs) {
+    const days = { from: b.param("DateTime('UTC')", dayStartMs / 1000), to: b.param("DateTime('UTC')", dayEndMs / 1000) };
+    const conditions = where.join(' AND ');
+    const table = `(SELECT * FROM span_rollup_meta_totals_1d WHERE ${conditions} AND bucket >= ${days.from} AND bucket < ${days.to}
+  UNION ALL SELECT * FROM span_rollup_meta_totals_1h WHERE ${conditions} AND (bucket < ${days.from} OR bucket >= ${days.to}))`;
+    return shaped(spec, b, { ...parts, table });
+  }
+  return shaped(spec, b, { ...parts, table: source });
 }
 
 /** Measures whose empty bucket is a real zero. */
@@ -276,7 +363,7 @@ function spansQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: str
 
 /** Traces view: one merged rollup row per trace (FINAL), in the window by trace start. */
 function tracesQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: string }, step: number, shape: Shape, limits: QueryLimits): Query {
-  const root = 'finalizeAggregation(root)';
+  // Name, metadata, user and session from the small heads the trace list reads (list-query.ts).
   const duration = 'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
   const column: Record<string, string> = {
     latency: duration,
@@ -287,8 +374,8 @@ function tracesQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: st
     total_tokens: 'total_tokens',
     error_count: 'error_count',
     span_count: 'span_count',
-    user_id: 'finalizeAggregation(user_id)',
-    session_id: 'finalizeAggregation(session_id)',
+    user_id: USER,
+    session_id: SESSION,
   };
   let value: string;
   if (spec.measure === 'count') value = 'toFloat64(count())';
@@ -308,10 +395,10 @@ function tracesQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: st
     ...(spec.filters ?? []).map((f) => traceFilterCondition(f, b.param)),
   ];
   const groups = (spec.group_by ?? []).map((g) => {
-    if (g === 'name') return `tupleElement(${root}, 1)`;
-    if (g === 'user_id' || g === 'session_id') return `finalizeAggregation(${g})`;
+    if (g === 'name') return `JSONExtractString(${ROOT_HEAD_JSON}, 1)`;
+    if (g === 'user_id' || g === 'session_id') return column[g]!;
     const key = b.param('String', g.slice('metadata.'.length));
-    return `if(mapContains(tupleElement(${root}, 4), ${key}), tupleElement(${root}, 4)[${key}], arrayFirst(kv -> kv.1 = ${key}, metadata_pairs).2)`;
+    return `if(JSONHas(${ROOT_HEAD_JSON}, 2, ${key}), JSONExtractString(${ROOT_HEAD_JSON}, 2, ${key}), arrayFirst(kv -> kv.1 = ${key}, metadata_pairs).2)`;
   });
   return shaped(spec, b, { table: 'traces FINAL', where, value, groups, time: 'start_time', step, shape, settings: settingsClause(limits, ['do_not_merge_across_partitions_select_final = 1']) });
 }
