@@ -1,4 +1,4 @@
--- Spans and the trace rollup derived from them (issue: traces; extensions.md §3).
+-- Spans and the trace rollup derived from them (issue: traces; docs/concepts.md, "How trace fields are derived").
 --
 -- spans: one row per stored span, immutable. Sorted for "one project, newest first": the hour bucket
 -- of the span's start comes right after the project so time-window reads touch only their hours.
@@ -127,7 +127,7 @@ FROM
 )
 GROUP BY project_id, trace_start_hour, trace_id;
 
--- Findings of detectors, by signal (extensions.md §4). Created here for the `signal_id` trace filter.
+-- Findings of detectors, by signal (docs/signals.md). Created here for the `signal_id` trace filter.
 CREATE TABLE IF NOT EXISTS findings
 (
     project_id        LowCardinality(String),

@@ -1,4 +1,4 @@
--- Per-minute and per-hour span rollups for dashboards and alerts (DESIGN.md decision 4; issue:
+-- Per-minute and per-hour span rollups for dashboards and alerts (docs/design.md, decision 4; issue:
 -- dashboards). Fed by materialized views from `spans`, so every stored span lands in both once
 -- (span-writer.ts never stores a span twice). Keyed by the dimensions widgets group and filter by;
 -- the planner (src/widgets/planner.ts) reads them when a widget's filters and group-bys are among

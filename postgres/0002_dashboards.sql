@@ -1,4 +1,4 @@
--- Dashboards and their widgets (public-api.md "Dashboard"; extensions.md §5).
+-- Dashboards and their widgets (docs/dashboards.md).
 -- Every project has exactly one default dashboard ("Overview"), created with the project or on the
 -- first read of a project that predates this table (src/dashboards/service.ts).
 

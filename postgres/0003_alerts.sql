@@ -1,5 +1,5 @@
--- Threshold alerts (public-api.md "Alert", "Create an alert"; extensions.md §5; issue 10).
--- Postgres holds every state with transitions (DESIGN.md decision 6); the worker's evaluation of one
+-- Threshold alerts (docs/alerts.md; issue 10).
+-- Postgres holds every state with transitions (docs/design.md, decision 6); the worker's evaluation of one
 -- window is keyed by (alert, window end) everywhere below (decision 9). src/alerts/ explains the flow.
 
 CREATE TABLE alerts (

@@ -1,6 +1,6 @@
--- Detectors, signals and the detection worker's state (extensions.md §4; public-api.md "Signal",
+-- Detectors, signals and the detection worker's state (docs/signals.md: "Signals",
 -- "Signal status"; issue 11). Findings themselves live in ClickHouse (clickhouse/0001's `findings`);
--- Postgres holds what has transitions (DESIGN.md decision 6): detectors with their watermarks, and
+-- Postgres holds what has transitions (docs/design.md, decision 6): detectors with their watermarks, and
 -- signals with their status. src/signals/ explains the flow.
 
 CREATE TABLE detectors (

@@ -1,6 +1,6 @@
 -- Datasets with immutable versions of test cases, evaluations with runs, results and the running
--- aggregates a run summary reads (public-api.md "Dataset version", "Evaluation run summary";
--- extensions.md §6; src/datasets/, src/evaluations/).
+-- aggregates a run summary reads (docs/datasets.md: "Versions and test cases", "Run summary";
+-- src/datasets/, src/evaluations/).
 
 CREATE TABLE datasets (
   id            uuid PRIMARY KEY,

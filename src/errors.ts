@@ -249,7 +249,7 @@ const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 
 /**
  * A store that could not be reached (refused, reset, timed out, shutting down) is the server's
- * trouble and the caller may retry: 503, never 500 (public-api.md, Errors).
+ * trouble and the caller may retry: 503, never 500 (docs/errors.md).
  */
 export function isStoreUnreachable(error: unknown): boolean {
   if (!error || typeof error !== 'object') return false;

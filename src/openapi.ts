@@ -6,7 +6,9 @@ import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 /**
  * The OpenAPI 3.1 document of the public API, generated from the same zod schemas the routes validate
  * with (`GET /api/v1/public/openapi.json`), and a readable reference at `/docs`. Register before the
- * routes: the document is collected as they are added.
+ * routes: the document is collected as they are added. Success answers come from each route's
+ * `schema.response` (documentation only: the serializer ignores it, http.ts); the error envelopes
+ * are added to every route here. The test harness checks every answer against this document.
  */
 
 export const API_TITLE = 'Public API';

@@ -6,7 +6,7 @@ import { isQueryLimit, QueryLimitError } from './errors.js';
  * neither run for ever nor hand the process an answer it can't hold.
  *
  * The limits go in the query's `SETTINGS` clause, never in the client's `clickhouse_settings`: the
- * embedded engine would keep those on its connection for every later query (DESIGN.md, "Known traps").
+ * embedded engine would keep those on its connection for every later query (docs/design.md, "Known traps").
  * A query stopped by a limit becomes a QueryLimitError (400 `{detail}`) that says which limit and
  * how to narrow the request; a dashboard shows it as that widget's error.
  */

@@ -5,7 +5,7 @@ import { TooManyRequestsError } from './errors.js';
 import { openCounterRedis } from './stores/redis.js';
 
 /**
- * Per-identity request budgets (public-api.md, Limits: "a per-user rate-limit identity"): the user
+ * Per-identity request budgets (docs/limits.md, "Rate limits"): the user
  * for user credentials (their sessions and access tokens share one budget), the key for API keys,
  * and the client address for requests without a credential. Ingest has its own, larger budget;
  * logins are counted per address and e-mail (brute-force protection that doesn't stop an office

@@ -13,7 +13,7 @@ export function normaliseEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-/** Creates a user who is ADMIN of a new workspace, and logs them in (extensions.md §2). */
+/** Creates a user who is ADMIN of a new workspace, and logs them in (docs/authentication.md). */
 export async function signup(ctx: AppContext, input: { email: string; password: string; name: string }) {
   if (!ctx.config.signupEnabled) throw new ForbiddenError('sign-up is disabled on this server');
   const email = normaliseEmail(input.email);

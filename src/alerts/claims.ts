@@ -3,7 +3,7 @@ import type { AlertStatus, NoDataMode, RenotifyMode, Severity } from './schema.j
 import type { MeasuredAlert } from './queries.js';
 
 /**
- * Which worker evaluates which alert for which window (DESIGN.md decision 9). A tick claims due
+ * Which worker evaluates which alert for which window (docs/design.md, decision 9). A tick claims due
  * alerts with a lease: one short UPDATE over rows picked with FOR UPDATE SKIP LOCKED, so two workers
  * claiming at once never take the same alert, and no transaction stays open while ClickHouse answers
  * (embedded PGlite runs one transaction at a time; a long one would stall the API).

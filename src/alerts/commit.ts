@@ -7,7 +7,7 @@ import type { AlertAnswer } from './queries.js';
 import { FRESH, nextState, overallStatus, type Measurement, type SeriesState, type Settings, type Transition } from './state-machine.js';
 
 /**
- * Writes one query group's evaluation of window E (DESIGN.md decisions 6 and 9), in ONE short
+ * Writes one query group's evaluation of window E (docs/design.md, decisions 6 and 9), in ONE short
  * transaction on its own client, after ClickHouse has answered:
  *
  * - the alerts are locked and read again: an alert paused, deleted, already evaluated for E or a later

@@ -8,7 +8,7 @@ import { widgetSpec, type AlertWindow, type Operator } from './schema.js';
 
 /**
  * The ClickHouse side of an evaluation (pure): alerts of one project that share window, filters,
- * group-by and source are answered by ONE query with a value column per alert (issue 10; DESIGN.md
+ * group-by and source are answered by ONE query with a value column per alert (issue 10; docs/design.md,
  * "Lessons from peers"). Each column is the very expression the widget planner uses for the same
  * spec (rawSpanValue / rollupValue), over the source planWidget picks for it (the per-minute
  * rollups when the filters are rollup dimensions, raw spans otherwise), so an alert's value is the

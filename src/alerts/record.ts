@@ -3,8 +3,8 @@ import type { PredicateInput, SpanPredicate } from '../widgets/predicates.js';
 import type { AlertStatus, AlertWindow, NoDataMode, Operator, RenotifyMode, Severity } from './schema.js';
 
 /**
- * An alert row of Postgres and the Alert record the API answers with (public-api.md "Alert";
- * extensions.md §5). The webhook secret is never part of either: it is shown once, at create.
+ * An alert row of Postgres and the Alert record the API answers with (docs/alerts.md,
+ * "Definition"). The webhook secret is never part of either: it is shown once, at create.
  */
 
 export type AlertRow = {

@@ -3,7 +3,7 @@ import { AGGREGATIONS, GROUP_FIELDS, WidgetSpecSchema, type Aggregation, type Wi
 import { normalizePredicate, PredicateInput, type SpanPredicate } from '../widgets/predicates.js';
 
 /**
- * The alert contract (public-api.md "Alert", "Create an alert"; extensions.md §5): enums, request
+ * The alert contract (docs/alerts.md, "Definition"): enums, request
  * bodies, and the rules a definition must meet. An alert measures the SPANS view exactly as a widget
  * does, so its measure, aggregation, filters and group-by are checked by the widget spec itself
  * (WidgetSpecSchema) after its filters are normalised (src/widgets/predicates.ts). Pure.
@@ -90,7 +90,7 @@ export const CreateAlertBody = z
     renotify: definitionFields.renotify.optional(),
     filters: definitionFields.filters.default([]),
     group_by: definitionFields.group_by.optional(),
-    // Left out, the column default applies (public-api.md "Create an alert").
+    // Left out, the column default applies (docs/alerts.md: `no_data_mode` defaults to `HOLD`).
     no_data_mode: definitionFields.no_data_mode.optional(),
     severity: definitionFields.severity.default('warning'),
     notify: definitionFields.notify.optional(),

@@ -19,13 +19,13 @@ import {
 import { literalAddressRefusal } from './webhook.js';
 
 /**
- * The alert catalog (public-api.md "Alert", "Create an alert"; extensions.md §5). Reads take a project
+ * The alert catalog (docs/alerts.md). Reads take a project
  * already resolved by `resolveReadProject`; writes check MEMBER+ in the project's workspace inside
  * their transaction. Evaluation is evaluation.ts; this file only edits definitions and the state an
  * edit resets.
  */
 
-/** extensions.md leaves the catalog's size open; this bounds one project's evaluation cost (409 beyond). */
+/** The catalog's size bound (docs/limits.md, "Catalogs"): one project's evaluation cost (409 beyond). */
 export const MAX_ALERTS_PER_PROJECT = 500;
 const ALERT_NOT_FOUND = 'alert not found';
 
@@ -121,9 +121,9 @@ export async function listEvaluations(db: Queryable, projectId: string, alertId:
 }
 
 // ---------------------------------------------------------------------------------------------
-// Writes (MEMBER or higher; extensions.md §2)
+// Writes (MEMBER or higher; docs/authentication.md)
 
-/** Strict create: alerts have no unique name, so every call inserts (public-api.md "Create an alert"). */
+/** Strict create: alerts have no unique name, so every call inserts (docs/alerts.md, "Routes"). */
 export async function createAlert(ctx: AppContext, user: UserPrincipal, input: CreateAlertInput): Promise<CreatedAlert> {
   checkWebhook(ctx, input);
   const secret = newWebhookSecret();

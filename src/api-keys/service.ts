@@ -10,7 +10,7 @@ type KeyRow = { id: string; name: string; key_prefix: string; created_at: Date; 
 /** Unrevoked keys a project may hold (409 beyond): the key list answers them all, unpaged. */
 export const MAX_API_KEYS_PER_PROJECT = 100;
 
-/** The full key is in this answer only; the store keeps its hash (extensions.md §2). */
+/** The full key is in this answer only; the store keeps its hash (docs/authentication.md). */
 export async function createApiKey(ctx: AppContext, user: UserPrincipal, projectId: string, input: { name: string; expires_at?: string }) {
   const { key, prefix } = newApiKey();
   const row = await withTransaction(ctx.pg.pool, async (tx) => {

@@ -12,7 +12,7 @@ export type ProjectRow = { id: string; name: string; workspace_id: string; trace
 export type ProjectScope = { projectId: string; workspaceId: string; traceTtlDays: number };
 
 /**
- * The project a project-scoped read acts on (public-api.md, Authentication rules 1 and the API key
+ * The project a project-scoped read acts on (docs/authentication.md, rules 1 and the API key
  * bullet): an API key's own project, where a `project_id` sent along must match (else 400); for user
  * credentials `project_id` is required (400 with the spec's exact detail) and the user must be a
  * member of the project's workspace (else 403; unknown and deleted projects answer the same).

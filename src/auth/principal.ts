@@ -99,7 +99,7 @@ export type Accepts = 'api_key' | 'user' | 'any';
 /**
  * The one authentication hook. It runs on `onRequest`, before the body is read, so an
  * unauthenticated caller learns nothing about validation and never makes us parse a large body.
- * - 'api_key': ingest-style routes; a user credential is refused with 401 (public-api.md, rule 5).
+ * - 'api_key': ingest-style routes; a user credential is refused with 401 (docs/authentication.md, rule 5).
  * - 'user': account writes and lists; an API key is refused with 403 (rule 2).
  */
 export function authenticate(ctx: AppContext, accepts: Accepts): onRequestHookHandler {

@@ -1,4 +1,4 @@
-/** Workspace roles, lowest first (extensions.md §2). "MEMBER or higher" means MEMBER or ADMIN. */
+/** Workspace roles, lowest first (docs/authentication.md, "Roles"). "MEMBER or higher" means MEMBER or ADMIN. */
 export const ROLES = ['VIEWER', 'MEMBER', 'ADMIN'] as const;
 export type Role = (typeof ROLES)[number];
 

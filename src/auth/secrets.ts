@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 
 const scrypt = promisify(crypto.scrypt) as (password: string, salt: Buffer, keylen: number, options: crypto.ScryptOptions) => Promise<Buffer>;
 
-// scrypt with N=2^15, r=8: 32 MiB per hash, memory-hard (extensions.md §2).
+// scrypt with N=2^15, r=8: 32 MiB per hash, memory-hard (docs/authentication.md).
 const SCRYPT = { N: 1 << 15, r: 8, p: 1, keylen: 32 } as const;
 const SCRYPT_MAXMEM = 64 * 1024 * 1024;
 
@@ -43,7 +43,7 @@ export function hashToken(token: string): string {
 
 export const API_KEY_PATTERN = /^sl_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-/** `sl_` followed by a UUID v4 (extensions.md §2), and the prefix shown in lists. */
+/** `sl_` followed by a UUID v4 (docs/authentication.md), and the prefix shown in lists. */
 export function newApiKey(): { key: string; prefix: string } {
   const key = `sl_${crypto.randomUUID()}`;
   return { key, prefix: key.slice(0, 11) };

@@ -5,8 +5,8 @@ import { failure } from './client.js';
 import { CliError } from './errors.js';
 
 /**
- * `sightline ingest FILE`: spans as JSON lines (one span object per line, the fields of extensions.md
- * §3), or one OTLP/JSON export (`{"resourceSpans": [...]}`), sent in batches. A batch answered 429 or
+ * `sightline ingest FILE`: spans as JSON lines (one span object per line, the fields of docs/spans.md),
+ * or one OTLP/JSON export (`{"resourceSpans": [...]}`), sent in batches. A batch answered 429 or
  * 503, or lost to the network, is sent again after the server's Retry-After (else a growing pause);
  * a batch answered 200 is never sent again. Re-sending is safe anyway: the server never counts a
  * span twice.

@@ -5,7 +5,7 @@ import { CliError } from './errors.js';
 import type { Target } from './settings.js';
 
 /**
- * The browser half of `sightline login` (extensions.md §2): listen on a loopback port, send the user
+ * The browser half of `sightline login` (docs/authentication.md, "CLI login flow"): listen on a loopback port, send the user
  * to `{web_url}/cli/login?redirect_uri=...&state=...`, and take the session token the login page
  * redirects back with. The state, random per login, must come back unchanged: a token from any
  * other page is refused.

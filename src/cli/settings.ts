@@ -5,7 +5,7 @@ import { CliError } from './errors.js';
 
 /**
  * Where the CLI talks to and with what: flags first, then SIGHTLINE_* variables, then the stored
- * credentials of `sightline login`, then the self-hosted defaults (extensions.md §1).
+ * credentials of `sightline login`, then the self-hosted defaults (docs/cli.md).
  */
 
 export type Credentials = { api_url: string; web_url: string; session_token: string; saved_at: string };

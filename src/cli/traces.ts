@@ -6,7 +6,7 @@ import type { Context } from './main.js';
 
 /**
  * `sightline traces list|get`. The list's flags map one to one onto the list's parameters and the
- * predicate table of public-api.md ("List traces"); --filter passes raw predicates for the rest.
+ * predicate table (docs/filters.md); --filter passes raw predicates for the rest.
  */
 
 type ListOptions = {

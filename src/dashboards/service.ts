@@ -7,12 +7,12 @@ import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { OVERVIEW_WIDGETS, specIssues, type WidgetType } from '../widgets/spec.js';
 
 /**
- * The dashboard and widget catalog (public-api.md "Dashboard"; extensions.md §5). Reads take a
+ * The dashboard and widget catalog (docs/dashboards.md). Reads take a
  * project already resolved by `resolveReadProject`; writes check MEMBER+ in the project's workspace
  * themselves, inside their transaction. Answering widgets for a window is src/widgets/, not here.
  */
 
-/** extensions.md leaves the catalog's size open; these bound it (409 beyond). */
+/** The catalog's size bounds (docs/limits.md, "Catalogs"; 409 beyond). */
 export const MAX_DASHBOARDS_PER_PROJECT = 100;
 export const MAX_WIDGETS_PER_DASHBOARD = 50;
 
@@ -98,7 +98,7 @@ async function ensureDefaultOnRead(ctx: AppContext, projectId: string): Promise<
 // ---------------------------------------------------------------------------------------------
 // Reads (the project is resolved and access checked by the route)
 
-/** Default dashboard first, then by creation time (public-api.md, "List dashboards"). */
+/** Default dashboard first, then by creation time (docs/dashboards.md, "Routes"). */
 export async function listDashboards(ctx: AppContext, projectId: string): Promise<{ data: DashboardListItem[] }> {
   await ensureDefaultOnRead(ctx, projectId);
   const { rows } = await ctx.pg.pool.query<DashboardRow & { widget_count: number }>(
@@ -137,7 +137,7 @@ export async function getWidget(db: Queryable, projectId: string, widgetId: stri
 }
 
 // ---------------------------------------------------------------------------------------------
-// Dashboard writes (MEMBER or higher; extensions.md §2)
+// Dashboard writes (MEMBER or higher; docs/authentication.md)
 
 export type CreateDashboardInput = { project_id: string; name: string; description?: string };
 export type UpdateDashboardInput = { project_id: string; name?: string; description?: string };

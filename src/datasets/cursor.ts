@@ -3,7 +3,7 @@ import { RequestValidationError } from '../errors.js';
 import type { PostgresStore } from '../stores/postgres.js';
 
 /**
- * Opaque page cursors (public-api.md "Get a dataset version": 1 to 64 characters): a position and an
+ * Opaque page cursors (docs/datasets.md, "Reading a version": 1 to 64 characters): a position and an
  * HMAC of (scope, position), where the scope names what is paged (a version id, a pair of runs and a
  * threshold). A cursor made for another scope, or with one character changed, fails verification,
  * so it can never page through something else: the caller gets a 422, not another version's cases.

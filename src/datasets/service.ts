@@ -8,8 +8,8 @@ import type { ResolvedCase, TestCaseInput } from './test-case-input.js';
 import { caseJson, versionHeadJson, type VersionHead } from './version-read.js';
 
 /**
- * Datasets and their versions (extensions.md §6). Every function takes a project already resolved by
- * the route (an API key's own project for writes; public-api.md, Authentication); another project's
+ * Datasets and their versions (docs/datasets.md). Every function takes a project already resolved by
+ * the route (an API key's own project for writes; docs/authentication.md); another project's
  * dataset is a 404, never a 403, so ids of other projects are not confirmed.
  *
  * Decisions where the spec is silent (README, "Datasets and evaluations"): dataset names need not be

@@ -3,7 +3,7 @@ import { RequestValidationError, zodIssuesToValidation } from '../errors.js';
 import { RawJsonValue, type JsonPath, type RawJson } from './raw-json.js';
 
 /**
- * The request contract of `POST /datasets/{id}/versions` (extensions.md §6): `{label?, test_cases:
+ * The request contract of `POST /datasets/{id}/versions` (docs/datasets.md): `{label?, test_cases:
  * [{input, expected, metadata?, source_trace_id?, source_span_id?}]}`, 1 to 10,000 cases. Pure.
  *
  * A case either brings its `input` (then `expected` is required too, and may be null) or names a

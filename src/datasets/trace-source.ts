@@ -5,11 +5,11 @@ import { MIB, settingsClause, withinLimits, type QueryLimits } from '../query-li
 import { parseJsonKeepingRaw, RawJson } from './raw-json.js';
 
 /**
- * Test cases built from a trace (extensions.md §6; issue 12): `{source_trace_id, source_span_id?}`
+ * Test cases built from a trace (docs/datasets.md; issue 12): `{source_trace_id, source_span_id?}`
  * without `input` takes that span's (or the trace's root span's) input as `input` and its output as
  * `expected`, from the caller's project only; a trace or span the project doesn't have is a 404.
  *
- * Spans keep input/output as text (extensions.md §3: strings as they are, anything else as JSON), so
+ * Spans keep input/output as text (docs/spans.md: strings as they are, anything else as JSON), so
  * the original JSON type is gone. The rule back: text that is a JSON object or array becomes that
  * JSON value (its text kept, so numbers keep their digits); any other text stays a JSON string (a
  * span whose input was the string "42" must not come back as the number 42); no input is null.

@@ -5,7 +5,7 @@ import type { Queryable } from '../stores/postgres.js';
 import { cursorKey, invalidCursor, readCursor, signCursor } from './cursor.js';
 
 /**
- * `GET /dataset-versions/{version_id}` (public-api.md "Get a dataset version"): the whole version in
+ * `GET /dataset-versions/{version_id}` (docs/datasets.md, "Reading a version"): the whole version in
  * one answer when neither `limit` nor `cursor` is given, else pages of `limit` with an opaque cursor.
  *
  * Answers are written as text: each case's JSON values are spliced from jsonb's own text (`::text`),

@@ -9,12 +9,12 @@ import { parseConfig, type DetectorConfig, type DetectorType, type SqlConfig } f
 import { columnProblem, describeSqlColumns } from './sql-columns.js';
 
 /**
- * The detector catalog (extensions.md §4). Reads take a project already resolved by
+ * The detector catalog (docs/signals.md, "Detectors"). Reads take a project already resolved by
  * `resolveReadProject`; writes check MEMBER+ themselves, inside their transaction. Running detectors
  * is src/signals/detection.ts.
  */
 
-/** extensions.md leaves the catalog's size open; this bounds it (409 beyond): every pass runs each one. */
+/** The catalog's size bound (docs/limits.md, "Catalogs"; 409 beyond): every pass runs each one. */
 export const MAX_DETECTORS_PER_PROJECT = 50;
 
 /** Every project's default detector (issue 11): every error span, grouped by error type and span name. */

@@ -7,7 +7,7 @@ import { isStoreUnreachable } from '../errors.js';
 import { queryFailure } from '../sql/service.js';
 
 /**
- * What a sql detector's query must answer (extensions.md §4): a `trace_id` column, and optionally
+ * What a sql detector's query must answer (docs/signals.md): a `trace_id` column, and optionally
  * `span_id` and `group_key`. Checked when the detector is written, from the columns the engine
  * describes for the guarded query (DESCRIBE reads no rows, so this costs nothing however heavy the
  * query is), and again on every run from the answer itself.

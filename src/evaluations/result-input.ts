@@ -4,10 +4,10 @@ import { RawJsonValue, type JsonPath } from '../datasets/raw-json.js';
 import { StoredText } from '../datasets/test-case-input.js';
 
 /**
- * The request contract of `POST /evaluation-runs/{id}/results` (extensions.md §6) and what one result
+ * The request contract of `POST /evaluation-runs/{id}/results` (docs/datasets.md, "Runs and results") and what one result
  * contributes to its run's counts. Pure: validation and derivation only, no I/O.
  *
- * Like span ingest (§3), each result is judged on its own: valid ones are stored, the others come back
+ * Like span ingest (docs/spans.md), each result is judged on its own: valid ones are stored, the others come back
  * in `rejected: [{index, test_case_id, errors}]`.
  *
  * How the counts of the summary are derived (README, "Datasets and evaluations"):

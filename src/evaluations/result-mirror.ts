@@ -23,6 +23,6 @@ export async function mirrorResults(ctx: AppContext, run: RunRow, results: Norma
     passed: r.passed === null ? null : Number(r.passed),
     revision: revisions.get(r.testCaseId) ?? 1,
   }));
-  // Settings stay out of the call: the embedded engine would keep them on its connection (DESIGN.md).
+  // Settings stay out of the call: the embedded engine would keep them on its connection (docs/design.md, "Known traps").
   await ctx.ch.client.insert({ table: 'evaluation_results', values, format: 'JSONEachRow' });
 }

@@ -7,7 +7,7 @@ import { validateResults, type NormalizedResult, type RejectedResult } from './r
 import { mirrorResults } from './result-mirror.js';
 
 /**
- * `POST /evaluation-runs/{id}/results` (extensions.md §6): stores each valid result of the run's
+ * `POST /evaluation-runs/{id}/results` (docs/datasets.md, "Runs and results"): stores each valid result of the run's
  * dataset version, replacing an earlier result of the same test case, and keeps the run's counts and
  * per-name sums exact in the same transaction.
  *

@@ -7,7 +7,7 @@ import { findVersion } from '../datasets/version-read.js';
 import { aggregatesOf, findRun, RUN_SELECT, summaryOf, type RunRow, type RunStatus, type RunSummary } from './summary.js';
 
 /**
- * Evaluations and their runs (extensions.md §6). Reads take a project resolved by the route; run
+ * Evaluations and their runs (docs/datasets.md). Reads take a project resolved by the route; run
  * writes take an API key's project. Another project's evaluation or run is a 404.
  */
 
@@ -61,7 +61,7 @@ export async function getEvaluation(ctx: AppContext, projectId: string, evaluati
 export type CreateRunInput = { evaluation_name: string; evaluation_key?: string | null; dataset_version_id: string; candidate_version: string; environment: string };
 
 /**
- * `POST /evaluation-runs`: the evaluation is found by key, else by name, else created (§6); the run
+ * `POST /evaluation-runs`: the evaluation is found by key, else by name, else created (docs/datasets.md); the run
  * gets the evaluation's next number. By name: with a key, only an evaluation without a key of its own
  * is found, and it adopts the key; without a key, the oldest of that name. The project row lock
  * serialises concurrent find-or-creates of one project (two first runs never make two evaluations);
@@ -108,7 +108,7 @@ export const REQUESTED_STATUSES = ['completed', 'failed', 'cancelled', 'incomple
 export type RequestedStatus = (typeof REQUESTED_STATUSES)[number];
 
 /**
- * `POST /evaluation-runs/{id}/complete` (§6): `completed`, or `completed_with_errors` when any result
+ * `POST /evaluation-runs/{id}/complete` (docs/datasets.md): `completed`, or `completed_with_errors` when any result
  * or scorer errored, unless `failed`, `cancelled` or `incomplete` is given. A run is final once: a
  * repeat that asks for the status it already has answers the summary again (a retried request), any
  * other change is a 409. The run row lock orders it against result writes: a result write either

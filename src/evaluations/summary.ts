@@ -4,7 +4,7 @@ import { NotFoundError } from '../errors.js';
 import type { Queryable } from '../stores/postgres.js';
 
 /**
- * The evaluation run summary (public-api.md "Evaluation run summary"): the run's own fields, its
+ * The evaluation run summary (docs/datasets.md, "Run summary"): the run's own fields, its
  * counts and one entry per score and metric name. It holds no per-case rows: the counts live on the
  * run row and the per-name sums in evaluation_run_aggregates, both kept up to date by every result
  * write (result-writer.ts), so a summary is two indexed reads whatever the number of results.
@@ -108,7 +108,7 @@ export async function aggregatesOf(db: Queryable, runIds: string[]): Promise<Map
   return out;
 }
 
-/** The run's page in the web app (extensions.md §6: `run_path`, `run_url`). */
+/** The run's page in the web app (docs/datasets.md: `run_path`, `run_url`). */
 export function runPath(row: Pick<RunRow, 'project_id' | 'evaluation_id' | 'id'>): string {
   return `/projects/${row.project_id}/evaluations/${row.evaluation_id}/runs/${row.id}`;
 }

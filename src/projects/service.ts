@@ -16,7 +16,7 @@ export type CreateProjectInput = { name: string; workspace_id?: string; trace_tt
 export const MAX_PROJECTS_PER_WORKSPACE = 1000;
 
 /**
- * Idempotent on the name within the workspace (public-api.md, "Create a project"): a second call
+ * Idempotent on the name within the workspace (docs/concepts.md, "Create a project"): a second call
  * with the same name answers the live project of that name with `created: false`.
  */
 export async function createProject(ctx: AppContext, user: UserPrincipal, input: CreateProjectInput) {
@@ -40,7 +40,7 @@ export async function createProject(ctx: AppContext, user: UserPrincipal, input:
       [newId(), workspaceId, input.name, input.trace_ttl_days ?? 30, user.userId],
     );
     if (inserted.rows[0]) {
-      // Every project has its default dashboard from the start (extensions.md §5).
+      // Every project has its default dashboard from the start (docs/dashboards.md).
       await ensureDefaultDashboard(tx, inserted.rows[0].id);
       // And its "Errors" detector, so signals appear without configuring anything (issue 11).
       await ensureDefaultDetector(tx, inserted.rows[0].id);
@@ -113,7 +113,7 @@ export async function getProject(ctx: AppContext, user: UserPrincipal, projectId
 }
 
 /**
- * `PATCH /projects/{project_id}` (public-api.md: project updates take the project from the path):
+ * `PATCH /projects/{project_id}` (docs/authentication.md, rule 3: project updates take the project from the path):
  * rename (MEMBER+, idempotent names stay unique per workspace: 409) or change the retention (ADMIN:
  * it decides how long data is kept). New spans carry the new retention; dashboards clamp to it at once.
  */

@@ -129,7 +129,7 @@ async function countFindings(tx: Queryable, pass: PassCommit, outcome: CommitOut
     'SELECT id, status, resolved_at FROM signals WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
     [[...bySignal.keys()]],
   );
-  // The automatic reopen (public-api.md "Signal status"): resolved, and the finding's trace started
+  // The automatic reopen (docs/signals.md, "Signal status"): resolved, and the finding's trace started
   // after the resolve. A late finding from an older trace leaves it resolved; dismissed never reopens.
   const reopen = new Set(targets.rows.filter((t) => t.status === 'resolved' && t.resolved_at && bySignal.get(t.id)!.max_trace_ms > t.resolved_at.getTime()).map((t) => t.id));
   outcome.reopened = [...reopen];

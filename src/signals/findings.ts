@@ -4,7 +4,7 @@ import { MIB, settingsClause, withinLimits, type QueryLimits } from '../query-li
 import { effectiveSignals, signalMembers, type Page } from './service.js';
 
 /**
- * `GET /findings?signal_id=&detector_id=&limit=&page=` (extensions.md §4): findings newest first.
+ * `GET /findings?signal_id=&detector_id=&limit=&page=` (docs/signals.md, "Findings"): findings newest first.
  * A finding's `signal_id` is the signal it counts for now: after a merge, the target's; a filter on
  * a merge target also lists the findings of the signals merged into it.
  */

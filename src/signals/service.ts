@@ -3,7 +3,7 @@ import { NotFoundError } from '../errors.js';
 import type { Queryable } from '../stores/postgres.js';
 
 /**
- * Signal reads (public-api.md "Signal", "List signals", "Get a signal"; extensions.md §4). A signal
+ * Signal reads (docs/signals.md, "Signals"). A signal
  * is one problem a detector found (one per detector and group key), with its status and counts.
  * Merged signals are still answered by the detail read, with `merged_into_id`; lists leave them out.
  */
@@ -121,7 +121,7 @@ export async function getSignal(db: Queryable, projectId: string, signalId: stri
  * The signals whose findings count for each given signal: itself and those merged into it (merges
  * never chain; see postgres/0004_signals.sql). Unknown ids, or another project's, map to themselves,
  * which match nothing in this project's findings. Used by the findings list and the `signal_id`
- * trace filter (extensions.md §4: the filter on a merge target matches its sources' traces too).
+ * trace filter (docs/signals.md, "Merge": the filter on a merge target matches its sources' traces too).
  */
 export async function signalMembers(db: Queryable, projectId: string, signalIds: readonly string[]): Promise<Record<string, string[]>> {
   const members: Record<string, string[]> = Object.fromEntries(signalIds.map((id) => [id, [id]]));

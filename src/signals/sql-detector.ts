@@ -9,7 +9,7 @@ import { findingId, sqlGroup, sqlSummary } from './groups.js';
 import type { DetectorState, PassFaults } from './detector-state.js';
 
 /**
- * A sql detector's run (extensions.md §4): its query goes through the public SQL path (the guard,
+ * A sql detector's run (docs/signals.md): its query goes through the public SQL path (the guard,
  * the project's scope, the limits, the fair share of engine sessions: src/sql/service.ts), exactly as
  * if the project had sent it to POST /sql. Each row names a trace (`trace_id`), optionally a span
  * (`span_id`) and a group (`group_key`); a row the detector has not found before is a finding. Two

@@ -6,8 +6,8 @@ import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { detailOf, findSignal, SIGNAL_NOT_FOUND, type SignalDetail, type SignalRow, type SignalStatus } from './service.js';
 
 /**
- * Status changes of signals (public-api.md "Signal status", its table and rules 1-4; extensions.md §4).
- * Each change is one transaction that locks the signal's row first (DESIGN.md decision 6), so two
+ * Status changes of signals (docs/signals.md "Signal status", its table and rules 1-4).
+ * Each change is one transaction that locks the signal's row first (docs/design.md, decision 6), so two
  * callers sending the same `expected_status` at once are served one after the other: the first
  * changes the status, the second finds it changed and gets the 409 (rule 2), and nothing it sent is
  * written. Roles: MEMBER or higher, checked inside the same transaction.

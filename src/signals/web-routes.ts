@@ -9,8 +9,8 @@ const Params = z.object({ project_id: z.string().min(1).max(1024), signal_id: z.
 const MergeBody = z.object({ into_signal_id: z.string().min(1).max(1024) });
 
 /**
- * The web application's signal routes (extensions.md §4): dismissing and merging are done there only
- * (the public API can't set `dismissed`, public-api.md "Signal status"). Session token as bearer
+ * The web application's signal routes (docs/signals.md): dismissing and merging are done there only
+ * (the public API can't set `dismissed`, docs/signals.md "Signal status"). Session token as bearer
  * (a CLI access token, also a user login, is taken too); MEMBER or higher, checked by the service.
  */
 export function registerSignalWebRoutes(app: FastifyInstance, ctx: AppContext): void {

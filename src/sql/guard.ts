@@ -5,7 +5,7 @@ import { lex, restoreParametric, SqlRefused } from './lexer.js';
 import type { Node, ShapeAudit } from './node-shapes.js';
 
 /**
- * The public SQL guard (DESIGN.md decision 5), pure: caller SQL in, ClickHouse SQL out, or
+ * The public SQL guard (docs/design.md, decision 5), pure: caller SQL in, ClickHouse SQL out, or
  * SqlRefused with a detail naming the construct.
  *
  * 1. lexer.ts removes what the two dialects could read differently.

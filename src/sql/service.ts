@@ -9,9 +9,9 @@ import { SqlRefused } from './lexer.js';
 import { SqlScheduler } from './scheduler.js';
 
 /**
- * `POST /sql` (extensions.md §6): guard, run read-only with limits on a fairly shared engine session,
+ * `POST /sql` (docs/sql.md): guard, run read-only with limits on a fairly shared engine session,
  * answer JSON-safe values. Limits live in the SQL text (SETTINGS), never in per-query client
- * settings: the embedded engine would keep those on its connection (DESIGN.md, "Known traps").
+ * settings: the embedded engine would keep those on its connection (docs/design.md, "Known traps").
  *
  * Three layers stand between a caller and another project's rows: the lexer and the AST allowlist
  * (guard.ts), the project-scoped subqueries, and the engine's own per-query table filters
@@ -138,7 +138,7 @@ const identity: Convert = (v) => v;
 
 /**
  * 64-bit (and wider) integers arrive quoted; those within ±2^53 become JSON numbers, larger ones stay
- * strings so no digit is lost (extensions.md §6 "values JSON-safe").
+ * strings so no digit is lost (docs/sql.md: 64-bit integers beyond 2^53).
  */
 export function converterFor(type: string): Convert {
   const t = unwrap(type);

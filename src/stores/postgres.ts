@@ -18,7 +18,7 @@ export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
  * loopback socket so that `pg` is the only client code path.
  *
  * Embedded PGlite is ONE session shared by every connection and runs one transaction at a time
- * (DESIGN.md, "Known traps"): use `SET LOCAL` only, and inside a transaction use only its client.
+ * (docs/design.md, "Known traps"): use `SET LOCAL` only, and inside a transaction use only its client.
  */
 export async function openPostgres(config: Config, options: { dataDir?: string; url?: string } = {}): Promise<PostgresStore> {
   const url = options.url ?? config.databaseUrl;

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { BadRequestError } from '../errors.js';
 
 /**
- * The `filters` parameter of list traces (public-api.md, the predicate table): a JSON-encoded array
+ * The `filters` parameter of list traces (docs/filters.md, the predicate table): a JSON-encoded array
  * of at most 20 predicates, each with exactly the keys of its row. Anything wrong with it is a 400
- * ("invalid filters parameter"), not a 422: the spec sets the two apart.
+ * ("invalid filters parameter"), not a 422: the documented errors set the two apart.
  */
 
 export const MAX_FILTERS = 20;

@@ -1,5 +1,5 @@
 // The generated protobufjs root of the OTLP protos. Pinned to 0.52.x on purpose: later lines of
-// otlp-transformer only encode (DESIGN.md, dependency table). The package has no "exports" map, and
+// otlp-transformer only encode (docs/design.md, "Dependencies"). The package has no "exports" map, and
 // this CommonJS build is the one Node can load from ESM.
 import otlpRoot from '@opentelemetry/otlp-transformer/build/src/generated/root.js';
 import { BadRequestError } from '../errors.js';
@@ -7,7 +7,7 @@ import { MAX_ERROR_MESSAGE_LENGTH, MAX_KIND_LENGTH, MAX_METADATA_KEY_LENGTH, MAX
 import type { SpanInput } from './span-input.js';
 
 /**
- * OTLP/HTTP trace export (extensions.md §3): decoding of protobuf and JSON bodies into one plain
+ * OTLP/HTTP trace export (docs/spans.md, "OTLP"): decoding of protobuf and JSON bodies into one plain
  * shape, and its mapping onto ingest spans. Pure: no I/O. A body that is not a well-formed
  * ExportTraceServiceRequest throws BadRequestError (400); attribute values are read leniently.
  */

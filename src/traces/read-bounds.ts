@@ -16,7 +16,7 @@ export const SUMMARY_LIMITS: QueryLimits = KEYS_LIMITS;
 /**
  * `GET /traces`: the most bytes a page's items may take, as the engine counts the answer (nearly all
  * of it is the root's input, output and metadata and the spans' metadata pairs). A page past it is a
- * 400 asking for a smaller `limit`: list items are the traces' own values (public-api.md), so they are
+ * 400 asking for a smaller `limit`: list items are the traces' own values (docs/traces.md), so they are
  * answered whole or not at all. A root span came in one ingest body (at most 10 MiB), so a page of a
  * few traces always fits.
  */

@@ -12,7 +12,7 @@ import { answerLimits, DETAIL_BOUNDS, KEYS_LIMITS, leadingWithin, LIST_PAGE_BYTE
 
 export type IngestResult = { accepted: number; rejected: RejectedSpan[] };
 
-/** `POST /traces`: validates each span, stores the valid ones (partial success, extensions.md §3). */
+/** `POST /traces`: validates each span, stores the valid ones (partial success, docs/spans.md). */
 export async function ingestSpans(writer: SpanWriter, key: ApiKeyPrincipal, raw: readonly unknown[]): Promise<IngestResult> {
   const { accepted, rejected } = validateSpans(raw);
   await storeSpans(writer, key, accepted);
@@ -59,7 +59,7 @@ async function fetchItems(ctx: AppContext, params: TraceListParams, page: PageKe
 /**
  * `GET /traces`: newest first (see list-query.ts for the plan). A page whose traces carry more than
  * `pageBytes` (LIST_PAGE_BYTES) of input, output and metadata is refused with a 400 asking for a
- * smaller `limit`, rather than cut: a list item's fields are the trace's own (public-api.md).
+ * smaller `limit`, rather than cut: a list item's fields are the trace's own (docs/traces.md).
  */
 export async function listTraces(ctx: AppContext, params: TraceListParams, pageBytes = LIST_PAGE_BYTES): Promise<Page<TraceListItem>> {
   const { page, total } = await choosePage(ctx, params);

@@ -3,7 +3,7 @@ import { sessionTraceIdsSubquery } from './list-query.js';
 import { settingsClause, type QueryLimits } from '../query-limits.js';
 
 /**
- * Sessions (extensions.md §3): the traces sharing a `session_id`, summed. Built from the trace
+ * Sessions (docs/traces.md, "Sessions"): the traces sharing a `session_id`, summed. Built from the trace
  * rollup: each trace's merged row, then one row per session. A session's `user_id` is the
  * one of its earliest trace that has one.
  */

@@ -1,7 +1,7 @@
 import type { StoredSpanRow, TraceAggregateRow } from './queries.js';
 
 /**
- * The trace list item of public-api.md ("Trace list item") and the span records of the detail read,
+ * The trace list item (docs/traces.md, "Trace list item") and the span records of the detail read,
  * built from ClickHouse rows. Pure.
  */
 
@@ -50,7 +50,7 @@ export type SpanRecord = {
   evaluation_run_id: string | null;
 };
 
-/** `{WEB_URL}/projects/{project_id}/traces/{trace_id}` (extensions.md §3). */
+/** `{WEB_URL}/projects/{project_id}/traces/{trace_id}` (docs/concepts.md, trace fields). */
 export function traceUrl(webUrl: string, projectId: string, traceId: string): string {
   return `${webUrl.replace(/\/+$/, '')}/projects/${encodeURIComponent(projectId)}/traces/${encodeURIComponent(traceId)}`;
 }
@@ -134,7 +134,7 @@ export function spanRecordOf(row: StoredSpanRow): SpanRecord {
 }
 
 /**
- * The trace-level values of §3 computed from a trace's spans directly (the detail read's answer,
+ * The trace-level values (docs/concepts.md, "How trace fields are derived") computed from a trace's spans directly (the detail read's answer,
  * and the definition the rollup must agree with).
  */
 export function deriveTrace(spans: SpanRecord[], projectId: string, webUrl: string): TraceListItem {

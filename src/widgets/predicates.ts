@@ -10,7 +10,7 @@ import type { WidgetFilter } from './spec.js';
  *
  * Accepted: `{field, op, value, key?}` with the list/widget ops (`eq`, `in`, `contains`, `gt`, `gte`,
  * `lt`, `lte`) or comparison symbols (`=`, `!=`, `>`, `>=`, `<`, `<=`). The spec's alert filters write
- * `op: "="` with a string `value` (public-api.md "Alert"), so a string is accepted where the widget
+ * `op: "="` with a string `value` (docs/filters.md, "Alerts and detectors"), so a string is accepted where the widget
  * form takes a list (`model_name = "gpt-4o"` is `model_name in ["gpt-4o"]`) or a number (`"0.5"`).
  * `!=` is the matching positive filter negated; `NOT (...)` keeps it one condition on the same columns,
  * so it reads the same rollup dimensions. `metadata.<key>` names a metadata key without `key`.

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { NUMERIC_OPS, SET_FIELDS } from '../traces/filters.js';
 
 /**
- * A query widget's spec (extensions.md §5): one contract for writes (422 on an invalid spec), the
+ * A query widget's spec (docs/dashboards.md): one contract for writes (422 on an invalid spec), the
  * planner (planner.ts) and `POST /widgets/query`. Pure.
  */
 
@@ -93,7 +93,7 @@ export function specIssues(type: WidgetType, spec: unknown): z.core.$ZodIssue[] 
   return result.success ? [] : result.error.issues;
 }
 
-/** The default "Overview" dashboard of every project (extensions.md §5). */
+/** The default "Overview" dashboard of every project (docs/dashboards.md). */
 export const OVERVIEW_WIDGETS: { title: string; type: WidgetType; spec: WidgetSpec }[] = [
   { title: 'Volume', type: 'timeseries', spec: { view: 'SPANS', measure: 'count', aggregation: 'count', interval: 'auto' } },
   { title: 'Error rate', type: 'timeseries', spec: { view: 'SPANS', measure: 'error_rate', aggregation: 'avg', interval: 'auto' } },

@@ -119,7 +119,7 @@ const CASCADE_COUNTS: Record<string, string> = {
 };
 
 /**
- * Hard delete with typed confirmation (public-api.md, "Delete a workspace"). All checks and the
+ * Hard delete with typed confirmation (docs/concepts.md, "Delete a workspace"). All checks and the
  * cascade run in one transaction with the workspace row locked: a refused delete changes nothing.
  * ClickHouse rows of its projects are purged afterwards by the deletions worker.
  */

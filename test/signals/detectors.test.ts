@@ -6,7 +6,7 @@ import { expectDetail, expectValidationAt, UNKNOWN_ID } from '../support/expect.
 import { USER_LOGIN_REQUIRED_DETAIL } from '../../src/auth/principal.js';
 import { PROJECT_ID_REQUIRED_DETAIL } from '../../src/auth/access.js';
 
-/** The detector catalog (extensions.md §4): routes, roles, the config contract, the default "Errors" detector. */
+/** The detector catalog (docs/signals.md, "Detectors"): routes, roles, the config contract, the default "Errors" detector. */
 
 const h = useHarness({ QUEUE_PREFIX: `signals-detectors-${crypto.randomBytes(4).toString('hex')}` });
 

@@ -6,7 +6,7 @@ import { expectDetail, expectValidationAt, UNKNOWN_ID } from '../support/expect.
 import { USER_LOGIN_REQUIRED_DETAIL } from '../../src/auth/principal.js';
 import { failingTrace, ingest, listFindings, listSignals, signalTitled, tick } from './support.js';
 
-/** The web application's dismiss and merge (extensions.md §4), and what a merge means to lists, findings and the trace filter. */
+/** The web application's dismiss and merge (docs/signals.md), and what a merge means to lists, findings and the trace filter. */
 
 const h = useHarness({ QUEUE_PREFIX: `signals-merge-${crypto.randomBytes(4).toString('hex')}` });
 

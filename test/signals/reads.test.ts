@@ -5,7 +5,7 @@ import { expectDetail, expectValidationAt, UNKNOWN_ID } from '../support/expect.
 import { PROJECT_ID_MISMATCH_DETAIL, PROJECT_ID_REQUIRED_DETAIL } from '../../src/auth/access.js';
 import { failingTrace, ingest, listFindings, listSignals, patchStatus, tick } from './support.js';
 
-/** List signals, get a signal, list findings (public-api.md "List signals", "Get a signal"; extensions.md §4). */
+/** List signals, get a signal, list findings (docs/signals.md). */
 
 const h = useHarness({ QUEUE_PREFIX: `signals-reads-${crypto.randomBytes(4).toString('hex')}` });
 

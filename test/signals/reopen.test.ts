@@ -4,7 +4,7 @@ import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js'
 import { failingTrace, hex, ingest, patchStatus, signalTitled, span, tick } from './support.js';
 
 /**
- * The automatic row of public-api.md "Signal status": a resolved signal reopens when the detector
+ * The automatic row of docs/signals.md "Signal status": a resolved signal reopens when the detector
  * finds the problem in a trace that STARTED after the resolve; a late finding from an older trace
  * does not reopen it; a dismissed signal never reopens.
  */

@@ -6,7 +6,7 @@ import { expectDetail, expectValidationAt, UNKNOWN_ID } from '../support/expect.
 import { USER_LOGIN_REQUIRED_DETAIL } from '../../src/auth/principal.js';
 import { failingTrace, ingest, patchStatus, signalTitled, tick } from './support.js';
 
-/** public-api.md "Signal status": every row of the state table, rules 1-4, the answer's shape, roles, CAS. */
+/** docs/signals.md "Signal status": every row of the state table, rules 1-4, the answer's shape, roles, CAS. */
 
 const h = useHarness({ QUEUE_PREFIX: `signals-status-${crypto.randomBytes(4).toString('hex')}` });
 

@@ -3,7 +3,7 @@ import { SQL_LIMITS } from '../../src/sql/service.js';
 import { useHarness } from '../support/harness.js';
 import { sql, useWorld } from './hostile-fixture.js';
 
-/** Public SQL bounds the bytes of its answer, not only its rows (extensions.md §6: at most 10,000 rows). */
+/** Public SQL bounds the bytes of its answer, not only its rows (docs/sql.md: at most 10,000 rows). */
 
 const h = useHarness();
 const w = useWorld(h);

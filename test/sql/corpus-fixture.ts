@@ -40,7 +40,7 @@ export const SPANS: S[] = TRACES.flat().map((s) => {
   };
 });
 
-/** A trace as the curated `traces` table should show it (extensions.md §3). */
+/** A trace as the curated `traces` table should show it (docs/concepts.md, "How trace fields are derived"). */
 export type T = {
   trace_id: string; name: string; start: number; end: number; dur: number; user: string; session: string; span_count: number; error_count: number;
   cost: number; in: number; out: number; tot: number; metadata: Record<string, string>; models: Set<string>; kinds: Set<string>;

@@ -5,7 +5,7 @@ import { corpus, sql, useWorld, verdict } from './hostile-fixture.js';
 import { FUZZ_REGRESSIONS, sqlQuery } from './sql-grammar.js';
 
 /**
- * Differential fuzzing of the public SQL guard (DESIGN.md decision 5): queries generated from a
+ * Differential fuzzing of the public SQL guard (docs/design.md, decision 5): queries generated from a
  * grammar of SQL fragments (sql-grammar.ts) around the contract tables are sent with project A's key
  * to a real engine holding two projects with marker strings. Every answer must be a refusal that
  * leaks nothing or rows of A only: no B marker, no project id, no server state (hostile-fixture.ts

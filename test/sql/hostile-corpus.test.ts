@@ -4,7 +4,7 @@ import { useHarness } from '../support/harness.js';
 import { corpus, integrity, MA, MB, OUTFILE, OUTFILE_REL, useWorld, type Answer, type Case } from './hostile-fixture.js';
 
 /**
- * Hostile public SQL, part 1 (extensions.md §6, DESIGN.md decision 5): positive controls, system and
+ * Hostile public SQL, part 1 (docs/sql.md, docs/design.md decision 5): positive controls, system and
  * information_schema tables, table functions, physical tables outside the contract, statements other
  * than one SELECT, SETTINGS / FORMAT / INTO OUTFILE. Part 2 is hostile-corpus-2.test.ts.
  * Verdicts: hostile-fixture.ts (400 `{detail}` leaking nothing, or 200 with A's rows only; never 500).

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 
-/** Assertions on the spec's error envelopes (public-api.md, Errors). */
+/** Assertions on the spec's error envelopes (docs/errors.md). */
 
 /** A 422 with an entry at exactly `loc`; returns the entry. */
 export function expectValidationAt(res: LightMyRequestResponse, loc: (string | number)[]) {

@@ -3,7 +3,7 @@ import { generateTraces } from '../../src/demo/generate-spans.js';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 
 /**
- * extensions.md §3 "Trace fields come from its spans" and public-api.md "Trace list item": every trace's
+ * docs/concepts.md "How trace fields are derived" and docs/traces.md "Trace list item": every trace's
  * list item equals a hand computation from the spans that were sent, for ~300 generated traces sent the
  * messy way real producers do (shuffled, split, children before their root, duplicated, concurrent).
  */
@@ -41,7 +41,7 @@ function rngOf(seed: number) {
   return { float, shuffle, pick: <T>(xs: readonly T[]): T => xs[Math.floor(float() * xs.length)]! };
 }
 
-/** The list item of one trace, by hand from its spans (§3). */
+/** The list item of one trace, by hand from its spans (docs/concepts.md). */
 function byHand(spans: Span[], projectId: string) {
   const ms = (iso: string) => Date.parse(iso);
   const sorted = [...spans].sort((a, b) => ms(a.start_time) - ms(b.start_time));
@@ -157,7 +157,7 @@ describe('traces: derived values on generated data', () => {
     };
 
     // Midway: traces whose root has not arrived take name/input/output from their earliest span.
-    // metadata_map is left out here: §3 says only that the root's wins, and there is no root yet.
+    // metadata_map is left out here: docs/concepts.md says only that the root's wins, and there is no root yet.
     const midway = await listAll(true);
     expect(midway.map((i) => i.trace_id).sort()).toEqual([...sent.keys()].sort());
     for (const item of midway) expectItem(item, sent.get(item.trace_id)!, project.id, false);

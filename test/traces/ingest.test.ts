@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 
-/** `POST /api/v1/public/traces` (extensions.md §3): partial success, limits, credentials, exactly-once counting, late spans. */
+/** `POST /api/v1/public/traces` (docs/spans.md): partial success, limits, credentials, exactly-once counting, late spans. */
 
 const h = useHarness();
 
@@ -108,7 +108,7 @@ describe('ingest: answers', () => {
     expect(d.span_count).toBe(3);
     const byId = Object.fromEntries(d.spans.map((s: { span_id: string }) => [s.span_id, s]));
     expect(Object.keys(byId).sort()).toEqual(['good-1', 'good-2', 'good-3']);
-    // Defaults of §3: kind custom, status unset, total_tokens = input + output unless given.
+    // Defaults (docs/spans.md): kind custom, status unset, total_tokens = input + output unless given.
     expect(byId['good-1']).toMatchObject({ kind: 'custom', status: 'unset', total_tokens: 0, cost: 0 });
     expect(byId['good-2']).toMatchObject({ input_tokens: 7, output_tokens: 3, total_tokens: 10, end_time: null });
     expect(byId['good-3']).toMatchObject({ total_tokens: 9 });
@@ -207,7 +207,7 @@ describe('ingest: late spans', () => {
     await ingestOk(key.key, [
       { ...base, span_id: 'a', parent_span_id: 'root', name: 'child a', start_time: iso(t0 + 100), end_time: iso(t0 + 900), status: 'error', cost: 0.1, input_tokens: 10, output_tokens: 5, input: 'child input', metadata: { k: 'child', c: '1' } },
     ]);
-    // No root yet: the earliest span stands in (§3).
+    // No root yet: the earliest span stands in (docs/concepts.md).
     expect(await listItem(key.key, 'late')).toMatchObject({ name: 'child a', input: 'child input', trace_start_time: iso(t0 + 100), duration_ms: 800 });
 
     await ingestOk(key.key, [

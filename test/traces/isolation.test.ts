@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 
-/** Project isolation of trace reads (public-api.md, Authentication; extensions.md §3). */
+/** Project isolation of trace reads (docs/authentication.md; docs/traces.md). */
 
 const h = useHarness();
 
@@ -67,7 +67,7 @@ describe('trace isolation between projects', () => {
       expect(ownSession.statusCode).toBe(200);
       expect(ownSession.json().traces.map((t: { trace_id: string }) => t.trace_id)).toEqual([`${own}-trace`]);
 
-      // An API key naming another project: 400 (public-api.md, Authentication).
+      // An API key naming another project: 400 (docs/authentication.md).
       const mismatch = await get('/traces', mine.key.key, { project_id: theirs.project.id });
       expect(mismatch.statusCode).toBe(400);
       expect(typeof mismatch.json().detail).toBe('string');

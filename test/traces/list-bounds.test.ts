@@ -3,8 +3,8 @@ import type { LightMyRequestResponse } from 'fastify';
 import { call, createApiKey, createProject, projectWithKey, PUBLIC, signUp, useHarness, type SignedUp } from '../support/harness.js';
 
 /**
- * `GET /traces` request bounds and read scoping (public-api.md "List traces", Limits, Errors,
- * Authentication; extensions.md §3 for `page`). A bad `filters` parameter is a 400 `{detail: string}`;
+ * `GET /traces` request bounds and read scoping (docs/traces.md "List traces", docs/limits.md,
+ * docs/errors.md, docs/authentication.md). A bad `filters` parameter is a 400 `{detail: string}`;
  * any other bad query parameter is a 422 `{detail: [{loc: ['query', ...], msg, type}]}`.
  */
 

@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 
 /**
- * `GET /traces` filtering, ordering and paging (public-api.md "List traces", extensions.md §3) on
+ * `GET /traces` filtering, ordering and paging (docs/traces.md "List traces", docs/filters.md) on
  * real stores. Each describe ingests a small fixed set of traces into a project of its own once and
  * runs many list calls against it.
  */
@@ -328,7 +328,7 @@ describe('list traces: start_after and end_before', () => {
 });
 
 /**
- * §3: a trace's spans may arrive in separate requests, the root last. Its list values, its start
+ * docs/spans.md: a trace's spans may arrive in separate requests, the root last. Its list values, its start
  * (the earliest span) and the count in `meta.total` must not depend on that.
  */
 function splitTrace(label: string, rootStart: number, childStart: number) {

@@ -8,7 +8,7 @@ import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 
 /**
- * The real OpenTelemetry JS SDK exporting to the running API over HTTP (extensions.md §3, OTLP), then
+ * The real OpenTelemetry JS SDK exporting to the running API over HTTP (docs/spans.md, OTLP), then
  * the trace read back through the public reads.
  */
 

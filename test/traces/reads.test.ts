@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 
-/** `GET /traces/{trace_id}`, `GET /sessions`, `GET /sessions/{session_id}` (extensions.md §3). */
+/** `GET /traces/{trace_id}`, `GET /sessions`, `GET /sessions/{session_id}` (docs/traces.md). */
 
 const h = useHarness();
 

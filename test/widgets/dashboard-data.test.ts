@@ -5,7 +5,7 @@ import { generateSpans } from '../../src/demo/generate-spans.js';
 import { OVERVIEW_WIDGETS } from '../../src/widgets/spec.js';
 
 /**
- * Dashboard data (public-api.md "Get dashboard data", "Dashboard data answer"; extensions.md §5):
+ * Dashboard data (docs/dashboards.md, "Dashboard data"):
  * window presets, explicit bounds, retention clamping, the Overview dashboard on data, the 20-widget
  * cap, a broken widget beside good ones, project isolation, credentials, and `POST /widgets/query`.
  */

@@ -1,7 +1,7 @@
 import type { Predicate } from './types';
 
 /**
- * The predicate table of public-api.md ("List traces") as the filter menus present it. One
+ * The predicate table (docs/filters.md) as the filter menus present it. One
  * description per field: its label, its operators and what kind of value it takes.
  */
 export type FieldKind = 'text' | 'set' | 'number' | 'metadata';

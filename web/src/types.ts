@@ -1,4 +1,4 @@
-/** The answers of the public API (spec/public-api.md, spec/extensions.md) the pages read. */
+/** The answers of the public API (docs/) the pages read. */
 export type Page<T> = { data: T[]; meta: { page: number; limit: number; total: number } };
 
 export type User = { id: string; email: string; name: string };

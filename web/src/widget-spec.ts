@@ -2,7 +2,7 @@ import { fmtCost, fmtInt, fmtMs, fmtNumber } from './format';
 import type { WidgetSpec } from './types';
 
 /**
- * What a query widget's spec may say (extensions.md §5). The server's contract is
+ * What a query widget's spec may say (docs/dashboards.md). The server's contract is
  * src/widgets/spec.ts; these lists mirror it for the editor's menus, and the server still validates
  * every spec (a 422 names the field).
  */

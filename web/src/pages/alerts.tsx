@@ -28,7 +28,7 @@ export function alertTone(status: string): 'error' | 'ok' | 'warn' | 'neutral' {
 const SYMBOL_OPS: Record<string, string> = { '=': 'eq', '==': 'eq', '>': 'gt', '>=': 'gte', '<': 'lt', '<=': 'lte' };
 const SET_FIELDS = ['model_name', 'environment', 'span_kind', 'kind', 'status', 'error_type', 'name'];
 
-/** A stored alert filter in the chip form (the API also takes `=` with a string: public-api.md "Alert"). */
+/** A stored alert filter in the chip form (the API also takes `=` with a string: docs/filters.md). */
 function toPredicate(f: AlertFilter): Predicate | null {
   if (f.op === '!=' || f.op === 'neq' || f.op === '<>') return null;
   let field = f.field === 'kind' ? 'span_kind' : f.field === 'latency' ? 'duration_ms' : f.field;
@@ -86,7 +86,7 @@ function initialForm(a?: Alert): FormState {
   };
 }
 
-/** Create or edit an alert over the SPANS view (extensions.md §5); the server checks the definition. */
+/** Create or edit an alert over the SPANS view (docs/alerts.md); the server checks the definition. */
 function AlertForm({ alert, onClose, onSaved }: { alert?: Alert; onClose: () => void; onSaved: (a: Alert, secret?: string) => void }) {
   const { projectId } = useProject();
   const [f, setF] = useState<FormState>(() => initialForm(alert));

@@ -5,7 +5,7 @@ import { api, ApiError } from '../api';
 import { useWorkspaces } from '../project';
 import { ErrorBox, Loading, useTitle } from '../components/ui';
 
-/** `/projects/new`: a project in one of the caller's workspaces (public-api.md, "Create a project"). */
+/** `/projects/new`: a project in one of the caller's workspaces (docs/concepts.md, "Create a project"). */
 export function NewProjectPage() {
   useTitle('New project');
   const workspaces = useWorkspaces();

@@ -172,7 +172,7 @@ export function SignalPage() {
     onSuccess: done,
     onError,
   });
-  // Dismiss and merge (web routes, extensions.md §4) take no expected_status of their own: the page
+  // Dismiss and merge (web routes, docs/signals.md) take no expected_status of their own: the page
   // re-reads the status first and refuses like a 409 when someone changed it; the body carries
   // expected_status too, for a server that checks it.
   const unchanged = async () => {
