@@ -1,7 +1,7 @@
 -- Metadata, name and search filters of the trace list without reading the root's input and output
 -- (issue: performance). The list's conditions on the root's name and metadata read `root`, an argMin
 -- state holding the root's input and output: a 90-day metadata filter deserialised every prompt in
--- the window to compare a few short strings (1.5 s at 3M spans; 10 s on the bench's 10M). Two
+-- the window to compare a few short strings (1.5 s at 3M spans; 10 s on the bench's 10M). Four
 -- small columns answer those conditions instead (src/traces/list-query.ts):
 --
 -- root_head: the root span's name and metadata, '<rank><JSON [name, {metadata}]>', merged with min.
@@ -20,7 +20,7 @@ ALTER TABLE traces
     ADD COLUMN IF NOT EXISTS session_head SimpleAggregateFunction(min, String) DEFAULT '2' AFTER user_head,
     ADD COLUMN IF NOT EXISTS metadata_kv SimpleAggregateFunction(groupUniqArrayArray, Array(String)) AFTER metadata_pairs;
 
--- 0001's view with the two columns; changed in place, so no span is stored while no view runs.
+-- 0001's view with the four columns; changed in place, so no span is stored while no view runs.
 ALTER TABLE traces_mv MODIFY QUERY
 SELECT
     project_id,
