@@ -20,8 +20,12 @@ afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
+/**
+ * The server runs as node with tsx's loader, not through the tsx command: that command is a parent
+ * process, and a SIGKILL of it (afterAll) left the server itself running, ingest worker and all.
+ */
 async function startServer(port: number, webPort: number): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(path.join(ROOT_DIR, 'node_modules/.bin/tsx'), ['src/main.ts', 'all'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], {
     cwd: ROOT_DIR,
     env: {
       PATH: process.env.PATH ?? '',

@@ -38,7 +38,7 @@ describe('npm start on the embedded stores', () => {
       if (v !== undefined && !['DATABASE_URL', 'REDIS_URL', 'CLICKHOUSE_URL', 'BASE_URL'].includes(k)) env[k] = v;
     }
     Object.assign(env, { DATA_DIR: dataDir, PORT: String(port), WEB_PORT: String(webPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
-    child = spawn(path.join(ROOT_DIR, 'node_modules/.bin/tsx'), ['src/main.ts', 'all'], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
