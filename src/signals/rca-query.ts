@@ -1,5 +1,5 @@
 import type { Query } from '../traces/queries.js';
-import { LATE_ROOT_SLACK_HOURS } from '../traces/list-query.js';
+import { LATE_ROOT_SLACK_HOURS, USER } from '../traces/list-query.js';
 import { MIB, settingsClause, type QueryLimits } from '../query-limits.js';
 import type { RcaHint } from './service.js';
 
@@ -39,7 +39,7 @@ SELECT kv.1 AS attribute, kv.2 AS value, countIf(in_signal) AS s, countIf(NOT in
 FROM (
   SELECT trace_id IN (${signal}) AS in_signal,
          if(end_time IS NULL, 0, toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)) AS duration,
-         finalizeAggregation(user_id) AS uid,
+         ${USER} AS uid,
          arrayConcat(
            [('${TOTAL}', '')],
            arrayMap(m -> ('model_name', m), model_names),

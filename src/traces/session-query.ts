@@ -1,5 +1,5 @@
 import type { Query } from './queries.js';
-import { sessionTraceIdsSubquery } from './list-query.js';
+import { SESSION, sessionTraceIdsSubquery, USER } from './list-query.js';
 import { settingsClause, type QueryLimits } from '../query-limits.js';
 
 /**
@@ -48,8 +48,8 @@ FROM (
   -- One row per trace: FINAL merges a trace's partial rollup rows (see list-query.ts).
   SELECT
     start_time AS trace_start,
-    finalizeAggregation(session_id) AS trace_session,
-    finalizeAggregation(user_id) AS trace_user,
+    ${SESSION} AS trace_session,
+    ${USER} AS trace_user,
     total_cost AS cost_sum,
     input_tokens AS input_tokens_sum,
     output_tokens AS output_tokens_sum
