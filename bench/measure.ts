@@ -8,6 +8,21 @@ export async function time(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - start;
 }
 
+/** POSTs ingest bodies to `url`, `concurrency` requests in flight, each expected to answer 200. */
+export async function postIngestBodies(url: string, key: string, bodies: readonly string[], concurrency: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < bodies.length) {
+        const body = bodies[next++]!;
+        const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
+        if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${await res.text()}`);
+        await res.arrayBuffer();
+      }
+    }),
+  );
+}
+
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
   const sorted = [...values].sort((a, b) => a - b);

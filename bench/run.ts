@@ -23,7 +23,7 @@ import { generateSpans } from '../src/demo/generate-spans.js';
 import { validateSpans } from '../src/traces/span-input.js';
 import { loadSpans } from './load-spans.js';
 import { LIST_CASES, referenceQueries } from './reference-queries.js';
-import { median, percentile, time, type Row, printTable } from './measure.js';
+import { median, percentile, postIngestBodies, time, type Row, printTable } from './measure.js';
 import { guardSql, guardUncached } from '../src/sql/guard.js';
 import { benchDashboards, benchMetadataDashboards } from './dashboards.js';
 import { benchDetection } from './detection.js';
@@ -248,19 +248,7 @@ async function benchIngest(ctx: Runtime, api: ReturnType<typeof buildApiApp>, we
   for (let round = 0; round < INGEST_ROUNDS; round++) {
     const apiProject = await newProject('ingest-api');
     const key = (await inject(api, 'POST', `/api/v1/public/projects/${apiProject.id}/api-keys`, login.session_token, { name: 'bench' })).key;
-    let next = 0;
-    const apiTime = await timed(async () => {
-      await Promise.all(
-        Array.from({ length: CONCURRENCY }, async () => {
-          while (next < bodies.length) {
-            const body = bodies[next++]!;
-            const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
-            if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${await res.text()}`);
-            await res.arrayBuffer();
-          }
-        }),
-      );
-    });
+    const apiTime = await timed(() => postIngestBodies(url, key, bodies, CONCURRENCY));
     record('api', apiTime);
     record('spans', await insertAll('spans', rowsOf((await newProject('ingest-raw')).id)));
     record('plain', await insertAll(PLAIN_TABLE, rowsOf(`plain-${round}`)));

@@ -22,6 +22,7 @@ import { openRuntime, type Runtime } from '../src/runtime.js';
 import { buildApiApp } from '../src/app.js';
 import { buildWebApp } from '../src/web/app.js';
 import { generateSpans } from '../src/demo/generate-spans.js';
+import { postIngestBodies } from './measure.js';
 import { validateSpans } from '../src/traces/span-input.js';
 import { loadSpans } from './load-spans.js';
 
@@ -121,19 +122,7 @@ async function main(): Promise<void> {
 
   await api.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}/api/v1/public/traces`;
-  let next = 0;
-  const apiRun = await measure(async () => {
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < bodies.length) {
-          const body = bodies[next++]!;
-          const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
-          if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${await res.text()}`);
-          await res.arrayBuffer();
-        }
-      }),
-    );
-  });
+  const apiRun = await measure(() => postIngestBodies(url, key, bodies, CONCURRENCY));
 
   // The engine's share: the same rows straight into `spans` of another project (views fire).
   const rawProject = await project('scale-raw');
