@@ -18,6 +18,11 @@ export const MAX_KIND_LENGTH = 64;
 export const MAX_ERROR_MESSAGE_LENGTH = 32_768;
 /** error_type, model_name, environment, user_id, session_id, evaluation_run_id. */
 export const MAX_SHORT_TEXT_LENGTH = 1024;
+/** Span events and links kept per span (docs/spans.md, "Events and links"); the rest are counted as dropped. */
+export const MAX_SPAN_EVENTS = 128;
+export const MAX_SPAN_LINKS = 128;
+/** Attributes kept per event or link. */
+export const MAX_EVENT_ATTRIBUTES = 64;
 
 const Id = z.string().min(1).max(128);
 const DateTime = z.iso.datetime({ offset: true, local: true, error: 'Invalid ISO date-time' });
@@ -25,6 +30,29 @@ const ShortText = z.string().max(MAX_SHORT_TEXT_LENGTH).nullish();
 const TokenCount = z.int().min(0).nullish();
 
 export const SpanStatus = z.enum(['ok', 'error', 'unset']);
+/** Where a span's cost came from (shared/spec/extensions.md §3): sent by the producer, computed from the price table, or none. */
+export const CostSource = z.enum(['sent', 'computed', 'none']);
+export type CostSource = z.infer<typeof CostSource>;
+
+const Attributes = z
+  .record(z.string().min(1).max(MAX_METADATA_KEY_LENGTH), z.string().max(MAX_METADATA_VALUE_LENGTH))
+  .refine((m) => Object.keys(m).length <= MAX_EVENT_ATTRIBUTES, `at most ${MAX_EVENT_ATTRIBUTES} keys`);
+
+/** A span event (an OTLP event: `exception`, a message, a stream chunk), kept bounded. */
+export const SpanEventSchema = z.object({
+  name: z.string().min(1).max(MAX_NAME_LENGTH),
+  time: DateTime,
+  attributes: Attributes.nullish(),
+});
+export type SpanEvent = { name: string; time: number; attributes: Record<string, string> };
+
+/** A link to another span (OTLP span links: batch fan-in, follows-from). */
+export const SpanLinkSchema = z.object({
+  trace_id: Id,
+  span_id: Id,
+  attributes: Attributes.nullish(),
+});
+export type SpanLink = { trace_id: string; span_id: string; attributes: Record<string, string> };
 
 export const SpanInputSchema = z
   .object({
@@ -54,6 +82,26 @@ export const SpanInputSchema = z
     output_tokens: TokenCount,
     total_tokens: TokenCount,
     evaluation_run_id: ShortText,
+    // Extensions beside the spec's table (docs/spans.md, "More span fields"); OTLP fills them from conventions.
+    /** Of input_tokens, those read from the provider's prompt cache. */
+    cache_read_tokens: TokenCount,
+    /** Of input_tokens, those written to the provider's prompt cache. */
+    cache_write_tokens: TokenCount,
+    /** Of output_tokens, the model's reasoning tokens. */
+    reasoning_tokens: TokenCount,
+    /** Streaming: milliseconds from the span's start to the first token. */
+    time_to_first_token_ms: z.number().min(0).max(2_147_483_647).nullish(),
+    /** Streaming: output tokens per second as the producer measured it; computed at ingest when absent. */
+    output_tokens_per_second: z.number().min(0).nullish(),
+    events: z.array(SpanEventSchema).max(MAX_SPAN_EVENTS).nullish(),
+    links: z.array(SpanLinkSchema).max(MAX_SPAN_LINKS).nullish(),
+    /** Resource attributes of the producer (host.*, process.*, service.*), kept apart from metadata. */
+    resource: z
+      .record(z.string().min(1).max(MAX_METADATA_KEY_LENGTH), z.string().max(MAX_METADATA_VALUE_LENGTH))
+      .refine((m) => Object.keys(m).length <= MAX_METADATA_KEYS, `at most ${MAX_METADATA_KEYS} keys`)
+      .nullish(),
+    /** Attributes, events or links the producer or the OTLP mapping dropped past their caps. */
+    dropped_attributes_count: TokenCount,
   })
   .superRefine((span, ctx) => {
     // Runs only once every field parsed, so both times are valid ISO strings here.
@@ -95,6 +143,17 @@ export interface NormalizedSpan {
   output_tokens: number;
   total_tokens: number;
   evaluation_run_id: string;
+  /** `sent` when the producer sent a cost; the ingest path's pricing step turns `none` into `computed`. */
+  cost_source: CostSource;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
+  time_to_first_token_ms: number | null;
+  output_tokens_per_second: number | null;
+  events: SpanEvent[];
+  links: SpanLink[];
+  resource: Record<string, string>;
+  dropped_attributes_count: number;
 }
 
 export interface RejectedSpan {
@@ -136,6 +195,11 @@ type SpanOutput = z.output<typeof SpanInputSchema>;
 const DATE_TIME_PATTERN = (DateTime as unknown as { _zod: { pattern: RegExp } })._zod.pattern;
 const STATUSES: ReadonlySet<unknown> = new Set(SpanStatus.options);
 
+const EXTENSION_FIELDS = [
+  'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'time_to_first_token_ms', 'output_tokens_per_second',
+  'events', 'links', 'resource', 'dropped_attributes_count',
+] as const;
+
 const isString = (v: unknown, min: number, max: number): v is string => typeof v === 'string' && v.length >= min && v.length <= max;
 const isNullishString = (v: unknown, min: number, max: number) => v == null || isString(v, min, max);
 const isNullishCount = (v: unknown) => v == null || (Number.isSafeInteger(v) && (v as number) >= 0);
@@ -160,6 +224,8 @@ export function plainlyValid(item: unknown): item is SpanOutput {
   if (s.status != null && !STATUSES.has(s.status)) return false;
   if (s.cost != null && !(typeof s.cost === 'number' && Number.isFinite(s.cost) && s.cost >= 0)) return false;
   if (!isNullishCount(s.input_tokens) || !isNullishCount(s.output_tokens) || !isNullishCount(s.total_tokens)) return false;
+  // The extension fields are rare on the native path: any of them sends the span through the schema.
+  for (const field of EXTENSION_FIELDS) if (s[field] != null) return false;
   if (!isDateTime(s.start_time) || (s.end_time != null && !isDateTime(s.end_time))) return false;
   if (s.end_time != null && isoToEpochMs(s.end_time) < isoToEpochMs(s.start_time)) return false;
   if (s.metadata != null) {
@@ -201,6 +267,16 @@ function normalizeSpan(span: SpanOutput): NormalizedSpan {
     output_tokens: outputTokens,
     total_tokens: span.total_tokens ?? inputTokens + outputTokens,
     evaluation_run_id: span.evaluation_run_id ?? '',
+    cost_source: span.cost == null ? 'none' : 'sent',
+    cache_read_tokens: span.cache_read_tokens ?? 0,
+    cache_write_tokens: span.cache_write_tokens ?? 0,
+    reasoning_tokens: span.reasoning_tokens ?? 0,
+    time_to_first_token_ms: span.time_to_first_token_ms ?? null,
+    output_tokens_per_second: span.output_tokens_per_second ?? null,
+    events: (span.events ?? []).map((e) => ({ name: e.name, time: isoToEpochMs(e.time), attributes: e.attributes ?? {} })),
+    links: (span.links ?? []).map((l) => ({ trace_id: l.trace_id, span_id: l.span_id, attributes: l.attributes ?? {} })),
+    resource: span.resource ?? {},
+    dropped_attributes_count: span.dropped_attributes_count ?? 0,
   };
 }
 
