@@ -1,11 +1,12 @@
 import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, Option } from 'commander';
 import { Api, connect, projectQuery } from './client.js';
 import { CliError } from './errors.js';
 import { FORMATS, render, rowsOf, table, type Format } from './format.js';
 import { ingestFile, progressPrinter } from './ingest.js';
 import { browserLogin } from './login.js';
-import { removeCredentials, resolveTarget, writeCredentials, type Env, type GlobalOptions } from './settings.js';
+import { credentialsPath, removeCredentials, resolveTarget, writeCredentials, type Env, type GlobalOptions } from './settings.js';
 import { registerTraceCommands } from './traces.js';
 
 /**
@@ -45,15 +46,17 @@ export function buildProgram(io: Io): Command {
     .option('--web <url>', 'web address (default SIGHTLINE_WEB_URL, else the logged-in server, else http://localhost:3000)')
     .option('--key <api-key>', 'a project API key (default SIGHTLINE_API_KEY)')
     .option('--project <project-id>', 'the project, for commands run with a user login (default SIGHTLINE_PROJECT)')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .exitOverride()
-    .configureOutput({ writeOut: (t) => io.out(t.trimEnd()), writeErr: (t) => io.err(t.trimEnd()) })
-    .showHelpAfterError();
+    .configureOutput({ writeOut: (t) => io.out(t.trimEnd()), writeErr: (t) => io.err(t.trimEnd()), outputError: (t, write) => write(usageError(t)) })
+    // docs/cli.md: a usage error is one line; the help is a flag away.
+    .showHelpAfterError(false);
   const globals = () => program.opts<GlobalOptions>();
   const ctx: Context = { io, globals, api: (need = 'any') => connect(resolveTarget(globals(), io.env), globals(), io.env, need) };
 
   program
     .command('login')
-    .description('log in through the browser (or --token) and keep the session in ~/.config/sightline/credentials.json')
+    .description(`log in through the browser (or --token) and keep the session in ${displayPath(credentialsPath(io.env), io.env)}`)
     .option('--token <session-token>', 'use this session token instead of the browser')
     .option('--no-browser', 'print the login address without opening a browser')
     .option('--timeout <seconds>', 'how long to wait for the browser', '300')
@@ -90,7 +93,8 @@ export function buildProgram(io: Io): Command {
         return;
       }
       const { data } = (await api.call('GET', '/workspaces')) as { data: { id: string; name: string; role: string }[] };
-      io.out(`Logged in at ${api.target.apiUrl}\n${table(['workspace', 'id', 'role'], rowsOf(data, ['name', 'id', 'role']))}`);
+      const { user } = (await api.web('GET', '/api/auth/session')) as { user: { id: string; email: string; name: string } };
+      io.out(`Logged in at ${api.target.apiUrl} as ${user.name} <${user.email}> (user ${user.id})\n${table(['workspace', 'id', 'role'], rowsOf(data, ['name', 'id', 'role']))}`);
     });
 
   program
@@ -213,6 +217,30 @@ function registerAlertCommands(program: Command, ctx: Context): void {
         ctx.io.out(`alert ${id} is ${answer.alert?.status ?? answer.status ?? action + 'd'}`);
       });
   }
+}
+
+/**
+ * Commander's error text as the one line docs/cli.md promises: `sightline: <what>; see <command> --help`.
+ * Its text reads `error: unknown option '--x'` and may add a second line (`(Did you mean --y?)`).
+ */
+export function usageError(text: string): string {
+  const what = text.trim().replace(/^error:\s*/, '').replace(/\s*\n\s*/g, ' ');
+  return `sightline: ${what} (see sightline --help)\n`;
+}
+
+function packageVersion(): string {
+  try {
+    const file = fileURLToPath(new URL('../../package.json', import.meta.url));
+    return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** The home folder as `~`, so help reads the same on every machine. */
+function displayPath(file: string, env: Env): string {
+  const home = env.HOME;
+  return home && file.startsWith(`${home}/`) ? `~/${file.slice(home.length + 1)}` : file;
 }
 
 function readFile(file: string): string {

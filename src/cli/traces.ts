@@ -48,6 +48,70 @@ export function listFilters(o: ListOptions): Record<string, unknown>[] {
   return filters;
 }
 
+/** docs/cli.md: the footer counts pages from 1; `--page` stays the API's 0-based page. */
+export function pageFooter(meta: { page: number; limit: number; total: number }): string {
+  const pages = Math.max(1, Math.ceil(meta.total / meta.limit));
+  const next = meta.page + 1 < pages ? `; next: --page ${meta.page + 1}` : '';
+  return `page ${meta.page + 1} of ${pages} (${meta.total} trace${meta.total === 1 ? '' : 's'}${next})`;
+}
+
+const AGE = /^(\d+)\s*(m|min|h|d|w)$/i;
+const AGE_MS: Record<string, number> = { m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+const ISO = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([zZ]|[+-]\d{2}:?\d{2})?)?$/;
+
+/** `--since 7d` → the ISO time 7 days ago; ISO 8601 passes through; anything else is a one-line hint. */
+export function timeFlag(flag: string, value: string | undefined, now = Date.now()): string | undefined {
+  if (value === undefined) return undefined;
+  const age = AGE.exec(value.trim());
+  if (age) return new Date(now - Number(age[1]) * AGE_MS[age[2]!.toLowerCase()]!).toISOString();
+  if (ISO.test(value.trim()) && !Number.isNaN(Date.parse(value.trim().replace(' ', 'T')))) return value.trim().replace(' ', 'T');
+  throw new CliError(`--${flag} takes an ISO 8601 time (2026-11-01 or 2026-11-01T09:00:00Z) or an age (30m, 6h, 7d, 2w), not '${value}'`);
+}
+
+type TreeSpan = {
+  span_id: string; parent_span_id: string | null; name: string; kind: string; status: string; start_time: string;
+  duration_ms: number | null; model_name: string | null; input_tokens: number; output_tokens: number; cost: number;
+};
+
+/**
+ * The spans as an indented tree (children under their parent, by start time), each with its offset
+ * from the trace's start, duration, and where present model, tokens, cost and an error mark.
+ */
+export function spanTree(spans: TreeSpan[]): string {
+  if (spans.length === 0) return '(no spans)';
+  const ids = new Set(spans.map((s) => s.span_id));
+  const children = new Map<string, TreeSpan[]>();
+  const roots: TreeSpan[] = [];
+  for (const s of spans) {
+    if (s.parent_span_id && ids.has(s.parent_span_id) && s.parent_span_id !== s.span_id) {
+      const list = children.get(s.parent_span_id) ?? [];
+      list.push(s);
+      children.set(s.parent_span_id, list);
+    } else roots.push(s);
+  }
+  const t0 = Math.min(...spans.map((s) => Date.parse(s.start_time)));
+  const lines: string[] = [];
+  const seen = new Set<string>();
+  const walk = (s: TreeSpan, prefix: string, last: boolean, top: boolean) => {
+    if (seen.has(s.span_id)) return;
+    seen.add(s.span_id);
+    const branch = top ? '' : last ? '└─ ' : '├─ ';
+    const facts = [
+      `+${Date.parse(s.start_time) - t0} ms`,
+      s.duration_ms === null ? 'running' : `${s.duration_ms} ms`,
+      s.model_name ? s.model_name : '',
+      s.input_tokens || s.output_tokens ? `${s.input_tokens}→${s.output_tokens} tok` : '',
+      s.cost ? `$${s.cost}` : '',
+      s.status === 'error' ? 'ERROR' : '',
+    ].filter(Boolean);
+    lines.push(`${prefix}${branch}${s.name} [${s.kind}]  ${facts.join('  ')}`);
+    const kids = children.get(s.span_id) ?? [];
+    kids.forEach((k, i) => walk(k, top ? '' : prefix + (last ? '   ' : '│  '), i === kids.length - 1, false));
+  };
+  roots.forEach((r) => walk(r, '', true, true));
+  return lines.join('\n');
+}
+
 export function registerTraceCommands(program: Command, ctx: Context, formatOption: () => Option): void {
   const traces = program.command('traces').description('list and read traces');
   traces
@@ -55,8 +119,8 @@ export function registerTraceCommands(program: Command, ctx: Context, formatOpti
     .description('the newest traces first, filtered')
     .option('--limit <n>', 'per page, 1 to 200', '50')
     .option('--page <n>', '0-based page', '0')
-    .option('--since <time>', 'traces started at or after (ISO 8601)')
-    .option('--until <time>', 'traces started before (ISO 8601)')
+    .option('--since <time>', 'traces started at or after: ISO 8601 (2026-11-01, 2026-11-01T09:00:00Z) or an age (30m, 6h, 7d, 2w)')
+    .option('--until <time>', 'traces started before: ISO 8601 or an age, as --since')
     .option('--name <text>', 'trace name contains')
     .option('--user <user-id>')
     .option('--search <text>', 'across trace id, name, session and user')
@@ -81,13 +145,13 @@ export function registerTraceCommands(program: Command, ctx: Context, formatOpti
       const filters = listFilters(o);
       const query = {
         ...projectQuery(api, ctx.globals(), ctx.io.env),
-        limit: o.limit, page: o.page, start_after: o.since, end_before: o.until, name: o.name, user_id: o.user, search_query: o.search,
+        limit: o.limit, page: o.page, start_after: timeFlag('since', o.since), end_before: timeFlag('until', o.until), name: o.name, user_id: o.user, search_query: o.search,
         include_evaluations: o.evaluations ? true : undefined, filters: filters.length ? JSON.stringify(filters) : undefined,
       };
       const answer = (await api.call('GET', '/traces', { query })) as { data: Record<string, unknown>[]; meta: { page: number; limit: number; total: number } };
       const keys = ['trace_start_time', 'trace_id', 'name', 'span_count', 'error_count', 'duration_ms', 'total_cost', 'user_id'];
       ctx.io.out(render(o.format, keys, rowsOf(answer.data, keys), answer));
-      if (o.format === 'table') ctx.io.err(`page ${answer.meta.page} of ${Math.max(1, Math.ceil(answer.meta.total / answer.meta.limit))} (${answer.meta.total} traces)`);
+      if (o.format === 'table') ctx.io.err(pageFooter(answer.meta));
     });
 
   traces
@@ -104,6 +168,6 @@ export function registerTraceCommands(program: Command, ctx: Context, formatOpti
       const keys = ['start_time', 'span_id', 'parent_span_id', 'name', 'kind', 'status', 'model_name', 'cost'];
       if (o.format === 'csv') return ctx.io.out(render('csv', keys, rowsOf(trace.spans, keys), trace));
       ctx.io.out(`${String(trace.name)}  ${String(trace.trace_id)}\n${trace.span_count} spans, ${trace.error_count} errors, ${trace.duration_ms ?? '?'} ms, cost ${trace.total_cost}\n${String(trace.trace_url)}\n`);
-      ctx.io.out(table(keys, rowsOf(trace.spans, keys)));
+      ctx.io.out(spanTree(trace.spans as unknown as TreeSpan[]));
     });
 }

@@ -79,6 +79,7 @@ describe('sightline CLI', () => {
     const whoami = await run(['whoami']);
     expect(whoami.code, whoami.err).toBe(0);
     expect(whoami.out).toContain(world.owner.workspace.name);
+    expect(whoami.out).toContain(`<${world.owner.user.email}>`);
     const projects = await run(['projects', '--format', 'json']);
     expect(JSON.parse(projects.out).map((p: { id: string }) => p.id)).toContain(world.project.id);
     const token = await run(['token']);
@@ -103,6 +104,12 @@ describe('sightline CLI', () => {
     const one = await run(['traces', 'get', 'cli-t7', '--key', world.key.key]);
     expect(one.out).toContain('cli-t7');
     expect(one.out).toContain('5 spans');
+    // The spans as a tree: the four children indented under the agent root.
+    expect(one.out).toMatch(/^agent \[custom\]  \+0 ms/m);
+    expect(one.out.match(/^[├└]─ llm \[custom\]/gm)).toHaveLength(4);
+    const page = await run(['traces', 'list', '--key', world.key.key, '--limit', '200', '--since', '2d']);
+    expect(page.code, page.err).toBe(0);
+    expect(page.err.trim()).toBe('page 1 of 3 (500 traces; next: --page 1)');
   });
 
   it('runs SQL from an argument, a file or standard input, as table, CSV or JSON', { timeout: 60_000 }, async () => {
@@ -122,6 +129,13 @@ describe('sightline CLI', () => {
     expectFailure(await run(['sql', 'SELECT 1']), /pass --project/);
     expectFailure(await run(['whoami', '--api', 'http://127.0.0.1:9', '--key', world.key.key]), /^sightline: cannot reach Sightline at http:\/\/127\.0\.0\.1:9/);
     expectFailure(await run(['ingest', path.join(home, 'missing.jsonl'), '--key', world.key.key]), /no such file/);
+    // Usage errors: one line naming the mistake, never the whole help.
+    const usage = await run(['traces', 'list', '--no-such-flag']);
+    expectFailure(usage, /^sightline: unknown option '--no-such-flag' \(see sightline --help\)\n?$/);
+    expectFailure(await run(['traces', 'list', '--since', 'yesterday', '--key', world.key.key]), /^sightline: --since takes an ISO 8601 time .* or an age \(30m, 6h, 7d, 2w\), not 'yesterday'\n?$/);
+    const version = await run(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.out.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
   it('retries a batch the server answered 503 (after its Retry-After) and never sends a batch twice after a 200', { timeout: 60_000 }, async () => {
