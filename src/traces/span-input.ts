@@ -30,7 +30,7 @@ const ShortText = z.string().max(MAX_SHORT_TEXT_LENGTH).nullish();
 const TokenCount = z.int().min(0).nullish();
 
 export const SpanStatus = z.enum(['ok', 'error', 'unset']);
-/** Where a span's cost came from (shared/spec/extensions.md §3): sent by the producer, computed from the price table, or none. */
+/** Where a span's cost came from (docs/spans.md, "Cost"): sent by the producer, computed from the price table, or none. */
 export const CostSource = z.enum(['sent', 'computed', 'none']);
 export type CostSource = z.infer<typeof CostSource>;
 
