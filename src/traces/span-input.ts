@@ -195,11 +195,6 @@ type SpanOutput = z.output<typeof SpanInputSchema>;
 const DATE_TIME_PATTERN = (DateTime as unknown as { _zod: { pattern: RegExp } })._zod.pattern;
 const STATUSES: ReadonlySet<unknown> = new Set(SpanStatus.options);
 
-const EXTENSION_FIELDS = [
-  'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'time_to_first_token_ms', 'output_tokens_per_second',
-  'events', 'links', 'resource', 'dropped_attributes_count',
-] as const;
-
 const isString = (v: unknown, min: number, max: number): v is string => typeof v === 'string' && v.length >= min && v.length <= max;
 const isNullishString = (v: unknown, min: number, max: number) => v == null || isString(v, min, max);
 const isNullishCount = (v: unknown) => v == null || (Number.isSafeInteger(v) && (v as number) >= 0);
@@ -224,19 +219,43 @@ export function plainlyValid(item: unknown): item is SpanOutput {
   if (s.status != null && !STATUSES.has(s.status)) return false;
   if (s.cost != null && !(typeof s.cost === 'number' && Number.isFinite(s.cost) && s.cost >= 0)) return false;
   if (!isNullishCount(s.input_tokens) || !isNullishCount(s.output_tokens) || !isNullishCount(s.total_tokens)) return false;
-  // The extension fields are rare on the native path: any of them sends the span through the schema.
-  for (const field of EXTENSION_FIELDS) if (s[field] != null) return false;
+  // The extension fields: OTLP spans always carry `resource` and often events, so they are checked here too.
+  if (!isNullishCount(s.cache_read_tokens) || !isNullishCount(s.cache_write_tokens) || !isNullishCount(s.reasoning_tokens)) return false;
+  if (!isNullishCount(s.dropped_attributes_count)) return false;
+  if (s.time_to_first_token_ms != null && !isNumberIn(s.time_to_first_token_ms, 0, 2_147_483_647)) return false;
+  if (s.output_tokens_per_second != null && !isNumberIn(s.output_tokens_per_second, 0, Number.MAX_VALUE)) return false;
+  if (s.resource != null && !isStringMap(s.resource, MAX_METADATA_KEYS)) return false;
+  if (s.events != null) {
+    if (!Array.isArray(s.events) || s.events.length > MAX_SPAN_EVENTS) return false;
+    for (const e of s.events as unknown[]) {
+      if (!isRecord(e) || !isString(e.name, 1, MAX_NAME_LENGTH) || !isDateTime(e.time)) return false;
+      if (e.attributes != null && !isStringMap(e.attributes, MAX_EVENT_ATTRIBUTES)) return false;
+    }
+  }
+  if (s.links != null) {
+    if (!Array.isArray(s.links) || s.links.length > MAX_SPAN_LINKS) return false;
+    for (const l of s.links as unknown[]) {
+      if (!isRecord(l) || !isString(l.trace_id, 1, 128) || !isString(l.span_id, 1, 128)) return false;
+      if (l.attributes != null && !isStringMap(l.attributes, MAX_EVENT_ATTRIBUTES)) return false;
+    }
+  }
   if (!isDateTime(s.start_time) || (s.end_time != null && !isDateTime(s.end_time))) return false;
   if (s.end_time != null && isoToEpochMs(s.end_time) < isoToEpochMs(s.start_time)) return false;
-  if (s.metadata != null) {
-    const m = s.metadata;
-    if (typeof m !== 'object' || Object.getPrototypeOf(m) !== Object.prototype) return false;
-    let keys = 0;
-    for (const key in m) {
-      if (!Object.hasOwn(m, key)) return false;
-      const value = (m as Record<string, unknown>)[key];
-      if (++keys > MAX_METADATA_KEYS || key === '__proto__' || !isString(key, 1, MAX_METADATA_KEY_LENGTH) || !isString(value, 0, MAX_METADATA_VALUE_LENGTH)) return false;
-    }
+  if (s.metadata != null && !isStringMap(s.metadata, MAX_METADATA_KEYS)) return false;
+  return true;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isNumberIn = (v: unknown, min: number, max: number) => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
+
+/** A plain object of at most `maxKeys` string values under keys of 1 to 256 characters, no `__proto__`. */
+function isStringMap(m: unknown, maxKeys: number): boolean {
+  if (m === null || typeof m !== 'object' || Object.getPrototypeOf(m) !== Object.prototype) return false;
+  let keys = 0;
+  for (const key in m) {
+    if (!Object.hasOwn(m, key)) return false;
+    const value = (m as Record<string, unknown>)[key];
+    if (++keys > maxKeys || key === '__proto__' || !isString(key, 1, MAX_METADATA_KEY_LENGTH) || !isString(value, 0, MAX_METADATA_VALUE_LENGTH)) return false;
   }
   return true;
 }

@@ -36,8 +36,50 @@ describe('validateSpans', () => {
         output_tokens: 0,
         total_tokens: 0,
         evaluation_run_id: '',
+        cost_source: 'none',
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        reasoning_tokens: 0,
+        time_to_first_token_ms: null,
+        output_tokens_per_second: null,
+        events: [],
+        links: [],
+        resource: {},
+        dropped_attributes_count: 0,
       },
     ]);
+  });
+
+  it('keeps the extension fields: cache and reasoning tokens, streaming timings, events, links, resource; a sent cost is `sent`', () => {
+    const [normalized] = validateSpans([
+      span({
+        cost: 0,
+        cache_read_tokens: 3,
+        cache_write_tokens: 2,
+        reasoning_tokens: 1,
+        time_to_first_token_ms: 120.5,
+        output_tokens_per_second: 41.2,
+        events: [{ name: 'exception', time: END, attributes: { 'exception.type': 'E' } }],
+        links: [{ trace_id: 't-0', span_id: 's-0' }],
+        resource: { 'service.name': 'svc' },
+        dropped_attributes_count: 4,
+      }),
+    ]).accepted;
+    expect(normalized).toMatchObject({
+      cost: 0,
+      cost_source: 'sent',
+      cache_read_tokens: 3,
+      cache_write_tokens: 2,
+      reasoning_tokens: 1,
+      time_to_first_token_ms: 120.5,
+      output_tokens_per_second: 41.2,
+      events: [{ name: 'exception', time: Date.parse(END), attributes: { 'exception.type': 'E' } }],
+      links: [{ trace_id: 't-0', span_id: 's-0', attributes: {} }],
+      resource: { 'service.name': 'svc' },
+      dropped_attributes_count: 4,
+    });
+    const { rejected } = validateSpans([span({ events: [{ name: '', time: END }] }), span({ time_to_first_token_ms: -1 }), span({ resource: { k: 1 } })]);
+    expect(rejected.map((r) => r.errors[0]?.split(':')[0])).toEqual(['events.0.name', 'time_to_first_token_ms', 'resource.k']);
   });
 
   it('keeps every field of a full span', () => {
