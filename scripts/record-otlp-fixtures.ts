@@ -22,7 +22,7 @@ async function recordOne(library: Library): Promise<void> {
   const capture = await startOtlpCapture();
   try {
     const { traceId } = await SCENARIOS[library]({ origin: capture.origin, apiKey: 'sl_fixture_not_a_real_key', openaiBaseUrl: provider.baseUrl });
-    const resourceSpans = capture.requests.flatMap((r) => toOtlpJson(r).resourceSpans);
+    const resourceSpans = capture.requests.flatMap((r) => toOtlpJson(r).resourceSpans).map(withoutMachineId);
     writeFileSync(path.join(outDir, `${library}.json`), `${JSON.stringify({ resourceSpans }, null, 2)}\n`);
     const seen = capture.requests.map((r) => `${r.path} ${r.contentType} auth=${r.authScheme}`);
     const spans = JSON.stringify(resourceSpans).match(/"spanId"/g)?.length ?? 0;
@@ -31,6 +31,13 @@ async function recordOne(library: Library): Promise<void> {
     await capture.close();
     await provider.close();
   }
+}
+
+/** The recording machine's id (`host.id`, Traceloop's resource detectors) is not kept. */
+function withoutMachineId(resourceSpan: unknown): unknown {
+  const attributes = (resourceSpan as { resource?: { attributes?: { key: string; value: Record<string, unknown> }[] } }).resource?.attributes ?? [];
+  for (const a of attributes) if (a.key === 'host.id') a.value = { stringValue: 'recorded-host-id' };
+  return resourceSpan;
 }
 
 const only = process.argv[2] as Library | undefined;
