@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { projectWithKey, useHarness } from '../support/harness.js';
 import { runOpenInference } from './scenarios/openinference-openai.js';
 import { startFakeOpenAi, type FakeOpenAi } from './support/fake-openai.js';
-import { listenOnLoopback, listTraceIds, spanNamed, spansNamed, waitForTrace, type StoredTrace } from './support/read-back.js';
+import { listenOnLoopback, listTraceIds, runOnce, spanNamed, spansNamed, waitForTrace, type StoredTrace } from './support/read-back.js';
 import {
   AGENT_NAME, ANSWER, FAILING_TOOL_MESSAGE, FAILING_TOOL_NAME, QUESTION, SESSION_ID, TENANT, TOOL_NAME, USAGE, USER_ID,
 } from './support/scenario.js';
@@ -19,7 +19,7 @@ let token: string;
 let trace: StoredTrace;
 const LLM = 'OpenAI Chat Completions';
 
-beforeAll(async () => {
+runOnce(async () => {
   const origin = await listenOnLoopback(h());
   fake = await startFakeOpenAi();
   token = (await projectWithKey(h())).key.key;
@@ -49,14 +49,14 @@ describe('OpenInference into Sightline', () => {
   });
 
   it('shows input and output on the trace, the LLM spans and the tool span', () => {
-    expect(trace.input).toContain(QUESTION);
-    expect(trace.output).toContain(ANSWER);
+    expect(trace.input ?? '(null)').toContain(QUESTION);
+    expect(trace.output ?? '(null)').toContain(ANSWER);
     const llms = spansNamed(trace, LLM);
-    for (const llm of llms) expect(llm.input).toContain(QUESTION);
+    for (const llm of llms) expect(llm.input ?? '(null)').toContain(QUESTION);
     expect(llms.map((s) => s.output)).toEqual(expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]));
     const tool = spanNamed(trace, TOOL_NAME);
-    expect(tool.input).toContain('Paris');
-    expect(tool.output).toContain('temperature_c');
+    expect(tool.input ?? '(null)').toContain('Paris');
+    expect(tool.output ?? '(null)').toContain('temperature_c');
   });
 
   it('puts user.id and session.id on the trace', () => {

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { projectWithKey, useHarness } from '../support/harness.js';
 import { runOtelGenAi } from './scenarios/otel-genai.js';
 import { startFakeOpenAi, type FakeOpenAi } from './support/fake-openai.js';
-import { listenOnLoopback, listTraceIds, spanNamed, spansNamed, waitForTrace, type StoredSpan, type StoredTrace } from './support/read-back.js';
+import { listenOnLoopback, listTraceIds, runOnce, spanNamed, spansNamed, waitForTrace, type StoredSpan, type StoredTrace } from './support/read-back.js';
 import {
   AGENT_NAME, ANSWER, FAILURE_MESSAGE, QUESTION, SESSION_ID, TENANT, TOOL_NAME, USAGE, USER_ID,
 } from './support/scenario.js';
@@ -22,7 +22,7 @@ const CHAT = 'chat gpt-4o';
 /** The instrumentation's spans carry no message content (it emits content as log records). */
 const withContent = (s: StoredSpan) => s.metadata['otel.scope.name'] !== '@opentelemetry/instrumentation-openai';
 
-beforeAll(async () => {
+runOnce(async () => {
   const origin = await listenOnLoopback(h());
   fake = await startFakeOpenAi();
   token = (await projectWithKey(h())).key.key;
@@ -56,15 +56,15 @@ describe('OpenTelemetry GenAI conventions into Sightline', () => {
   });
 
   it('shows gen_ai.input/output.messages on the trace and the chat span, and the tool call arguments and result', () => {
-    expect(trace.input).toContain(QUESTION);
-    expect(trace.output).toContain(ANSWER);
+    expect(trace.input ?? '(null)').toContain(QUESTION);
+    expect(trace.output ?? '(null)').toContain(ANSWER);
     const chat = spansNamed(trace, CHAT).filter(withContent);
     expect(chat).toHaveLength(1);
-    expect(chat[0]!.input).toContain(QUESTION);
-    expect(chat[0]!.output).toContain(ANSWER);
+    expect(chat[0]!.input ?? '(null)').toContain(QUESTION);
+    expect(chat[0]!.output ?? '(null)').toContain(ANSWER);
     const tool = spanNamed(trace, `execute_tool ${TOOL_NAME}`);
-    expect(tool.input).toContain('Paris');
-    expect(tool.output).toContain('temperature_c');
+    expect(tool.input ?? '(null)').toContain('Paris');
+    expect(tool.output ?? '(null)').toContain('temperature_c');
   });
 
   it('puts user.id and gen_ai.conversation.id on the trace as user and session', () => {
@@ -75,7 +75,7 @@ describe('OpenTelemetry GenAI conventions into Sightline', () => {
     const failed = spansNamed(trace, CHAT).filter((s) => s.status === 'error');
     expect(failed).toHaveLength(1);
     expect(failed[0]!.error_type).toBe('RateLimitError');
-    expect(failed[0]!.error_message).toContain(FAILURE_MESSAGE);
+    expect(failed[0]!.error_message ?? '(null)').toContain(FAILURE_MESSAGE);
     expect(trace.error_count).toBe(1);
   });
 

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { projectWithKey, useHarness } from '../support/harness.js';
 import { runTraceloop } from './scenarios/traceloop.js';
 import { startFakeOpenAi, type FakeOpenAi } from './support/fake-openai.js';
-import { listenOnLoopback, listTraceIds, spanNamed, spansNamed, waitForTrace, type StoredTrace } from './support/read-back.js';
+import { listenOnLoopback, listTraceIds, runOnce, spanNamed, spansNamed, waitForTrace, type StoredTrace } from './support/read-back.js';
 import { AGENT_NAME, ANSWER, FAILURE_MESSAGE, QUESTION, SESSION_ID, TENANT, TOOL_NAME, USAGE, USER_ID } from './support/scenario.js';
 
 /**
@@ -17,7 +17,7 @@ let token: string;
 let trace: StoredTrace;
 const CHAT = 'chat gpt-4o';
 
-beforeAll(async () => {
+runOnce(async () => {
   const origin = await listenOnLoopback(h());
   fake = await startFakeOpenAi();
   token = (await projectWithKey(h())).key.key;
@@ -48,14 +48,14 @@ describe('OpenLLMetry (Traceloop) into Sightline', () => {
   });
 
   it('shows traceloop.entity.input/output on the trace and the tool, and the messages on the chat spans', () => {
-    expect(trace.input).toContain(QUESTION);
-    expect(trace.output).toContain(ANSWER);
+    expect(trace.input ?? '(null)').toContain(QUESTION);
+    expect(trace.output ?? '(null)').toContain(ANSWER);
     const chats = spansNamed(trace, CHAT);
-    for (const chat of chats) expect(chat.input).toContain(QUESTION);
+    for (const chat of chats) expect(chat.input ?? '(null)').toContain(QUESTION);
     expect(chats.map((s) => s.output)).toEqual(expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]));
     const tool = spanNamed(trace, `${TOOL_NAME}.tool`);
-    expect(tool.input).toContain('Paris');
-    expect(tool.output).toContain('temperature_c');
+    expect(tool.input ?? '(null)').toContain('Paris');
+    expect(tool.output ?? '(null)').toContain('temperature_c');
   });
 
   it('puts the userId and sessionId association properties on the trace', () => {
@@ -65,7 +65,7 @@ describe('OpenLLMetry (Traceloop) into Sightline', () => {
   it('marks the failed task as an error with its message', () => {
     const task = spanNamed(trace, 'translate.task');
     expect(task.status).toBe('error');
-    expect(task.error_message).toContain(FAILURE_MESSAGE);
+    expect(task.error_message ?? '(null)').toContain(FAILURE_MESSAGE);
     expect(trace.error_count).toBe(1);
   });
 

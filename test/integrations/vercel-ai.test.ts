@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { projectWithKey, useHarness } from '../support/harness.js';
 import { runVercelAi } from './scenarios/vercel-ai.js';
 import { startFakeOpenAi, type FakeOpenAi } from './support/fake-openai.js';
-import { listenOnLoopback, listTraceIds, spanNamed, spansNamed, waitForTrace, type StoredTrace } from './support/read-back.js';
+import { listenOnLoopback, listTraceIds, runOnce, spanNamed, spansNamed, waitForTrace, type StoredTrace } from './support/read-back.js';
 import {
   ANSWER, FAILING_TOOL_MESSAGE, QUESTION, SESSION_ID, TENANT, TOOL_NAME, USAGE, USER_ID,
 } from './support/scenario.js';
@@ -17,7 +17,7 @@ let fake: FakeOpenAi;
 let token: string;
 let trace: StoredTrace;
 
-beforeAll(async () => {
+runOnce(async () => {
   const origin = await listenOnLoopback(h());
   fake = await startFakeOpenAi();
   token = (await projectWithKey(h())).key.key;
@@ -48,14 +48,14 @@ describe('Vercel AI SDK into Sightline', () => {
   });
 
   it('shows input and output on the trace, the model steps and the tool call', () => {
-    expect(trace.input).toContain(QUESTION);
-    expect(trace.output).toContain(ANSWER);
+    expect(trace.input ?? '(null)').toContain(QUESTION);
+    expect(trace.output ?? '(null)').toContain(ANSWER);
     const steps = spansNamed(trace, 'ai.generateText.doGenerate');
-    for (const step of steps) expect(step.input).toContain(QUESTION);
+    for (const step of steps) expect(step.input ?? '(null)').toContain(QUESTION);
     expect(steps.map((s) => s.output)).toEqual(expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]));
     const weather = spansNamed(trace, 'ai.toolCall').find((s) => s.status !== 'error')!;
-    expect(weather.input).toContain('Paris');
-    expect(weather.output).toContain('temperature_c');
+    expect(weather.input ?? '(null)').toContain('Paris');
+    expect(weather.output ?? '(null)').toContain('temperature_c');
   });
 
   it('puts the user and session of ai.telemetry.metadata on the trace', () => {

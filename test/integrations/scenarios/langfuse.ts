@@ -68,7 +68,9 @@ export async function runLangfuse(target: Target): Promise<ScenarioResult> {
     ),
   );
 
-  await processor.forceFlush();
+  await processor.forceFlush().catch((error: Error) => {
+    throw new Error(`the Langfuse exporter's POST to ${target.origin}/api/public/otel/v1/traces failed: ${error.message}`);
+  });
   await provider.shutdown();
   setLangfuseTracerProvider(null);
   return { traceId };

@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import { expect } from 'vitest';
+import { beforeAll, beforeEach, expect } from 'vitest';
 import { call, PUBLIC, type Harness } from '../../support/harness.js';
 import { waitUntil } from '../../support/wait.js';
 
@@ -7,6 +7,24 @@ import { waitUntil } from '../../support/wait.js';
  * Reading an instrumented scenario's trace back through the public API, as a user of the library
  * would look at it (test/integrations/*.test.ts).
  */
+
+/**
+ * Runs a file's one scenario before its tests. A failure (an export the server refused, a trace that
+ * never arrived) fails every test with that error, rather than leaving them skipped.
+ */
+export function runOnce(setup: () => Promise<void>): void {
+  let failure: unknown;
+  beforeAll(async () => {
+    try {
+      await setup();
+    } catch (error) {
+      failure = error;
+    }
+  });
+  beforeEach(() => {
+    if (failure) throw failure;
+  });
+}
 
 /** Starts the API on a real loopback port (the libraries export over HTTP) and answers its origin. */
 export async function listenOnLoopback(h: Harness): Promise<string> {
