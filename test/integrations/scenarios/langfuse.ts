@@ -51,7 +51,11 @@ export async function runLangfuse(target: Target): Promise<ScenarioResult> {
 
         startObservation(TOOL_NAME, { input: TOOL_ARGS }, { asType: 'tool' }).update({ output: TOOL_RESULT }).end();
 
-        const followUp = [...messages, { role: 'assistant', tool_calls: [toolCall] }, { role: 'tool', tool_call_id: TOOL_CALL_ID, content: JSON.stringify(TOOL_RESULT) }];
+        const followUp = [
+          ...messages,
+          { role: 'assistant', tool_calls: [toolCall] },
+          { role: 'tool', tool_call_id: TOOL_CALL_ID, content: JSON.stringify(TOOL_RESULT) },
+        ];
         startObservation(`chat ${MODEL}`, { model: MODEL, input: followUp, modelParameters: { temperature: 0 } }, { asType: 'generation' })
           .update({ output: { role: 'assistant', content: ANSWER }, usageDetails, costDetails })
           .end();

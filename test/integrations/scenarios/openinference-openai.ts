@@ -5,7 +5,7 @@ import OpenAI from 'openai';
 import { otlpJsonProvider, useAsyncContext } from '../support/otel.js';
 import {
   AGENT_NAME, ANSWER, FAILING_TOOL_ARGS, FAILING_TOOL_MESSAGE, FAILING_TOOL_NAME, MODEL, QUESTION, SESSION_ID, TENANT, TOOL_NAME, TOOL_RESULT, USER_ID,
-  type ScenarioResult, type Target,
+  WEATHER_TOOL, type ScenarioResult, type Target,
 } from '../support/scenario.js';
 
 /**
@@ -16,9 +16,7 @@ import {
  * book_table tool, which throws.
  */
 
-const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
-  { type: 'function', function: { name: TOOL_NAME, description: 'Current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
-];
+const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [WEATHER_TOOL];
 
 export async function runOpenInference(target: Target): Promise<ScenarioResult> {
   useAsyncContext();

@@ -12,7 +12,7 @@ import type OpenAIClient from 'openai';
 import { otlpJsonProvider, useAsyncContext } from '../support/otel.js';
 import {
   AGENT_NAME, ANSWER, FAILING_PROMPT, MODEL, QUESTION, SESSION_ID, TENANT, TOOL_ARGS, TOOL_NAME, TOOL_RESULT, USAGE, USER_ID,
-  type ScenarioResult, type Target,
+  WEATHER_TOOL, type ScenarioResult, type Target,
 } from '../support/scenario.js';
 
 /**
@@ -24,9 +24,7 @@ import {
  * as instrumentations in "gen_ai_latest_experimental" mode write it).
  */
 
-const tools: OpenAIClient.Chat.Completions.ChatCompletionTool[] = [
-  { type: 'function', function: { name: TOOL_NAME, description: 'Current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
-];
+const tools: OpenAIClient.Chat.Completions.ChatCompletionTool[] = [WEATHER_TOOL];
 const text = (role: string, content: string) => ({ role, parts: [{ type: 'text', content }] });
 
 export async function runOtelGenAi(target: Target): Promise<ScenarioResult> {

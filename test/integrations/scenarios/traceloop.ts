@@ -3,7 +3,7 @@ import * as traceloop from '@traceloop/node-server-sdk';
 import OpenAI from 'openai';
 import {
   AGENT_NAME, ANSWER, FAILING_PROMPT, MODEL, QUESTION, SESSION_ID, TENANT, TOOL_NAME, TOOL_RESULT, USER_ID,
-  type ScenarioResult, type Target,
+  WEATHER_TOOL, type ScenarioResult, type Target,
 } from '../support/scenario.js';
 
 /**
@@ -13,9 +13,7 @@ import {
  * whose model call fails (reported on the task's span by the app). Traceloop exports OTLP protobuf to `${baseUrl}/v1/traces`.
  */
 
-const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [
-  { type: 'function', function: { name: TOOL_NAME, description: 'Current weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
-];
+const tools: OpenAI.Chat.Completions.ChatCompletionTool[] = [WEATHER_TOOL];
 
 export async function runTraceloop(target: Target): Promise<ScenarioResult> {
   // The SDK starts a NodeSDK: no metrics or logs exporters for it to start.
@@ -46,7 +44,8 @@ export async function runTraceloop(target: Target): Promise<ScenarioResult> {
         const first = await client.chat.completions.create({ model: MODEL, messages, tools });
         const call = first.choices[0]!.message.tool_calls![0]!;
         if (call.type !== 'function') throw new Error('expected a function call');
-        const weather = await traceloop.withTool({ name: TOOL_NAME }, async (args: { city: string }) => ({ ...TOOL_RESULT, city: args.city }), JSON.parse(call.function.arguments));
+        const getWeather = async (args: { city: string }) => ({ ...TOOL_RESULT, city: args.city });
+        const weather = await traceloop.withTool({ name: TOOL_NAME }, getWeather, JSON.parse(call.function.arguments));
         messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: JSON.stringify(weather) });
         const second = await client.chat.completions.create({ model: MODEL, messages, tools });
         return second.choices[0]!.message.content!;

@@ -15,6 +15,15 @@ export const TOOL_NAME = 'get_weather';
 export const TOOL_CALL_ID = 'call_weather_1';
 export const TOOL_ARGS = { city: 'Paris' };
 export const TOOL_RESULT = { city: 'Paris', temperature_c: 18, conditions: 'sunny' };
+/** The get_weather tool as the OpenAI chat completions API declares it. */
+export const WEATHER_TOOL = {
+  type: 'function' as const,
+  function: {
+    name: TOOL_NAME,
+    description: 'Current weather in a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
+};
 export const ANSWER = 'It is 18°C and sunny in Paris.';
 /** The prompt of the failing call; the fake provider answers it with FAILURE_STATUS. */
 export const FAILING_PROMPT = 'Translate the answer into Klingon.';
