@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { projectWithKey, useHarness } from '../support/harness.js';
+import { runLangfuse } from './scenarios/langfuse.js';
+import { listenOnLoopback, listTraceIds, runOnce, spanNamed, spansNamed, waitForTrace, type StoredTrace } from './support/read-back.js';
+import {
+  AGENT_NAME, ANSWER, FAILURE_MESSAGE, QUESTION, SENT_COST, SESSION_ID, TENANT, TOOL_NAME, USAGE, USER_ID,
+} from './support/scenario.js';
+
+/**
+ * The Langfuse JS SDK unchanged (LangfuseSpanProcessor with baseUrl = Sightline, any public key, a
+ * Sightline API key as secret key: it posts to /api/public/otel/v1/traces with Basic auth), read back
+ * as a Langfuse user expects (docs/integrations/langfuse.md).
+ */
+
+const h = useHarness();
+let token: string;
+let trace: StoredTrace;
+const GENERATION = 'chat gpt-4o';
+
+runOnce(async () => {
+  const origin = await listenOnLoopback(h());
+  token = (await projectWithKey(h())).key.key;
+  // No LLM is called: a Langfuse user reports each generation's model, usage and cost by hand.
+  const { traceId } = await runLangfuse({ origin, apiKey: token, openaiBaseUrl: 'http://127.0.0.1:9/unused' });
+  trace = await waitForTrace(h(), token, traceId, 5);
+});
+
+describe('Langfuse SDK into Sightline', () => {
+  it('gives every observation the kind of its langfuse.observation.type', () => {
+    expect(spanNamed(trace, AGENT_NAME).kind).toBe('agent');
+    expect(spansNamed(trace, GENERATION).map((s) => s.kind)).toEqual(['llm', 'llm', 'llm']);
+    expect(spanNamed(trace, TOOL_NAME).kind).toBe('tool');
+  });
+
+  it('reads model and usage_details, and keeps the cost_details the SDK sent', () => {
+    const answered = spansNamed(trace, GENERATION).filter((s) => s.status !== 'error');
+    expect(answered).toHaveLength(2);
+    for (const generation of answered) {
+      expect(generation.model_name).toBe('gpt-4o');
+      expect(generation).toMatchObject({ input_tokens: USAGE.input, output_tokens: USAGE.output, cache_read_tokens: USAGE.cachedInput });
+      expect(generation.cost).toBeCloseTo(SENT_COST.total, 12);
+      expect(generation.cost_source).toBe('sent');
+    }
+    expect(trace).toMatchObject({ total_input_tokens: 2 * USAGE.input, total_output_tokens: 2 * USAGE.output });
+    expect(trace.total_cost).toBeCloseTo(2 * SENT_COST.total, 12);
+  });
+
+  it('shows input and output on the trace, the generations and the tool', () => {
+    expect(trace.input ?? '(null)').toContain(QUESTION);
+    expect(trace.output ?? '(null)').toContain(ANSWER);
+    const generations = spansNamed(trace, GENERATION);
+    for (const generation of generations) expect(generation.input ?? '(null)').toContain('Paris');
+    expect(generations.map((s) => s.output)).toEqual(expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]));
+    const tool = spanNamed(trace, TOOL_NAME);
+    expect(tool.input ?? '(null)').toContain('Paris');
+    expect(tool.output ?? '(null)').toContain('temperature_c');
+  });
+
+  it('puts the propagated userId and sessionId on the trace', () => {
+    expect(trace).toMatchObject({ user_id: USER_ID, session_id: SESSION_ID });
+  });
+
+  it('turns level ERROR into an error span with the status message', () => {
+    const failed = spansNamed(trace, GENERATION).filter((s) => s.status === 'error');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]!.error_message).toBe(FAILURE_MESSAGE);
+    expect(trace.error_count).toBe(1);
+  });
+
+  it('keeps the propagated metadata as plain keys that `metadata eq` finds', async () => {
+    expect(spanNamed(trace, AGENT_NAME).metadata).toMatchObject({ tenant: TENANT });
+    expect(trace.metadata_map).toMatchObject({ tenant: TENANT });
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([trace.trace_id]);
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual([]);
+  });
+});

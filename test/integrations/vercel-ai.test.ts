@@ -1,0 +1,77 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { projectWithKey, useHarness } from '../support/harness.js';
+import { runVercelAi } from './scenarios/vercel-ai.js';
+import { startFakeOpenAi, type FakeOpenAi } from './support/fake-openai.js';
+import { listenOnLoopback, listTraceIds, runOnce, spanNamed, spansNamed, waitForTrace, type StoredTrace } from './support/read-back.js';
+import {
+  ANSWER, FAILING_TOOL_MESSAGE, QUESTION, SESSION_ID, TENANT, TOOL_NAME, USAGE, USER_ID,
+} from './support/scenario.js';
+
+/**
+ * The Vercel AI SDK 6 (`experimental_telemetry`, mock gpt-4o from ai/test) exporting over OTLP/HTTP
+ * into a running Sightline, read back as its user expects (docs/integrations/vercel-ai.md).
+ */
+
+const h = useHarness();
+let fake: FakeOpenAi;
+let token: string;
+let trace: StoredTrace;
+
+runOnce(async () => {
+  const origin = await listenOnLoopback(h());
+  fake = await startFakeOpenAi();
+  token = (await projectWithKey(h())).key.key;
+  const { traceId } = await runVercelAi({ origin, apiKey: token, openaiBaseUrl: fake.baseUrl });
+  trace = await waitForTrace(h(), token, traceId, 5);
+});
+afterAll(async () => fake?.close());
+
+describe('Vercel AI SDK into Sightline', () => {
+  it('gives every span its kind: the generateText agent, its model steps and its tool calls', () => {
+    expect(spanNamed(trace, 'ai.generateText').kind).toBeOneOf(['agent', 'chain']);
+    expect(spansNamed(trace, 'ai.generateText.doGenerate').map((s) => s.kind)).toEqual(['llm', 'llm']);
+    expect(spansNamed(trace, 'ai.toolCall').map((s) => s.kind)).toEqual(['tool', 'tool']);
+  });
+
+  it('reads model, tokens (cached too) and a cost from the price table on each model step, counted once in the trace', () => {
+    for (const step of spansNamed(trace, 'ai.generateText.doGenerate')) {
+      expect(step.model_name).toMatch(/^gpt-4o/);
+      expect(step).toMatchObject({ input_tokens: USAGE.input, output_tokens: USAGE.output, cache_read_tokens: USAGE.cachedInput });
+      expect(step.cost).toBeGreaterThan(0);
+      expect(step.cost_source).toBe('computed');
+    }
+    // The outer ai.generateText repeats its steps' usage: the trace counts the two steps once.
+    expect(trace.total_input_tokens).toBe(2 * USAGE.input);
+    expect(trace.total_output_tokens).toBe(2 * USAGE.output);
+    const stepsCost = spansNamed(trace, 'ai.generateText.doGenerate').reduce((sum, s) => sum + s.cost, 0);
+    expect(trace.total_cost).toBeCloseTo(stepsCost, 12);
+  });
+
+  it('shows input and output on the trace, the model steps and the tool call', () => {
+    expect(trace.input ?? '(null)').toContain(QUESTION);
+    expect(trace.output ?? '(null)').toContain(ANSWER);
+    const steps = spansNamed(trace, 'ai.generateText.doGenerate');
+    for (const step of steps) expect(step.input ?? '(null)').toContain(QUESTION);
+    expect(steps.map((s) => s.output)).toEqual(expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]));
+    const weather = spansNamed(trace, 'ai.toolCall').find((s) => s.status !== 'error')!;
+    expect(weather.input ?? '(null)').toContain('Paris');
+    expect(weather.output ?? '(null)').toContain('temperature_c');
+  });
+
+  it('puts the user and session of ai.telemetry.metadata on the trace', () => {
+    expect(trace).toMatchObject({ user_id: USER_ID, session_id: SESSION_ID });
+  });
+
+  it('marks the tool call that threw as an error with its message', () => {
+    const failed = spansNamed(trace, 'ai.toolCall').filter((s) => s.status === 'error');
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ error_type: 'Error', error_message: FAILING_TOOL_MESSAGE });
+    expect(trace.error_count).toBe(1);
+  });
+
+  it('keeps ai.telemetry.metadata.tenant as plain metadata that `metadata eq` finds', async () => {
+    expect(trace.metadata_map).toMatchObject({ tenant: TENANT });
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([trace.trace_id]);
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual([]);
+  });
+});
