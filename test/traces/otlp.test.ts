@@ -114,7 +114,9 @@ function assertGenAiTrace(spans: NormalizedSpan[], ids: { traceId: string; rootI
   expect(root.session_id).toBe('sess-7');
   expect(root.input).toBe('plan my trip');
   expect(root.environment).toBe('staging');
-  expect(root.metadata['service.name']).toBe('checkout-bot');
+  // Resource attributes are the producer's, kept apart from the span's metadata (issue 19).
+  expect(root.metadata['service.name']).toBeUndefined();
+  expect(root.resource['service.name']).toBe('checkout-bot');
   expect(root.metadata['user.id']).toBeUndefined();
 
   expect(child.trace_id).toBe(ids.traceId);
@@ -132,14 +134,15 @@ function assertGenAiTrace(spans: NormalizedSpan[], ids: { traceId: string; rootI
   expect(child.output).toBeNull();
   expect(child.evaluation_run_id).toBe('run-1');
   expect(child.environment).toBe('staging');
-  // Unmapped attributes, the unused alternative model, the resource and the scope end up in metadata.
+  // Unmapped attributes and the unused alternative model end up in metadata; the resource and the
+  // instrumentation scope in `resource`.
   expect(child.metadata).toMatchObject({
     'gen_ai.response.model': 'gpt-4o-2024-08-06',
     'http.status_code': '500',
     'retry.attempts': '[1,2]',
-    'service.name': 'checkout-bot',
-    'otel.scope.name': 'sightline-test',
   });
+  expect(child.resource).toMatchObject({ 'service.name': 'checkout-bot', 'otel.scope.name': 'sightline-test', 'otel.scope.version': '1.2.3' });
+  expect(Object.keys(child.metadata)).not.toContain('service.name');
   expect(child.metadata['exception.stacktrace']).toContain('upstream refused');
   expect(Object.keys(child.metadata)).not.toContain('gen_ai.request.model');
   expect(Object.keys(child.metadata)).not.toContain('deployment.environment.name');
