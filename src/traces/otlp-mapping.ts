@@ -187,8 +187,9 @@ function resolve<T>(candidates: Candidate[] | undefined, ctx: ReadContext, consu
 /**
  * Input or output: the first fitting candidate. Every other representation of it leaves metadata
  * too (OpenInference's `input.value` beside its messages, Vercel's `ai.prompt` beside
- * `ai.prompt.messages`): the same content in another shape. Kept apart: Langfuse's trace-level
- * input/output, which describe the trace, and GenAI system instructions unless joined to the messages.
+ * `ai.prompt.messages`): the same content in another shape. Kept apart unless equal to the winner:
+ * Langfuse's trace-level input/output, which describe the trace, and GenAI system instructions
+ * (unless joined to the messages).
  */
 function pickContent(candidates: Candidate[] | undefined, ctx: ReadContext, consumed: Set<string>, attrs: OtlpAttributes): unknown {
   if (!candidates) return undefined;
@@ -205,7 +206,8 @@ function pickContent(candidates: Candidate[] | undefined, ctx: ReadContext, cons
   if (!winner) return undefined;
   for (const c of candidates) {
     const key = c.source.row.key;
-    if (c === winner || !(key.startsWith('langfuse.trace.') || key === 'gen_ai.system_instructions')) consume(c, consumed);
+    const apart = key.startsWith('langfuse.trace.') || key === 'gen_ai.system_instructions';
+    if (c === winner || !apart || c.value === winner.value) consume(c, consumed);
   }
   const instructions = attrs.get('gen_ai.system_instructions');
   if (winner.source.row.key === 'gen_ai.input.messages' && instructions != null) {

@@ -145,19 +145,28 @@ export function withSystemInstructions(messages: unknown, instructions: OtlpValu
 }
 
 /**
- * `traceloop.entity.input`/`output` hold the decorated function's call as JSON: `{"args": [...],
- * "kwargs": {...}}` (Python and JS SDKs) or, from LangChain, `{"inputs": ...}` / `{"outputs": ...}`.
- * The payload itself is kept: the single argument, the inputs, the outputs; any other shape as sent.
+ * `traceloop.entity.input`/`output` hold the decorated function's call and result as JSON: `{"args":
+ * [...], "kwargs": {...}}` for the call, the JSON of the result (a string arrives quoted); from
+ * LangChain, `{"inputs": ...}` / `{"outputs": ...}`. The payload itself is kept: the single argument,
+ * the keyword arguments when there are no positional ones, the inputs, the outputs, the unquoted
+ * string; any other shape as sent.
  */
 export function traceloopEntity(wrapper: 'inputs' | 'outputs'): Reader<unknown> {
   return (value) => {
     if (value === null || value === '') return undefined;
+    if (typeof value === 'string' && value.startsWith('"')) {
+      const unquoted = parseJson(value);
+      return typeof unquoted === 'string' ? unquoted : value;
+    }
     const call = jsonObject(value);
     if (!call) return value;
     if (Object.hasOwn(call, wrapper)) return call[wrapper] ?? undefined;
+    const keys = Object.keys(call);
     const { args, kwargs } = call;
-    const noKwargs = kwargs == null || (typeof kwargs === 'object' && Object.keys(kwargs).length === 0);
-    if (Array.isArray(args) && noKwargs && Object.keys(call).length <= 2) return args.length === 1 ? args[0] : args;
+    if (!Array.isArray(args) || keys.some((k) => k !== 'args' && k !== 'kwargs')) return value;
+    const namedArgs = kwargs !== null && typeof kwargs === 'object' && !Array.isArray(kwargs) ? Object.keys(kwargs).length : 0;
+    if (args.length === 0 && namedArgs > 0) return kwargs;
+    if (namedArgs === 0) return args.length === 1 ? args[0] : args;
     return value;
   };
 }
