@@ -27,6 +27,11 @@ import { traceloopEntity } from './messages.js';
 
 export type Convention = 'sightline' | 'langfuse' | 'openinference' | 'otel' | 'gen_ai' | 'traceloop' | 'vercel';
 
+/** The order above; within a field, rows never go back up it (test/traces/conventions/precedence.test.ts). */
+export const CONVENTION_ORDER: Readonly<Record<Convention, number>> = {
+  sightline: 0, langfuse: 1, openinference: 2, otel: 2, gen_ai: 3, traceloop: 4, vercel: 5,
+};
+
 export interface Row {
   key: string;
   from: Convention;
@@ -165,23 +170,23 @@ export const PRECEDENCE = {
   cache_read_tokens: [
     row('llm.token_count.prompt_details.cache_read', 'openinference', count),
     row('gen_ai.usage.cache_read.input_tokens', 'gen_ai', count),
-    row('gen_ai.usage.cache_read_input_tokens', 'traceloop', count),
     row('gen_ai.usage.input_tokens.cached', 'gen_ai', count),
+    row('gen_ai.usage.cache_read_input_tokens', 'traceloop', count),
     row('ai.usage.inputTokenDetails.cacheReadTokens', 'vercel', count),
     row('ai.usage.cachedInputTokens', 'vercel', count),
   ],
   cache_write_tokens: [
     row('llm.token_count.prompt_details.cache_write', 'openinference', count),
     row('gen_ai.usage.cache_creation.input_tokens', 'gen_ai', count),
-    row('gen_ai.usage.cache_creation_input_tokens', 'traceloop', count),
     row('gen_ai.usage.input_tokens.cache_write', 'gen_ai', count),
+    row('gen_ai.usage.cache_creation_input_tokens', 'traceloop', count),
     row('ai.usage.inputTokenDetails.cacheWriteTokens', 'vercel', count),
   ],
   reasoning_tokens: [
     row('llm.token_count.completion_details.reasoning', 'openinference', count),
     row('gen_ai.usage.reasoning.output_tokens', 'gen_ai', count),
-    row('gen_ai.usage.reasoning_tokens', 'traceloop', count),
     row('gen_ai.usage.output_tokens.reasoning', 'gen_ai', count),
+    row('gen_ai.usage.reasoning_tokens', 'traceloop', count),
     row('ai.usage.outputTokenDetails.reasoningTokens', 'vercel', count),
     row('ai.usage.reasoningTokens', 'vercel', count),
   ],
