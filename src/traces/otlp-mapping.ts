@@ -4,7 +4,7 @@ import {
 } from './span-input.js';
 import type { SpanInput } from './span-input.js';
 import type { OtlpAttributes, OtlpSpan, OtlpTraceRequest, OtlpValue } from './otlp.js';
-import { SOURCES, TOKEN_FIELDS, type Convention, type Field, type Source } from './conventions/precedence.js';
+import { COMPANIONS, SOURCES, TOKEN_FIELDS, type Convention, type Field, type Source } from './conventions/precedence.js';
 import { eventMessages, INDEXED_PREFIXES, indexedPrefix, rebuildIndexed, withSystemInstructions } from './conventions/messages.js';
 import { jsonMetadata, liftedKey } from './conventions/metadata.js';
 import { fitParts, type Usage } from './conventions/usage.js';
@@ -218,8 +218,13 @@ function pickContent(candidates: Candidate[] | undefined, ctx: ReadContext, cons
 }
 
 function consume(c: Candidate, consumed: Set<string>): void {
-  if (typeof c.keys === 'string') consumed.add(c.keys);
-  else for (const key of c.keys) consumed.add(key);
+  if (typeof c.keys !== 'string') {
+    for (const key of c.keys) consumed.add(key);
+    return;
+  }
+  consumed.add(c.keys);
+  const companions = COMPANIONS.get(c.keys);
+  if (companions) for (const key of companions) consumed.add(key);
 }
 
 function take(attrs: OtlpAttributes, key: string, consumed: Set<string>): string | undefined {

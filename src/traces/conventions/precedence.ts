@@ -206,6 +206,17 @@ export const PRECEDENCE = {
   evaluation_run_id: [row('sightline.evaluation_run_id', 'sightline', text)],
 } satisfies Record<string, readonly Row[]>;
 
+/**
+ * Attributes that only describe another one: they leave metadata with it (a MIME type with its
+ * value, Vercel's uncached input and text output with the usage they are the rest of).
+ */
+export const COMPANIONS: ReadonlyMap<string, readonly string[]> = new Map([
+  ['input.value', ['input.mime_type']],
+  ['output.value', ['output.mime_type']],
+  ['ai.usage.inputTokens', ['ai.usage.inputTokenDetails.noCacheTokens']],
+  ['ai.usage.outputTokens', ['ai.usage.outputTokenDetails.textTokens']],
+]);
+
 export type Field = keyof typeof PRECEDENCE;
 export const FIELDS = Object.keys(PRECEDENCE) as Field[];
 export const TOKEN_FIELDS = ['input_tokens', 'output_tokens', 'total_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens'] as const;

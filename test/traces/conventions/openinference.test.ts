@@ -40,6 +40,8 @@ describe('OpenInference, as recorded', () => {
     const tool = named(spans, 'get_weather')[0]!;
     expect(parsed(tool.input)).toEqual({ city: 'Paris' });
     expect(parsed(tool.output)).toEqual({ city: 'Paris', temperature_c: 18, conditions: 'sunny' });
+    // The MIME types describe the values: they leave metadata with them.
+    expect(tool.metadata).toEqual({ tenant: 'acme' });
     const root = named(spans, 'travel-agent')[0]!;
     expect(root.input).toBe('What is the weather in Paris today?');
     expect(root.output).toBe('It is 18°C and sunny in Paris.');

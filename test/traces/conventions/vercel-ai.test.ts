@@ -21,6 +21,7 @@ describe('Vercel AI SDK, as recorded', () => {
       // gen_ai.usage.* and ai.usage.* said the same: neither stays in metadata.
       expect(s.metadata['ai.usage.inputTokens']).toBeUndefined();
       expect(s.metadata['gen_ai.usage.input_tokens']).toBeUndefined();
+      expect(s.metadata['ai.usage.inputTokenDetails.noCacheTokens']).toBeUndefined();
     }
     expect(root).toMatchObject({ input_tokens: 0, output_tokens: 0, total_tokens: 0, cache_read_tokens: 0 });
     expect(root.metadata['ai.usage.inputTokens']).toBe('240');
