@@ -43,7 +43,10 @@ interface Candidate {
 
 type Found = Partial<Record<Field, Candidate[]>>;
 
-function mapSpan(span: OtlpSpan, resourceAttrs: OtlpAttributes, resource: { map: Record<string, string>; dropped: number }): SpanInput {
+/** A string map as a span stores it, with the count of entries its caps dropped. */
+type StringMap = { map: Record<string, string>; dropped: number };
+
+function mapSpan(span: OtlpSpan, resourceAttrs: OtlpAttributes, resource: StringMap): SpanInput {
   const attrs = span.attributes;
   const ctx: ReadContext = { startMs: Number(span.startTimeUnixNano / 1_000_000n) };
 
@@ -86,7 +89,8 @@ function mapSpan(span: OtlpSpan, resourceAttrs: OtlpAttributes, resource: { map:
   if (langfuseError) consumed.add('langfuse.observation.level');
   const errorType = firstText(exception, 'exception.type') ?? take(attrs, 'error.type', consumed);
   const statusMessage = langfuseError ? take(attrs, 'langfuse.observation.status_message', consumed) : undefined;
-  const errorMessage = firstText(exception, 'exception.message') ?? statusMessage ?? (status === 'error' && span.status.message ? span.status.message : undefined);
+  const errorMessage =
+    firstText(exception, 'exception.message') ?? statusMessage ?? (status === 'error' && span.status.message ? span.status.message : undefined);
 
   // Token counts: Langfuse's usage details first, then the table; a Vercel outer call's usage repeats its steps'.
   const operation = attrs.get('ai.operationId');
@@ -138,7 +142,8 @@ function mapSpan(span: OtlpSpan, resourceAttrs: OtlpAttributes, resource: { map:
     mapped.events = span.events.slice(0, MAX_SPAN_EVENTS).map((e) => {
       const attributes = stringMap(e.attributes, MAX_EVENT_ATTRIBUTES);
       dropped += attributes.dropped + e.droppedAttributesCount;
-      return { name: e.name.slice(0, MAX_NAME_LENGTH) || 'event', time: e.timeUnixNano > 0n ? nanosToIso(e.timeUnixNano) : startIso, attributes: attributes.map };
+      const time = e.timeUnixNano > 0n ? nanosToIso(e.timeUnixNano) : startIso;
+      return { name: e.name.slice(0, MAX_NAME_LENGTH) || 'event', time, attributes: attributes.map };
     });
     dropped += Math.max(0, span.events.length - MAX_SPAN_EVENTS);
   }
@@ -169,7 +174,13 @@ function add(found: Found, rowKey: string, keys: string[], value: unknown): void
  * details). Candidates saying the same as the winner are consumed with it: a copy in another
  * convention (`ai.usage.inputTokens` beside `gen_ai.usage.input_tokens`) adds nothing to metadata.
  */
-function resolve<T>(candidates: Candidate[] | undefined, ctx: ReadContext, consumed: Set<string>, preset?: T, skip?: Convention): T | undefined {
+function resolve<T>(
+  candidates: Candidate[] | undefined,
+  ctx: ReadContext,
+  consumed: Set<string>,
+  preset?: T,
+  skip?: Convention,
+): T | undefined {
   if (!candidates) return preset;
   if (candidates.length > 1) candidates.sort((a, b) => a.source.rank - b.source.rank);
   let winner = preset;
@@ -247,7 +258,7 @@ function environmentOf(resource: OtlpAttributes): string | undefined {
  * then the attributes no field consumed, then the exception's stack trace. Keys past the cap, too
  * long, or repeated by a lifted key are counted as dropped.
  */
-function metadataOf(attrs: OtlpAttributes, consumed: Set<string>, stacktrace: string | undefined): { map: Record<string, string>; dropped: number } {
+function metadataOf(attrs: OtlpAttributes, consumed: Set<string>, stacktrace: string | undefined): StringMap {
   const lifted: [string, unknown][] = [];
   const plain: [string, unknown][] = [];
   for (const [key, value] of attrs) {
@@ -278,14 +289,14 @@ function metadataOf(attrs: OtlpAttributes, consumed: Set<string>, stacktrace: st
 }
 
 /** Resource attributes and the instrumentation scope, as strings, kept apart from metadata. */
-function resourceOf(resource: OtlpAttributes, scope: { name: string; version: string }): { map: Record<string, string>; dropped: number } {
+function resourceOf(resource: OtlpAttributes, scope: { name: string; version: string }): StringMap {
   const all = new Map(resource);
   if (scope.name) all.set('otel.scope.name', scope.name);
   if (scope.version) all.set('otel.scope.version', scope.version);
   return stringMap(all, MAX_METADATA_KEYS);
 }
 
-function stringMap(attrs: OtlpAttributes, max: number): { map: Record<string, string>; dropped: number } {
+function stringMap(attrs: OtlpAttributes, max: number): StringMap {
   const map: Record<string, string> = {};
   let keys = 0;
   let dropped = 0;

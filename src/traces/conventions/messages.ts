@@ -113,16 +113,25 @@ function eventMessage(a: OtlpAttributes, role: string): Record<string, unknown> 
   // The event body, when an exporter flattened it into one attribute, else its fields.
   const body = jsonObject(a.get('gen_ai.event.content') ?? null) ?? {};
   const message: Record<string, unknown> = { role: a.get('role') ?? body.role ?? role };
-  const fields: [string, unknown][] = [['content', a.get('content') ?? body.content], ['tool_calls', a.get('tool_calls') ?? body.tool_calls], ['tool_call_id', a.get('id') ?? body.id]];
+  const fields: [string, unknown][] = [
+    ['content', a.get('content') ?? body.content],
+    ['tool_calls', a.get('tool_calls') ?? body.tool_calls],
+    ['tool_call_id', a.get('id') ?? body.id],
+  ];
   for (const [field, value] of fields) if (value != null) message[field] = maybeJson(value);
   return message;
 }
 
 function choice(a: OtlpAttributes): Record<string, unknown> {
   const body = jsonObject(a.get('gen_ai.event.content') ?? null) ?? {};
-  const message = a.get('message') ?? body.message ?? (a.get('content') != null ? { role: 'assistant', content: a.get('content') } : undefined);
+  const content = a.get('content');
+  const message = a.get('message') ?? body.message ?? (content != null ? { role: 'assistant', content } : undefined);
   const out: Record<string, unknown> = {};
-  const fields: [string, unknown][] = [['index', a.get('index') ?? body.index], ['finish_reason', a.get('finish_reason') ?? body.finish_reason], ['message', message]];
+  const fields: [string, unknown][] = [
+    ['index', a.get('index') ?? body.index],
+    ['finish_reason', a.get('finish_reason') ?? body.finish_reason],
+    ['message', message],
+  ];
   for (const [field, value] of fields) if (value != null) out[field] = maybeJson(value);
   return out;
 }

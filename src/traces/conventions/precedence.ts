@@ -219,7 +219,9 @@ export const COMPANIONS: ReadonlyMap<string, readonly string[]> = new Map([
 
 export type Field = keyof typeof PRECEDENCE;
 export const FIELDS = Object.keys(PRECEDENCE) as Field[];
-export const TOKEN_FIELDS = ['input_tokens', 'output_tokens', 'total_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens'] as const;
+export const TOKEN_FIELDS = [
+  'input_tokens', 'output_tokens', 'total_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens',
+] as const;
 
 /** Attribute key → its field and rank, for the one pass over a span's attributes. */
 export interface Source {
