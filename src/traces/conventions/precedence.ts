@@ -86,6 +86,8 @@ export const PRECEDENCE = {
   ],
   user_id: [
     row('langfuse.user.id', 'langfuse', text),
+    // Written by hand-made Langfuse exporters (the SDK itself sends `user.id`).
+    row('langfuse.trace.user_id', 'langfuse', text),
     row('user.id', 'otel', text),
     row('enduser.id', 'otel', text),
     row('traceloop.association.properties.userId', 'traceloop', text),
@@ -95,6 +97,7 @@ export const PRECEDENCE = {
   ],
   session_id: [
     row('langfuse.session.id', 'langfuse', text),
+    row('langfuse.trace.session_id', 'langfuse', text),
     row('session.id', 'otel', text),
     row('gen_ai.conversation.id', 'gen_ai', text),
     row('traceloop.association.properties.sessionId', 'traceloop', text),

@@ -88,6 +88,7 @@ describe('Langfuse attributes by hand', () => {
     });
     expect(span).toMatchObject({ user_id: 'u1', session_id: 's1' });
     expect(span.metadata).toEqual({ step: 'plan', tenant: 'acme', tier: '{"level":2}' });
+    expect(mapOne({ 'langfuse.trace.user_id': 'u2', 'langfuse.trace.session_id': 's2', 'user.id': 'other' })).toMatchObject({ user_id: 'u2', session_id: 's2' });
   });
 
   it('keeps a WARNING level in metadata and the span unerrored', () => {
