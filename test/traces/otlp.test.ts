@@ -181,6 +181,35 @@ describe('OTLP protobuf (exporter-trace-otlp-proto)', () => {
     }
   });
 
+  it('decodes links and the dropped counts the producer reports', () => {
+    const types = (otlpRoot as unknown as { opentelemetry: { proto: { collector: { trace: { v1: Record<string, { fromObject(o: unknown): unknown; encode(m: unknown): { finish(): Uint8Array } }> } } } } })
+      .opentelemetry.proto.collector.trace.v1;
+    const Request = types.ExportTraceServiceRequest!;
+    const hexBytes = (hex: string) => Buffer.from(hex, 'hex');
+    const body = Request.encode(Request.fromObject({
+      resourceSpans: [{ scopeSpans: [{ spans: [{
+        traceId: hexBytes('0af7651916cd43dd8448eb211c80319c'),
+        spanId: hexBytes('b7ad6b7169203331'),
+        name: 'linked',
+        startTimeUnixNano: '1700000000000000000',
+        droppedAttributesCount: 3,
+        droppedEventsCount: 2,
+        droppedLinksCount: 1,
+        events: [{ name: 'chunk', timeUnixNano: '1700000000001000000', droppedAttributesCount: 4 }],
+        links: [{ traceId: hexBytes('0af7651916cd43dd8448eb211c80319d'), spanId: hexBytes('00f067aa0ba902b7'), droppedAttributesCount: 5, attributes: [{ key: 'k', value: { stringValue: 'v' } }] }],
+      }] }] }],
+    })).finish();
+    const [span] = decodeOtlpProtobuf(body).resourceSpans[0]!.scopeSpans[0]!.spans;
+    expect(span).toMatchObject({ droppedAttributesCount: 3, droppedEventsCount: 2, droppedLinksCount: 1 });
+    expect(span!.links).toEqual([{ traceId: '0af7651916cd43dd8448eb211c80319d', spanId: '00f067aa0ba902b7', attributes: new Map([['k', 'v']]), droppedAttributesCount: 5 }]);
+    const [mapped] = otlpToSpans(decodeOtlpProtobuf(body));
+    expect(mapped).toMatchObject({
+      events: [{ name: 'chunk', time: '2023-11-14T22:13:20.001Z', attributes: {} }],
+      links: [{ trace_id: '0af7651916cd43dd8448eb211c80319d', span_id: '00f067aa0ba902b7', attributes: { k: 'v' } }],
+      dropped_attributes_count: 3 + 2 + 1 + 4 + 5,
+    });
+  });
+
   it('reads an empty body as an empty request', () => {
     expect(decodeOtlpProtobuf(Buffer.alloc(0))).toEqual({ resourceSpans: [] });
   });
