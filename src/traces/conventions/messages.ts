@@ -71,7 +71,12 @@ function unwrap(element: unknown): unknown {
 }
 
 function isIndex(key: string): boolean {
-  return key !== '' && key.length <= 9 && /^\d+$/.test(key);
+  if (key === '' || key.length > 9) return false;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }
 
 /**
