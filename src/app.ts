@@ -21,9 +21,22 @@ import { registerEvaluationRoutes } from './evaluations/routes.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
 
+/**
+ * The Langfuse SDK posts its OTLP export to `{baseUrl}/api/public/otel/v1/traces` with Basic auth
+ * (docs/integrations/langfuse.md): that path is our OTLP route under another name, so the same
+ * handler, parsers and span writer serve it (one writer per process keeps ingest exactly-once).
+ */
+export const LANGFUSE_OTLP_PATH = '/api/public/otel/v1/traces';
+
+export function langfuseOtlpAlias(url: string): string {
+  if (!url.startsWith(LANGFUSE_OTLP_PATH)) return url;
+  const rest = url.slice(LANGFUSE_OTLP_PATH.length);
+  return rest === '' || rest[0] === '?' || rest === '/' ? `${PUBLIC_PREFIX}/otel/v1/traces${rest}` : url;
+}
+
 /** The API process's HTTP surface. No I/O here: the stores arrive open in `ctx`. */
 export function buildApiApp(ctx: AppContext): FastifyInstance {
-  const app = createServer({ logLevel: ctx.config.logLevel, trustProxy: ctx.config.trustProxy });
+  const app = createServer({ logLevel: ctx.config.logLevel, trustProxy: ctx.config.trustProxy, rewriteUrl: langfuseOtlpAlias });
   registerHealthRoutes(app, ctx);
   registerMetrics(app, 'api');
   registerApiSecurityHeaders(app, ctx.config);

@@ -10,6 +10,8 @@ export type ServerOptions = {
   bodyLimit?: number;
   /** Proxies whose X-Forwarded-* headers are believed (config.trustProxy); none by default. */
   trustProxy?: boolean | number | readonly string[];
+  /** Maps a request's URL before routing: aliases of a route under another path (app.ts). */
+  rewriteUrl?: (url: string) => string;
 };
 
 /**
@@ -25,6 +27,7 @@ export const MAX_PARAM_LENGTH = 3 * 1024;
  * and Node's HTTP parser meet before a route runs, and secrets never reach the logs.
  */
 export function createServer(options: ServerOptions): FastifyInstance {
+  const { rewriteUrl } = options;
   const fastifyOptions: FastifyServerOptions = {
     logger:
       options.logLevel === 'silent'
@@ -32,6 +35,7 @@ export function createServer(options: ServerOptions): FastifyInstance {
         : { level: options.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie'] },
     bodyLimit: options.bodyLimit ?? 1024 * 1024,
     trustProxy: trustProxyOption(options.trustProxy),
+    ...(rewriteUrl ? { rewriteUrl: (req) => rewriteUrl(req.url ?? '/') } : {}),
     // Per-request lines only at debug: ingest is high-volume and its log must stay readable.
     logController: new LogController({ disableRequestLogging: options.logLevel !== 'debug' && options.logLevel !== 'trace' }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },

@@ -44,6 +44,23 @@ export function bearerToken(request: FastifyRequest): string {
 }
 
 /**
+ * The API key of `Authorization: Basic base64(<anything>:<API key>)`, for the OTLP routes only: some
+ * OTLP exporters and the Langfuse SDK (public key : secret key) only send Basic. Undefined when the
+ * header is not Basic; 401 when it is Basic without an API key as its password.
+ */
+export function basicApiKey(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  const match = typeof header === 'string' ? /^Basic[ ]+([A-Za-z0-9+/_-]+={0,2})\s*$/i.exec(header) : null;
+  if (!match) return undefined;
+  const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
+  const secret = decoded.slice(decoded.indexOf(':') + 1);
+  if (!decoded.includes(':') || !secret.startsWith('sl_')) throw new UnauthorizedError(BASIC_DETAIL);
+  return secret;
+}
+
+const BASIC_DETAIL = "Basic credentials must carry a project API key as the password: 'Basic base64(<any>:sl_…)'";
+
+/**
  * Resolves a bearer credential to a principal: an API key (`sl_` + UUID), a CLI access token (JWT,
  * checked against its live session so logout revokes it at once) or a session token.
  * 401 for anything invalid, expired or revoked; 503 when the credential store can't answer.
@@ -101,10 +118,11 @@ export type Accepts = 'api_key' | 'user' | 'any';
  * unauthenticated caller learns nothing about validation and never makes us parse a large body.
  * - 'api_key': ingest-style routes; a user credential is refused with 401 (docs/authentication.md, rule 5).
  * - 'user': account writes and lists; an API key is refused with 403 (rule 2).
+ * `basic`: also takes an API key sent as Basic credentials (`basicApiKey`); only the OTLP routes do.
  */
-export function authenticate(ctx: AppContext, accepts: Accepts): onRequestHookHandler {
+export function authenticate(ctx: AppContext, accepts: Accepts, options: { basic?: boolean } = {}): onRequestHookHandler {
   return async function authHook(request: FastifyRequest, _reply: FastifyReply) {
-    const principal = await resolvePrincipal(ctx, bearerToken(request));
+    const principal = await resolvePrincipal(ctx, (options.basic ? basicApiKey(request) : undefined) ?? bearerToken(request));
     if (accepts === 'api_key' && principal.kind !== 'api_key') throw new UnauthorizedError(API_KEY_ONLY_DETAIL);
     if (accepts === 'user' && principal.kind !== 'user') throw new ForbiddenError(USER_LOGIN_REQUIRED_DETAIL);
     request.principal = principal;

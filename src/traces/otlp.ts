@@ -3,14 +3,15 @@
 // this CommonJS build is the one Node can load from ESM.
 import otlpRoot from '@opentelemetry/otlp-transformer/build/src/generated/root.js';
 import { BadRequestError } from '../errors.js';
-import { MAX_ERROR_MESSAGE_LENGTH, MAX_KIND_LENGTH, MAX_METADATA_KEY_LENGTH, MAX_METADATA_VALUE_LENGTH, MAX_NAME_LENGTH, MAX_SHORT_TEXT_LENGTH } from './span-input.js';
-import type { SpanInput } from './span-input.js';
 
 /**
  * OTLP/HTTP trace export (docs/spans.md, "OTLP"): decoding of protobuf and JSON bodies into one plain
- * shape, and its mapping onto ingest spans. Pure: no I/O. A body that is not a well-formed
- * ExportTraceServiceRequest throws BadRequestError (400); attribute values are read leniently.
+ * shape. Pure: no I/O. A body that is not a well-formed ExportTraceServiceRequest throws
+ * BadRequestError (400); attribute values are read leniently. The mapping of the decoded spans onto
+ * ingest spans (the instrumentation conventions) is in otlp-mapping.ts.
  */
+
+export { MAX_OTLP_METADATA_KEYS, otlpToSpans } from './otlp-mapping.js';
 
 export type OtlpValue = string | number | boolean | null | OtlpValue[] | { [key: string]: OtlpValue };
 /** Attributes in arrival order; a repeated key keeps its last value. */
@@ -27,9 +28,14 @@ export interface OtlpSpan {
   startTimeUnixNano: bigint;
   endTimeUnixNano: bigint;
   attributes: OtlpAttributes;
-  events: { name: string; timeUnixNano: bigint; attributes: OtlpAttributes }[];
+  events: { name: string; timeUnixNano: bigint; attributes: OtlpAttributes; droppedAttributesCount: number }[];
+  links: { traceId: string; spanId: string; attributes: OtlpAttributes; droppedAttributesCount: number }[];
   /** 0 unset, 1 ok, 2 error. */
   status: { code: number; message: string };
+  /** What the producer's SDK dropped past its own limits (OTLP's dropped_*_count), 0 when absent. */
+  droppedAttributesCount: number;
+  droppedEventsCount: number;
+  droppedLinksCount: number;
 }
 
 export interface OtlpTraceRequest {
@@ -129,9 +135,22 @@ function readSpan(raw: unknown, path: string): OtlpSpan {
         name: text(event.name, `${path}.events[${i}].name`),
         timeUnixNano: uint64(event.timeUnixNano, `${path}.events[${i}].timeUnixNano`),
         attributes: attributes(event.attributes),
+        droppedAttributesCount: count(event.droppedAttributesCount),
+      };
+    }),
+    links: list(span.links, `${path}.links`).map((linkRaw, i) => {
+      const link = object(linkRaw, `${path}.links[${i}]`) ?? {};
+      return {
+        traceId: id(link.traceId, `${path}.links[${i}].traceId`),
+        spanId: id(link.spanId, `${path}.links[${i}].spanId`),
+        attributes: attributes(link.attributes),
+        droppedAttributesCount: count(link.droppedAttributesCount),
       };
     }),
     status: { code: enumValue(status.code, STATUS_CODES, `${path}.status.code`), message: text(status.message, `${path}.status.message`) },
+    droppedAttributesCount: count(span.droppedAttributesCount),
+    droppedEventsCount: count(span.droppedEventsCount),
+    droppedLinksCount: count(span.droppedLinksCount),
   };
 }
 
@@ -201,6 +220,12 @@ function uint64(value: unknown, path: string): bigint {
   return n;
 }
 
+/** A dropped_*_count (uint32): read leniently, a value of the wrong shape counts as 0. */
+function count(value: unknown): number {
+  const n = int64(value);
+  return n !== null && n > 0n && n <= 0xffffffffn ? Number(n) : 0;
+}
+
 function attributes(value: unknown): OtlpAttributes {
   const out: OtlpAttributes = new Map();
   if (!Array.isArray(value)) return out;
@@ -234,143 +259,4 @@ function anyValue(raw: unknown): OtlpValue {
   if (v.kvlistValue != null) return Object.fromEntries(attributes((v.kvlistValue as { values?: unknown }).values));
   if (v.bytesValue != null) return v.bytesValue instanceof Uint8Array ? Buffer.from(v.bytesValue).toString('base64') : String(v.bytesValue);
   return null;
-}
-
-// ---- mapping onto ingest spans (GenAI and general semantic conventions).
-
-/** Metadata keys kept per span: span attributes first, then resource attributes, then the scope. */
-export const MAX_OTLP_METADATA_KEYS = 128;
-
-const GEN_AI_OPERATION_KINDS: Record<string, string> = {
-  chat: 'llm',
-  text_completion: 'llm',
-  generate_content: 'llm',
-  embeddings: 'embedding',
-  execute_tool: 'tool',
-  invoke_agent: 'agent',
-  create_agent: 'agent',
-};
-
-export function otlpToSpans(request: OtlpTraceRequest): SpanInput[] {
-  const spans: SpanInput[] = [];
-  for (const rs of request.resourceSpans) {
-    for (const ss of rs.scopeSpans) {
-      for (const span of ss.spans) spans.push(mapSpan(span, rs.resource, ss.scope.name));
-    }
-  }
-  return spans;
-}
-
-/**
- * One OTLP span as an ingest span. Each field reads the first attribute present among its
- * conventions; an attribute used for a field leaves the metadata, the others stay in it. Values
- * that don't fit a field (a negative token count, a non-numeric cost) are left in metadata rather
- * than getting the whole span rejected: an OTLP exporter can't fix one span.
- */
-function mapSpan(span: OtlpSpan, resource: OtlpAttributes, scopeName: string): SpanInput {
-  const attrs = new Map(span.attributes);
-  const res = new Map(resource);
-
-  const kindValue = takeText(attrs, ['sightline.span.kind', 'gen_ai.operation.name', 'openinference.span.kind']);
-  const kind = kindValue ? (GEN_AI_OPERATION_KINDS[kindValue.toLowerCase()] ?? kindValue.toLowerCase()) : 'custom';
-
-  // Status: ERROR, or an exception event unless the span was explicitly set OK (OTel: OK is final).
-  const exception = span.events.filter((e) => e.name === 'exception').at(-1);
-  const statusCode = span.status.code;
-  const status = statusCode === 2 || (exception && statusCode !== 1) ? 'error' : statusCode === 1 ? 'ok' : 'unset';
-  const exceptionAttrs = new Map(exception?.attributes);
-  const errorType = takeText(exceptionAttrs, ['exception.type']) ?? takeText(attrs, ['error.type']);
-  const errorMessage = takeText(exceptionAttrs, ['exception.message']) ?? (status === 'error' && span.status.message ? span.status.message : undefined);
-  const stacktrace = takeText(exceptionAttrs, ['exception.stacktrace']);
-
-  const input: SpanInput = {
-    trace_id: span.traceId,
-    span_id: span.spanId,
-    parent_span_id: span.parentSpanId || null,
-    name: span.name.slice(0, MAX_NAME_LENGTH),
-    kind: kind.slice(0, MAX_KIND_LENGTH) || 'custom',
-    // 0 means "not set" in OTLP; validateSpans rejects the empty start_time.
-    start_time: span.startTimeUnixNano > 0n ? nanosToIso(span.startTimeUnixNano) : '',
-    end_time: span.endTimeUnixNano > 0n ? nanosToIso(span.endTimeUnixNano) : null,
-    status,
-    error_type: cap(errorType, MAX_SHORT_TEXT_LENGTH),
-    error_message: cap(errorMessage, MAX_ERROR_MESSAGE_LENGTH),
-    model_name: cap(takeText(attrs, ['gen_ai.request.model', 'gen_ai.response.model']), MAX_SHORT_TEXT_LENGTH),
-    environment: cap(
-      takeText(attrs, ['deployment.environment.name', 'deployment.environment']) ?? takeText(res, ['deployment.environment.name', 'deployment.environment']),
-      MAX_SHORT_TEXT_LENGTH,
-    ),
-    user_id: cap(takeText(attrs, ['user.id', 'enduser.id']), MAX_SHORT_TEXT_LENGTH),
-    session_id: cap(takeText(attrs, ['session.id', 'gen_ai.conversation.id']), MAX_SHORT_TEXT_LENGTH),
-    input: take(attrs, ['gen_ai.input.messages', 'gen_ai.prompt', 'input.value']),
-    output: take(attrs, ['gen_ai.output.messages', 'gen_ai.completion', 'output.value']),
-    cost: takeNumber(attrs, ['gen_ai.usage.cost', 'sightline.cost'], false),
-    input_tokens: takeNumber(attrs, ['gen_ai.usage.input_tokens', 'gen_ai.usage.prompt_tokens', 'llm.token_count.prompt'], true),
-    output_tokens: takeNumber(attrs, ['gen_ai.usage.output_tokens', 'gen_ai.usage.completion_tokens', 'llm.token_count.completion'], true),
-    total_tokens: takeNumber(attrs, ['gen_ai.usage.total_tokens', 'llm.token_count.total'], true),
-    evaluation_run_id: cap(takeText(attrs, ['sightline.evaluation_run_id']), MAX_SHORT_TEXT_LENGTH),
-  };
-
-  if (stacktrace) attrs.set('exception.stacktrace', stacktrace);
-  if (scopeName) attrs.set('otel.scope.name', scopeName);
-  input.metadata = toMetadata([attrs, res]);
-  return input;
-}
-
-function nanosToIso(nanos: bigint): string {
-  return new Date(Number(nanos / 1_000_000n)).toISOString();
-}
-
-function take(attrs: OtlpAttributes, keys: readonly string[]): OtlpValue | undefined {
-  for (const key of keys) {
-    const value = attrs.get(key);
-    if (value != null) {
-      attrs.delete(key);
-      return value;
-    }
-  }
-  return undefined;
-}
-
-/** First of `keys` holding a non-empty scalar, as text. */
-function takeText(attrs: OtlpAttributes, keys: readonly string[]): string | undefined {
-  for (const key of keys) {
-    const value = attrs.get(key);
-    if ((typeof value === 'string' && value !== '') || typeof value === 'number' || typeof value === 'boolean') {
-      attrs.delete(key);
-      return String(value);
-    }
-  }
-  return undefined;
-}
-
-/** First of `keys` holding a number ≥ 0 (an integer when `integer`), possibly as a numeric string. */
-function takeNumber(attrs: OtlpAttributes, keys: readonly string[], integer: boolean): number | undefined {
-  for (const key of keys) {
-    const value = attrs.get(key);
-    const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : NaN;
-    if (Number.isFinite(n) && n >= 0 && (!integer || Number.isSafeInteger(n))) {
-      attrs.delete(key);
-      return n;
-    }
-  }
-  return undefined;
-}
-
-function cap(value: string | undefined, max: number): string | undefined {
-  return value === undefined ? undefined : value.slice(0, max);
-}
-
-function toMetadata(sources: readonly OtlpAttributes[]): Record<string, string> {
-  const metadata: Record<string, string> = {};
-  let count = 0;
-  for (const source of sources) {
-    for (const [key, value] of source) {
-      if (count >= MAX_OTLP_METADATA_KEYS) return metadata;
-      if (value === null || key.length > MAX_METADATA_KEY_LENGTH || key === '__proto__' || Object.hasOwn(metadata, key)) continue;
-      metadata[key] = (typeof value === 'string' ? value : JSON.stringify(value)).slice(0, MAX_METADATA_VALUE_LENGTH);
-      count++;
-    }
-  }
-  return metadata;
 }

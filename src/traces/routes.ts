@@ -56,6 +56,8 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
   const r = typed(app);
   const apiKey = { onRequest: authenticate(ctx, 'api_key') };
   const reader = { onRequest: authenticate(ctx, 'any') };
+  // OTLP exporters that only do Basic auth (and the Langfuse SDK) send the API key as its password.
+  const otlpKey = { onRequest: authenticate(ctx, 'api_key', { basic: true }) };
 
   // Ingest: native JSON and OTLP/HTTP, in a child context of their own for the parsers and hooks.
   app.register(async (ingest) => {
@@ -71,7 +73,7 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
       return storing(request, () => ingestSpans(writer, apiKeyOf(request), request.body.spans));
     });
 
-    ingest.post('/otel/v1/traces', { ...apiKey, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { response: { 200: OtlpAnswer } } }, async (request, reply) => {
+    ingest.post('/otel/v1/traces', { ...otlpKey, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { response: { 200: OtlpAnswer } } }, async (request, reply) => {
       const protobuf = Buffer.isBuffer(request.body);
       const decoded = protobuf ? decodeOtlpProtobuf(request.body as Buffer) : decodeOtlpJson(request.body ?? {});
       const total = countOtlpSpans(decoded);

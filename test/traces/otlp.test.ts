@@ -114,7 +114,9 @@ function assertGenAiTrace(spans: NormalizedSpan[], ids: { traceId: string; rootI
   expect(root.session_id).toBe('sess-7');
   expect(root.input).toBe('plan my trip');
   expect(root.environment).toBe('staging');
-  expect(root.metadata['service.name']).toBe('checkout-bot');
+  // Resource attributes are the producer's, kept apart from the span's metadata (issue 19).
+  expect(root.metadata['service.name']).toBeUndefined();
+  expect(root.resource['service.name']).toBe('checkout-bot');
   expect(root.metadata['user.id']).toBeUndefined();
 
   expect(child.trace_id).toBe(ids.traceId);
@@ -132,14 +134,15 @@ function assertGenAiTrace(spans: NormalizedSpan[], ids: { traceId: string; rootI
   expect(child.output).toBeNull();
   expect(child.evaluation_run_id).toBe('run-1');
   expect(child.environment).toBe('staging');
-  // Unmapped attributes, the unused alternative model, the resource and the scope end up in metadata.
+  // Unmapped attributes and the unused alternative model end up in metadata; the resource and the
+  // instrumentation scope in `resource`.
   expect(child.metadata).toMatchObject({
     'gen_ai.response.model': 'gpt-4o-2024-08-06',
     'http.status_code': '500',
     'retry.attempts': '[1,2]',
-    'service.name': 'checkout-bot',
-    'otel.scope.name': 'sightline-test',
   });
+  expect(child.resource).toMatchObject({ 'service.name': 'checkout-bot', 'otel.scope.name': 'sightline-test', 'otel.scope.version': '1.2.3' });
+  expect(Object.keys(child.metadata)).not.toContain('service.name');
   expect(child.metadata['exception.stacktrace']).toContain('upstream refused');
   expect(Object.keys(child.metadata)).not.toContain('gen_ai.request.model');
   expect(Object.keys(child.metadata)).not.toContain('deployment.environment.name');
@@ -176,6 +179,35 @@ describe('OTLP protobuf (exporter-trace-otlp-proto)', () => {
       expect(error).toBeInstanceOf(BadRequestError);
       expect((error as BadRequestError).status).toBe(400);
     }
+  });
+
+  it('decodes links and the dropped counts the producer reports', () => {
+    const types = (otlpRoot as unknown as { opentelemetry: { proto: { collector: { trace: { v1: Record<string, { fromObject(o: unknown): unknown; encode(m: unknown): { finish(): Uint8Array } }> } } } } })
+      .opentelemetry.proto.collector.trace.v1;
+    const Request = types.ExportTraceServiceRequest!;
+    const hexBytes = (hex: string) => Buffer.from(hex, 'hex');
+    const body = Request.encode(Request.fromObject({
+      resourceSpans: [{ scopeSpans: [{ spans: [{
+        traceId: hexBytes('0af7651916cd43dd8448eb211c80319c'),
+        spanId: hexBytes('b7ad6b7169203331'),
+        name: 'linked',
+        startTimeUnixNano: '1700000000000000000',
+        droppedAttributesCount: 3,
+        droppedEventsCount: 2,
+        droppedLinksCount: 1,
+        events: [{ name: 'chunk', timeUnixNano: '1700000000001000000', droppedAttributesCount: 4 }],
+        links: [{ traceId: hexBytes('0af7651916cd43dd8448eb211c80319d'), spanId: hexBytes('00f067aa0ba902b7'), droppedAttributesCount: 5, attributes: [{ key: 'k', value: { stringValue: 'v' } }] }],
+      }] }] }],
+    })).finish();
+    const [span] = decodeOtlpProtobuf(body).resourceSpans[0]!.scopeSpans[0]!.spans;
+    expect(span).toMatchObject({ droppedAttributesCount: 3, droppedEventsCount: 2, droppedLinksCount: 1 });
+    expect(span!.links).toEqual([{ traceId: '0af7651916cd43dd8448eb211c80319d', spanId: '00f067aa0ba902b7', attributes: new Map([['k', 'v']]), droppedAttributesCount: 5 }]);
+    const [mapped] = otlpToSpans(decodeOtlpProtobuf(body));
+    expect(mapped).toMatchObject({
+      events: [{ name: 'chunk', time: '2023-11-14T22:13:20.001Z', attributes: {} }],
+      links: [{ trace_id: '0af7651916cd43dd8448eb211c80319d', span_id: '00f067aa0ba902b7', attributes: { k: 'v' } }],
+      dropped_attributes_count: 3 + 2 + 1 + 4 + 5,
+    });
   });
 
   it('reads an empty body as an empty request', () => {
