@@ -210,12 +210,13 @@ function toRow(projectId: string, ttlDays: number, s: NormalizedSpan, traceHourM
  * A span's output rate when the producer sent none (docs/spans.md, "More span fields"): its output
  * tokens over the seconds it spent generating them, from the first token (`time_to_first_token_ms`
  * after the start, when known) to its end. Null without output tokens, without an end, or when
- * that time is not positive (a first token at or past the end).
+ * that time is not positive (a first token at or past the end). Rounded to a thousandth.
  */
 export function outputTokensPerSecond(s: Pick<NormalizedSpan, 'output_tokens' | 'start_time' | 'end_time' | 'time_to_first_token_ms'>): number | null {
   if (s.output_tokens <= 0 || s.end_time === null) return null;
   const generatingMs = s.end_time - s.start_time - (s.time_to_first_token_ms ?? 0);
-  return generatingMs > 0 ? (s.output_tokens * 1000) / generatingMs : null;
+  // To a thousandth: finer digits mean nothing for a rate, and would lengthen every row sent.
+  return generatingMs > 0 ? Math.round((s.output_tokens * 1_000_000) / generatingMs) / 1000 : null;
 }
 
 function spanKey(traceId: string, spanId: string): string {

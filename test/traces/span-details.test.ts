@@ -123,6 +123,8 @@ describe('the trace detail', () => {
     expect(outputTokensPerSecond({ ...span, output_tokens: 0 })).toBeNull();
     expect(outputTokensPerSecond({ ...span, end_time: null })).toBeNull();
     expect(outputTokensPerSecond({ ...span, time_to_first_token_ms: 2500 })).toBeNull();
+    // 100 tokens over 3 s: 33.333… rounded to a thousandth.
+    expect(outputTokensPerSecond({ output_tokens: 100, start_time: 0, end_time: 3000, time_to_first_token_ms: null })).toBe(33.333);
   });
 });
 
