@@ -37,7 +37,7 @@ export const MAX_RENOTIFY_MINUTES = 10_080;
 export function defaultAggregation(measure: string): Aggregation {
   if (measure === 'count') return 'count';
   if (['user_id', 'session_id', 'trace_id', 'model_name'].includes(measure)) return 'uniq';
-  if (['cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count'].includes(measure)) return 'sum';
+  if (['cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens'].includes(measure)) return 'sum';
   return 'avg';
 }
 

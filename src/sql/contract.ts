@@ -85,9 +85,17 @@ const SPANS: ContractTable = {
     col('output_tokens', 'UInt64'),
     col('total_tokens', 'UInt64'),
     col('evaluation_run_id', 'String'),
+    // The scalar span fields of clickhouse/0007_span_details.sql (docs/spans.md, "More span fields").
+    col('cost_source', 'String'),
+    col('cache_read_tokens', 'UInt64'),
+    col('cache_write_tokens', 'UInt64'),
+    col('reasoning_tokens', 'UInt64'),
+    col('time_to_first_token_ms', 'Nullable(Float64)'),
+    col('output_tokens_per_second', 'Nullable(Float64)'),
   ],
   physical: ['trace_id', 'span_id', 'parent_span_id', 'name', 'kind', 'start_time', 'end_time', 'status', 'error_type', 'error_message', 'model_name',
-    'environment', 'user_id', 'session_id', 'input', 'output', 'metadata', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'evaluation_run_id'],
+    'environment', 'user_id', 'session_id', 'input', 'output', 'metadata', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'evaluation_run_id',
+    'cost_source', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'time_to_first_token_ms', 'output_tokens_per_second'],
   from: (db, inner) => `SELECT ${inner} FROM ${db}.spans WHERE project_id = ${PROJECT}`,
 };
 

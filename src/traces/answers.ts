@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Count, DateTime, page } from '../answer-schemas.js';
+import { CostSource } from './span-input.js';
 
 /** The answers of the trace routes (docs/traces.md). */
 
@@ -27,6 +28,10 @@ export const TraceListItemAnswer = z.object({
 
 export const TraceListAnswer = page(TraceListItemAnswer);
 
+const Attributes = z.record(z.string(), z.string());
+const SpanEventAnswer = z.object({ name: z.string(), time: DateTime, attributes: Attributes });
+const SpanLinkAnswer = z.object({ trace_id: z.string(), span_id: z.string(), attributes: Attributes });
+
 /** A stored span, as the trace detail answers it (docs/spans.md, "Span fields"). */
 const SpanAnswer = z.object({
   trace_id: z.string(),
@@ -52,6 +57,17 @@ const SpanAnswer = z.object({
   output_tokens: Count,
   total_tokens: Count,
   evaluation_run_id: z.string().nullable(),
+  // docs/spans.md, "More span fields".
+  cost_source: CostSource.describe('where `cost` came from: sent by the producer, computed from the price table, or none'),
+  cache_read_tokens: Count.describe('of input_tokens, read from the provider\'s prompt cache'),
+  cache_write_tokens: Count.describe('of input_tokens, written to the provider\'s prompt cache'),
+  reasoning_tokens: Count.describe('of output_tokens, the model\'s reasoning tokens'),
+  time_to_first_token_ms: z.number().nullable().describe('streaming: milliseconds from the span\'s start to its first token'),
+  output_tokens_per_second: z.number().nullable().describe('output tokens per second of generation, as sent or computed at ingest'),
+  events: z.array(SpanEventAnswer).describe('span events (exceptions, messages, stream chunks), in the order sent'),
+  links: z.array(SpanLinkAnswer),
+  resource: MetadataMap.describe("the producer's resource attributes (host.*, process.*, service.*), apart from metadata"),
+  dropped_attributes_count: Count.describe('attributes, events or links dropped past their caps'),
 });
 
 /** `GET /traces/{trace_id}`: the list item's fields plus all spans, ordered by start time. */

@@ -15,6 +15,11 @@ export const MAX_FILTERS = 20;
 export const MAX_FILTERS_PARAM_LENGTH = 64 * 1024;
 const MAX_VALUE_LENGTH = 1024;
 const MAX_METADATA_KEY_LENGTH = 256;
+/** The span fields' own bound (src/traces/span-input.ts caps time_to_first_token_ms there). */
+const MAX_TIMING_VALUE = 2_147_483_647;
+/** Numeric predicates on the spans' streaming timings: they compare spans, never a trace total. */
+export const TIMING_FIELDS = ['time_to_first_token_ms', 'output_tokens_per_second'] as const;
+export type TimingField = (typeof TIMING_FIELDS)[number];
 
 export const SET_FIELDS = ['model_name', 'environment', 'span_kind', 'status', 'error_type', 'name'] as const;
 export type SetField = (typeof SET_FIELDS)[number];
@@ -47,6 +52,9 @@ export const PredicateSchema = z.discriminatedUnion('field', [
   z.strictObject({ field: z.literal('total_tokens'), op: NumericOpSchema, value: bigInteger(9223372036854776000) }),
   z.strictObject({ field: z.literal('duration_ms'), op: NumericOpSchema, value: bigInteger(9223372036854776000) }),
   z.strictObject({ field: z.literal('errors'), op: NumericOpSchema, value: bigInteger(18446744073709552000) }),
+  // Streaming timings (docs/spans.md, "More span fields"): a trace matches when one of its spans does.
+  z.strictObject({ field: z.literal('time_to_first_token_ms'), op: NumericOpSchema, value: z.number().min(0).max(MAX_TIMING_VALUE) }),
+  z.strictObject({ field: z.literal('output_tokens_per_second'), op: NumericOpSchema, value: z.number().min(0).max(MAX_TIMING_VALUE) }),
   z.strictObject({
     field: z.literal('metadata'),
     op: z.enum(['eq', 'contains']),
@@ -81,7 +89,7 @@ function describe(issue: z.core.$ZodIssue): string {
   const where = issue.path.length ? `filters[${String(issue.path[0])}]${issue.path.slice(1).map((p) => `.${String(p)}`).join('')}` : 'filters';
   switch (issue.code) {
     case 'invalid_union':
-      return `${where}: unknown field; expected one of trace_id, signal_id, ${SET_FIELDS.join(', ')}, cost, total_tokens, duration_ms, errors, metadata`;
+      return `${where}: unknown field; expected one of trace_id, signal_id, ${SET_FIELDS.join(', ')}, cost, total_tokens, duration_ms, errors, ${TIMING_FIELDS.join(', ')}, metadata`;
     case 'unrecognized_keys':
       return `${where}: unexpected key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
     case 'invalid_value':

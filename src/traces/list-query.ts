@@ -90,8 +90,9 @@ function build(p: TraceListParams): Built {
     b.params[name] = value;
     return `{${name}:${type}}`;
   };
+  let from: string | undefined;
   if (p.startAfter !== undefined) {
-    const from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);
+    from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);
     b.where.push(`trace_start_hour >= toStartOfHour(${from})`, `start_time >= ${from}`);
   }
   if (p.endBefore !== undefined) {
@@ -111,16 +112,27 @@ function build(p: TraceListParams): Built {
     b.where.push(`(positionCaseInsensitiveUTF8(trace_id, ${q}) > 0 OR positionCaseInsensitiveUTF8(${ROOT_NAME}, ${q}) > 0
       OR positionCaseInsensitiveUTF8(${SESSION}, ${q}) > 0 OR positionCaseInsensitiveUTF8(${USER}, ${q}) > 0)`);
   }
-  for (const f of p.filters) b.where.push(traceFilterCondition(f, param, p.signalIds));
+  for (const f of p.filters) b.where.push(traceFilterCondition(f, param, p.signalIds, { project: '{project:String}', from }));
   return b;
 }
+
+/**
+ * Where the spans of the traces a query reads lie: the project's placeholder, and the window's
+ * lower bound when it has one (a trace's spans never start before the trace).
+ */
+export type SpanScope = { project: string; from?: string };
 
 /**
  * One predicate of the predicate table as a condition on a FINAL-merged `traces` row (one row per
  * trace). Shared by the trace list and the TRACES view of widgets, so a filter means the same in both.
  * `signalIds`: by named signal, the signals whose findings a `signal_id` predicate matches (the one named, by default).
  */
-export function traceFilterCondition(f: Predicate, param: (type: string, value: unknown) => string, signalIds?: Readonly<Record<string, readonly string[]>>): string {
+export function traceFilterCondition(
+  f: Predicate,
+  param: (type: string, value: unknown) => string,
+  signalIds?: Readonly<Record<string, readonly string[]>>,
+  scope: SpanScope = { project: '{project:String}' },
+): string {
   switch (f.field) {
     case 'trace_id':
       return f.op === 'eq' ? `trace_id = ${param('String', f.value)}` : `position(trace_id, ${param('String', f.value)}) > 0`;
@@ -132,6 +144,15 @@ export function traceFilterCondition(f: Predicate, param: (type: string, value: 
     case 'duration_ms': {
       const guard = f.field === 'duration_ms' ? 'end_time IS NOT NULL AND ' : '';
       return `(${guard}${NUMERIC_EXPR[f.field]} ${OP_SQL[f.op]} ${param('Float64', f.value)})`;
+    }
+    case 'time_to_first_token_ms':
+    case 'output_tokens_per_second': {
+      // Any span of the trace compares as asked (docs/filters.md); spans without the timing never do.
+      // Read from `spans` (clickhouse/0007_span_details.sql) rather than a rollup column: ingest
+      // feeds no extra view for these rare filters, and the window's lower bound prunes the scan.
+      const window = scope.from === undefined ? '' : ` AND start_time >= ${scope.from}`;
+      return `trace_id IN (SELECT trace_id FROM spans WHERE project_id = ${scope.project}${window}
+      AND ${f.field} ${OP_SQL[f.op]} ${param('Float64', f.value)})`;
     }
     case 'metadata': {
       const key = param('String', f.key);

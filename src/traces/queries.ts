@@ -106,6 +106,19 @@ export type StoredSpanRow = {
   output_tokens: string | number;
   total_tokens: string | number;
   evaluation_run_id: string;
+  // clickhouse/0007_span_details.sql
+  cost_source: string;
+  cache_read_tokens: string | number;
+  cache_write_tokens: string | number;
+  reasoning_tokens: string | number;
+  time_to_first_token_ms: number | null;
+  output_tokens_per_second: number | null;
+  /** JSON text: [{name, time (epoch ms), attributes}]. */
+  events: string;
+  /** JSON text: [{trace_id, span_id, attributes}]. */
+  links: string;
+  resource: Record<string, string>;
+  dropped_attributes_count: string | number;
 };
 
 // One row per span (a copy re-sent by two processes at once is folded by LIMIT 1 BY), by start time.
@@ -124,7 +137,9 @@ export function traceSpansQuery(projectId: string, traceId: string, limit: numbe
                    toUnixTimestamp64Milli(start_time) AS start_ms,
                    if(end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(end_time))) AS end_ms,
                    status, error_type, error_message, model_name, environment, user_id, session_id,
-                   input, output, metadata, cost, input_tokens, output_tokens, total_tokens, evaluation_run_id
+                   input, output, metadata, cost, input_tokens, output_tokens, total_tokens, evaluation_run_id,
+                   cost_source, cache_read_tokens, cache_write_tokens, reasoning_tokens, time_to_first_token_ms,
+                   output_tokens_per_second, events, links, resource, dropped_attributes_count
               ${ONE_TRACE_SPANS}
              LIMIT {limit:UInt32}
              ${settingsClause(limits)}`,
@@ -133,13 +148,13 @@ export function traceSpansQuery(projectId: string, traceId: string, limit: numbe
 }
 
 /**
- * The bytes of the long fields (input, output, metadata, error message) of a trace's first `limit`
- * spans, in the same order as traceSpansQuery: what the detail read spends its byte budget on
+ * The bytes of the long fields (input, output, metadata, error message, events, links, resource) of
+ * a trace's first `limit` spans, in the same order as traceSpansQuery: what the detail read spends its byte budget on
  * before it reads the spans themselves. Rows: bytes. Params: project, trace, limit.
  */
 export function traceSpanBytesQuery(projectId: string, traceId: string, limit: number, limits: QueryLimits): Query {
   return {
-    query: `SELECT byteSize(input, output, metadata, error_message) AS bytes
+    query: `SELECT byteSize(input, output, metadata, error_message, events, links, resource) AS bytes
               ${ONE_TRACE_SPANS}
              LIMIT {limit:UInt32}
              ${settingsClause(limits)}`,

@@ -25,7 +25,7 @@ export const LIST_PAGE_BYTES = 32 * MIB;
 export type DetailBounds = { maxSpans: number; textBytes: number };
 /**
  * `GET /traces/{trace_id}`: the first 5,000 spans by start time, and of those only as many as keep
- * their input, output, metadata and error message within 32 MiB (at least the first span); beyond
+ * their input, output, metadata, error message, events, links and resource within 32 MiB (at least the first span); beyond
  * either, the answer has `truncated: true`.
  */
 export const DETAIL_BOUNDS: DetailBounds = { maxSpans: 5000, textBytes: 32 * MIB };

@@ -172,26 +172,51 @@ const SPAN_COLUMNS = [
   'project_id', 'trace_id', 'span_id', 'parent_span_id', 'name', 'kind', 'start_time', 'end_time', 'status', 'error_type',
   'error_message', 'model_name', 'environment', 'user_id', 'session_id', 'input', 'output', 'metadata', 'cost',
   'input_tokens', 'output_tokens', 'total_tokens', 'evaluation_run_id', 'trace_start_hour', 'ttl_days',
+  // clickhouse/0007_span_details.sql
+  'cost_source', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'time_to_first_token_ms',
+  'output_tokens_per_second', 'events', 'links', 'resource', 'dropped_attributes_count',
 ] as const;
 
 /**
  * One row of the `spans` table as JSONCompactEachRow takes it: the values of SPAN_COLUMNS in order
- * (DateTime64(3) as epoch ms, DateTime as s, the metadata Map as an object).
+ * (DateTime64(3) as epoch ms, DateTime as s, the metadata and resource Maps as objects, events and
+ * links as JSON text).
  */
 export type SpanRow = [
   project_id: string, trace_id: string, span_id: string, parent_span_id: string, name: string, kind: string,
   start_time: number, end_time: number | null, status: string, error_type: string, error_message: string,
   model_name: string, environment: string, user_id: string, session_id: string, input: string | null,
   output: string | null, metadata: Record<string, string>, cost: number, input_tokens: number, output_tokens: number,
-  total_tokens: number, evaluation_run_id: string, trace_start_hour: number, ttl_days: number,
+  total_tokens: number, evaluation_run_id: string, trace_start_hour: number, ttl_days: number, cost_source: string,
+  cache_read_tokens: number, cache_write_tokens: number, reasoning_tokens: number, time_to_first_token_ms: number | null,
+  output_tokens_per_second: number | null, events: string, links: string, resource: Record<string, string>,
+  dropped_attributes_count: number,
 ];
 
 function toRow(projectId: string, ttlDays: number, s: NormalizedSpan, traceHourMs: number): SpanRow {
   return [
     projectId, s.trace_id, s.span_id, s.parent_span_id, s.name, s.kind, s.start_time, s.end_time, s.status, s.error_type,
     s.error_message, s.model_name, s.environment, s.user_id, s.session_id, s.input, s.output, s.metadata, s.cost,
-    s.input_tokens, s.output_tokens, s.total_tokens, s.evaluation_run_id, traceHourMs / 1000, ttlDays,
+    s.input_tokens, s.output_tokens, s.total_tokens, s.evaluation_run_id, traceHourMs / 1000, ttlDays, s.cost_source,
+    s.cache_read_tokens, s.cache_write_tokens, s.reasoning_tokens, s.time_to_first_token_ms,
+    s.output_tokens_per_second ?? outputTokensPerSecond(s),
+    // Most spans carry neither: the constant spares a stringify per span on the ingest path.
+    s.events.length ? JSON.stringify(s.events) : '[]', s.links.length ? JSON.stringify(s.links) : '[]',
+    s.resource, s.dropped_attributes_count,
   ];
+}
+
+/**
+ * A span's output rate when the producer sent none (docs/spans.md, "More span fields"): its output
+ * tokens over the seconds it spent generating them, from the first token (`time_to_first_token_ms`
+ * after the start, when known) to its end. Null without output tokens, without an end, or when
+ * that time is not positive (a first token at or past the end). Rounded to a thousandth.
+ */
+export function outputTokensPerSecond(s: Pick<NormalizedSpan, 'output_tokens' | 'start_time' | 'end_time' | 'time_to_first_token_ms'>): number | null {
+  if (s.output_tokens <= 0 || s.end_time === null) return null;
+  const generatingMs = s.end_time - s.start_time - (s.time_to_first_token_ms ?? 0);
+  // To a thousandth: finer digits mean nothing for a rate, and would lengthen every row sent.
+  return generatingMs > 0 ? Math.round((s.output_tokens * 1_000_000) / generatingMs) / 1000 : null;
 }
 
 function spanKey(traceId: string, spanId: string): string {

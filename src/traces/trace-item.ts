@@ -1,4 +1,5 @@
 import type { StoredSpanRow, TraceAggregateRow } from './queries.js';
+import type { CostSource } from './span-input.js';
 
 /**
  * The trace list item (docs/traces.md, "Trace list item") and the span records of the detail read,
@@ -48,7 +49,21 @@ export type SpanRecord = {
   output_tokens: number;
   total_tokens: number;
   evaluation_run_id: string | null;
+  // More span fields (docs/spans.md), after the spec's so those answer as before.
+  cost_source: CostSource;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
+  time_to_first_token_ms: number | null;
+  output_tokens_per_second: number | null;
+  events: SpanEventRecord[];
+  links: SpanLinkRecord[];
+  resource: Record<string, string>;
+  dropped_attributes_count: number;
 };
+
+export type SpanEventRecord = { name: string; time: string; attributes: Record<string, string> };
+export type SpanLinkRecord = { trace_id: string; span_id: string; attributes: Record<string, string> };
 
 /** `{WEB_URL}/projects/{project_id}/traces/{trace_id}` (docs/concepts.md, trace fields). */
 export function traceUrl(webUrl: string, projectId: string, traceId: string): string {
@@ -130,7 +145,29 @@ export function spanRecordOf(row: StoredSpanRow): SpanRecord {
     output_tokens: Number(row.output_tokens),
     total_tokens: Number(row.total_tokens),
     evaluation_run_id: orNull(row.evaluation_run_id),
+    cost_source: row.cost_source as CostSource,
+    cache_read_tokens: Number(row.cache_read_tokens),
+    cache_write_tokens: Number(row.cache_write_tokens),
+    reasoning_tokens: Number(row.reasoning_tokens),
+    time_to_first_token_ms: row.time_to_first_token_ms,
+    output_tokens_per_second: row.output_tokens_per_second,
+    events: eventsOf(row.events),
+    links: linksOf(row.links),
+    resource: row.resource,
+    dropped_attributes_count: Number(row.dropped_attributes_count),
   };
+}
+
+type StoredEvent = { name: string; time: number; attributes: Record<string, string> };
+
+/** The stored events (span-writer.ts: epoch-ms times) with ISO times, as every other time is answered. */
+function eventsOf(text: string): SpanEventRecord[] {
+  if (text === '[]') return [];
+  return (JSON.parse(text) as StoredEvent[]).map((e) => ({ name: e.name, time: isoOf(e.time), attributes: e.attributes }));
+}
+
+function linksOf(text: string): SpanLinkRecord[] {
+  return text === '[]' ? [] : (JSON.parse(text) as SpanLinkRecord[]);
 }
 
 /**

@@ -283,6 +283,10 @@ export function rawSpanValue(spec: WidgetSpec): string {
     case 'trace_id':
     case 'model_name':
       return spec.aggregation === 'uniq' ? `toFloat64(uniqIf(${spec.measure}, ${spec.measure} != ''))` : `toFloat64(countIf(${spec.measure} != ''))`;
+    case 'time_to_first_token_ms':
+    case 'output_tokens_per_second':
+      // NULL on spans without the timing: every aggregation (count too) is over the spans that have it.
+      return spec.aggregation === 'count' ? `toFloat64(count(${spec.measure}))` : `toFloat64(${aggregate(spec.aggregation, spec.measure)})`;
     default:
       return spec.aggregation === 'count' ? 'toFloat64(count())' : `toFloat64(${aggregate(spec.aggregation, spec.measure)})`;
   }
@@ -329,6 +333,10 @@ export function spanFilter(f: WidgetFilter, b: Builder): string {
       const value = `metadata[${b.param('String', f.key)}]`;
       return f.op === 'eq' ? `${value} = ${b.param('String', f.value)}` : `position(${value}, ${b.param('String', f.value)}) > 0`;
     }
+    case 'time_to_first_token_ms':
+    case 'output_tokens_per_second':
+      // A span without the timing (NULL) matches no comparison.
+      return `${f.field} ${OP_SQL[f.op]} ${b.param('Float64', f.value)}`;
     case 'cost':
     case 'total_tokens':
     case 'duration_ms':
@@ -392,7 +400,7 @@ function tracesQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: st
     `start_time < ${range.to}`,
     'is_evaluation = 0',
     // The same conditions as the trace list's predicates (one row per trace after FINAL).
-    ...(spec.filters ?? []).map((f) => traceFilterCondition(f, b.param)),
+    ...(spec.filters ?? []).map((f) => traceFilterCondition(f, b.param, undefined, { project: '{w_project:String}', from: range.from })),
   ];
   const groups = (spec.group_by ?? []).map((g) => {
     if (g === 'name') return `JSONExtractString(${ROOT_HEAD_JSON}, 1)`;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SET_FIELDS, type NumericOp } from '../traces/filters.js';
+import { SET_FIELDS, TIMING_FIELDS, type NumericOp } from '../traces/filters.js';
 import { spanFilter, type Builder } from './planner.js';
 import type { WidgetFilter } from './spec.js';
 
@@ -36,7 +36,7 @@ export const PredicateInput = z.object({
 });
 export type PredicateInput = z.infer<typeof PredicateInput>;
 
-const NUMERIC_FIELDS = ['cost', 'total_tokens', 'duration_ms', 'errors'] as const;
+const NUMERIC_FIELDS = ['cost', 'total_tokens', 'duration_ms', 'errors', ...TIMING_FIELDS] as const;
 const TEXT_FIELDS = ['trace_id', 'metadata'] as const;
 /** Field names accepted besides the widget ones, and what they mean there. */
 const ALIASES: Record<string, string> = { kind: 'span_kind', latency: 'duration_ms' };

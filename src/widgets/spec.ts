@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NUMERIC_OPS, SET_FIELDS } from '../traces/filters.js';
+import { NUMERIC_OPS, SET_FIELDS, TIMING_FIELDS } from '../traces/filters.js';
 
 /**
  * A query widget's spec (docs/dashboards.md): one contract for writes (422 on an invalid spec), the
@@ -25,7 +25,11 @@ export type Interval = (typeof INTERVALS)[number];
  * `count` counts rows; with `uniq`, a measure names the column whose distinct values are counted.
  */
 export const MEASURES: Record<View, readonly string[]> = {
-  SPANS: ['count', 'latency', 'duration_ms', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count', 'error_rate', 'user_id', 'session_id', 'trace_id', 'model_name'],
+  SPANS: [
+    'count', 'latency', 'duration_ms', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count', 'error_rate', 'user_id', 'session_id', 'trace_id', 'model_name',
+    // More span fields (docs/spans.md): read from raw spans, the rollups keep no state for them.
+    'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'time_to_first_token_ms', 'output_tokens_per_second',
+  ],
   TRACES: ['count', 'latency', 'duration_ms', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count', 'error_rate', 'span_count', 'user_id', 'session_id'],
 };
 
@@ -46,6 +50,7 @@ const WidgetFilter = z.discriminatedUnion('field', [
   ...(['cost', 'total_tokens', 'duration_ms', 'errors'] as const).map((field) =>
     z.strictObject({ field: z.literal(field), op: z.enum(NUMERIC_OPS), value: z.number().min(0) }),
   ),
+  ...TIMING_FIELDS.map((field) => z.strictObject({ field: z.literal(field), op: z.enum(NUMERIC_OPS), value: z.number().min(0) })),
   z.strictObject({ field: z.literal('metadata'), op: z.enum(['eq', 'contains']), value: Text, key: z.string().min(1).max(256) }),
 ]);
 export type WidgetFilter = z.infer<typeof WidgetFilter>;

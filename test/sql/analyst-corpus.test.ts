@@ -33,6 +33,9 @@ const SPAN_COLUMNS = [
   ['error_type', 'String'], ['error_message', 'String'], ['model_name', 'String'], ['environment', 'String'], ['user_id', 'String'],
   ['session_id', 'String'], ['input', 'Nullable(String)'], ['output', 'Nullable(String)'], ['metadata', 'Map(String, String)'], ['cost', 'Float64'],
   ['input_tokens', 'UInt64'], ['output_tokens', 'UInt64'], ['total_tokens', 'UInt64'], ['evaluation_run_id', 'String'],
+  // issue 19: the scalar fields of docs/spans.md, "More span fields".
+  ['cost_source', 'String'], ['cache_read_tokens', 'UInt64'], ['cache_write_tokens', 'UInt64'], ['reasoning_tokens', 'UInt64'],
+  ['time_to_first_token_ms', 'Nullable(Float64)'], ['output_tokens_per_second', 'Nullable(Float64)'],
 ];
 const asColumns = (list: string[][]) => list.map(([name, type]) => ({ name, type }));
 const llm = SPANS.filter((s) => s.kind === 'llm');

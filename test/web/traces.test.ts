@@ -74,4 +74,42 @@ describe('web application: traces', () => {
     await screenshot(phone.page, 'trace-phone', true);
     await phone.context.close();
   });
+  it('shows a span’s cost source, cache and reasoning tokens, streaming timings, events, links and resource', async () => {
+    const s = server();
+    const t = Date.now() - 60_000;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const stack = 'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\nValueError: bad value';
+    const spans = [
+      { trace_id: 'web-details', span_id: 'root', name: 'agent', kind: 'agent', start_time: iso(t), end_time: iso(t + 3000) },
+      {
+        trace_id: 'web-details', span_id: 'llm', parent_span_id: 'root', name: 'chat', kind: 'llm', model_name: 'demo-model', start_time: iso(t + 100), end_time: iso(t + 2100),
+        status: 'error', error_type: 'ValueError', error_message: 'bad value', cost: 0.0125, input_tokens: 2000, output_tokens: 300,
+        cache_read_tokens: 1500, cache_write_tokens: 64, reasoning_tokens: 120, time_to_first_token_ms: 500,
+        events: [{ name: 'exception', time: iso(t + 1500), attributes: { 'exception.type': 'ValueError', 'exception.message': 'bad value', 'exception.stacktrace': stack } }],
+        links: [{ trace_id: 'web-batch', span_id: 'b-1', attributes: { 'link.kind': 'follows_from' } }],
+        resource: { 'service.name': 'chat-svc', 'host.name': 'web-1' },
+        metadata: { tenant: 'acme' },
+      },
+    ];
+    const res = await call(s.h.api, { method: 'POST', url: `${PUBLIC}/traces`, token: s.demo.apiKey, payload: { spans } });
+    expect(res.json()).toMatchObject({ accepted: 2, rejected: [] });
+    const { context, page } = await newPage(s);
+    await logIn(page, s.demo.email, s.demo.password);
+    await page.goto(`/projects/${s.demo.projectId}/traces/web-details?span=llm`);
+    const panel = page.getByTestId('span-panel');
+    await panel.getByTestId('span-events').waitFor();
+    await expect(panel.getByTestId('span-cost').textContent()).resolves.toMatch(/\$0\.0125 · sent by the producer/);
+    await expect(panel.getByTestId('span-cache').textContent()).resolves.toMatch(/1[,.\u202f ]?500 read · 64 written/);
+    await expect(panel.getByTestId('span-ttft').textContent()).resolves.toBe('after 500 ms');
+    // Computed at ingest: 300 tokens over the 1.5 s after the first token.
+    await expect(panel.getByTestId('span-tps').textContent()).resolves.toBe('200 tokens/s');
+    await expect(panel.getByLabel('Stack trace').textContent()).resolves.toBe(stack);
+    await expect(panel.getByTestId('span-links').getByRole('link', { name: 'web-batch / b-1' }).isVisible()).resolves.toBe(true);
+    // Resource attributes sit apart from the metadata, folded.
+    await panel.getByTestId('span-resource').locator('summary').click();
+    await expect(panel.getByLabel('Resource attributes').textContent()).resolves.toContain('chat-svc');
+    await expect(panel.getByRole('table').first().textContent()).resolves.not.toContain('chat-svc');
+    await screenshot(page, 'trace-span-details');
+    await context.close();
+  });
 });

@@ -21,6 +21,8 @@ export const FILTER_FIELDS: FieldDef[] = [
   { field: 'cost', label: 'Cost', kind: 'number', ops: NUMERIC_OPS, unit: '$' },
   { field: 'total_tokens', label: 'Total tokens', kind: 'number', ops: NUMERIC_OPS, integer: true },
   { field: 'errors', label: 'Errors', kind: 'number', ops: NUMERIC_OPS, integer: true },
+  { field: 'time_to_first_token_ms', label: 'Time to first token', kind: 'number', ops: NUMERIC_OPS, unit: 'ms' },
+  { field: 'output_tokens_per_second', label: 'Output tokens/s', kind: 'number', ops: NUMERIC_OPS },
   { field: 'metadata', label: 'Metadata', kind: 'metadata', ops: ['eq', 'contains'] },
   { field: 'trace_id', label: 'Trace ID', kind: 'text', ops: ['eq', 'contains'] },
   { field: 'signal_id', label: 'Signal', kind: 'text', ops: ['eq'] },
@@ -43,7 +45,7 @@ export function describePredicate(p: Predicate): string {
   if (p.field === 'metadata') return `${p.key} ${OP_LABELS[p.op]} ${p.value}`;
   if (Array.isArray(p.value)) return `${def.label} ${p.value.length > 1 ? 'is one of' : 'is'} ${p.value.join(', ')}`;
   if (p.field === 'cost') return `${def.label} ${OP_LABELS[p.op]} $${p.value}`;
-  if (p.field === 'duration_ms') return `${def.label} ${OP_LABELS[p.op]} ${p.value} ms`;
+  if (p.field === 'duration_ms' || p.field === 'time_to_first_token_ms') return `${def.label} ${OP_LABELS[p.op]} ${p.value} ms`;
   return `${def.label} ${OP_LABELS[p.op]} ${p.value}`;
 }
 

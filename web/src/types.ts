@@ -49,7 +49,20 @@ export type Span = {
   output_tokens: number;
   total_tokens: number;
   evaluation_run_id: string | null;
+  // More span fields (docs/spans.md).
+  cost_source: 'sent' | 'computed' | 'none';
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  reasoning_tokens: number;
+  time_to_first_token_ms: number | null;
+  output_tokens_per_second: number | null;
+  events: SpanEvent[];
+  links: SpanLink[];
+  resource: Record<string, string>;
+  dropped_attributes_count: number;
 };
+export type SpanEvent = { name: string; time: string; attributes: Record<string, string> };
+export type SpanLink = { trace_id: string; span_id: string; attributes: Record<string, string> };
 
 export type TraceDetail = TraceItem & { spans: Span[]; truncated?: boolean };
 
@@ -70,6 +83,7 @@ export type Predicate =
   | { field: 'signal_id'; op: 'eq'; value: string }
   | { field: 'model_name' | 'environment' | 'span_kind' | 'status' | 'error_type' | 'name'; op: 'in'; value: string[] }
   | { field: 'cost' | 'total_tokens' | 'duration_ms' | 'errors'; op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte'; value: number }
+  | { field: 'time_to_first_token_ms' | 'output_tokens_per_second'; op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte'; value: number }
   | { field: 'metadata'; op: 'eq' | 'contains'; value: string; key: string };
 
 export type WidgetType = 'timeseries' | 'stat' | 'table' | 'bar' | 'markdown';

@@ -10,7 +10,10 @@ export const VIEWS = ['SPANS', 'TRACES'] as const;
 export const AGGREGATIONS = ['count', 'sum', 'avg', 'min', 'max', 'p50', 'p75', 'p90', 'p95', 'p99', 'uniq'] as const;
 export const INTERVALS = ['auto', '1m', '5m', '1h', '1d'] as const;
 export const MEASURES: Record<WidgetSpec['view'], string[]> = {
-  SPANS: ['count', 'latency', 'duration_ms', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count', 'error_rate', 'user_id', 'session_id', 'trace_id', 'model_name'],
+  SPANS: [
+    'count', 'latency', 'duration_ms', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count', 'error_rate', 'user_id', 'session_id', 'trace_id', 'model_name',
+    'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'time_to_first_token_ms', 'output_tokens_per_second',
+  ],
   TRACES: ['count', 'latency', 'duration_ms', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count', 'error_rate', 'span_count', 'user_id', 'session_id'],
 };
 export const GROUP_FIELDS: Record<WidgetSpec['view'], string[]> = {
@@ -25,6 +28,7 @@ export const RANGE_PRESETS = ['30m', '1h', '3h', '6h', '1d', '7d', '14d', '30d',
 export function valueFormatter(spec: Partial<WidgetSpec> | undefined): (v: number | null | undefined) => string {
   const measure = spec?.measure;
   if (measure === 'latency' || measure === 'duration_ms') return (v) => fmtMs(v);
+  if (measure === 'time_to_first_token_ms' && spec?.aggregation !== 'count') return (v) => fmtMs(v);
   if (measure === 'cost') return (v) => fmtCost(v);
   if (measure === 'error_rate') return (v) => (v === null || v === undefined ? '–' : `${(v * 100).toFixed(v < 0.1 ? 2 : 1)}%`);
   if (spec?.aggregation === 'count' || spec?.aggregation === 'uniq' || measure?.endsWith('tokens') || measure === 'count') return (v) => fmtInt(v);

@@ -1,8 +1,9 @@
 import { Link } from 'react-router';
-import { fmtCost, fmtInt, fmtMs } from '../../format';
+import { fmtCost, fmtInt, fmtMs, fmtNumber } from '../../format';
 import { Payload } from '../../components/payload';
 import { Badge, CopyButton, Time } from '../../components/ui';
 import type { Span } from '../../types';
+import { costSourceLabel, SpanEvents, SpanLinks, SpanResource } from './span-details';
 
 /** The selected span: what it did, what went in and out, its metadata and its error. */
 export function SpanPanel({ span, projectId }: { span: Span; projectId: string }) {
@@ -44,8 +45,36 @@ export function SpanPanel({ span, projectId }: { span: Span; projectId: string }
         <dd>
           {fmtInt(span.input_tokens)} in · {fmtInt(span.output_tokens)} out · {fmtInt(span.total_tokens)} total
         </dd>
+        {(span.cache_read_tokens > 0 || span.cache_write_tokens > 0) && (
+          <>
+            <dt>Prompt cache</dt>
+            <dd data-testid="span-cache">
+              {fmtInt(span.cache_read_tokens)} read · {fmtInt(span.cache_write_tokens)} written
+            </dd>
+          </>
+        )}
+        {span.reasoning_tokens > 0 && (
+          <>
+            <dt>Reasoning</dt>
+            <dd>{fmtInt(span.reasoning_tokens)} tokens</dd>
+          </>
+        )}
+        {span.time_to_first_token_ms != null && (
+          <>
+            <dt>First token</dt>
+            <dd data-testid="span-ttft">after {fmtMs(span.time_to_first_token_ms)}</dd>
+          </>
+        )}
+        {span.output_tokens_per_second != null && (
+          <>
+            <dt>Output speed</dt>
+            <dd data-testid="span-tps">{fmtNumber(span.output_tokens_per_second)} tokens/s</dd>
+          </>
+        )}
         <dt>Cost</dt>
-        <dd>{fmtCost(span.cost)}</dd>
+        <dd data-testid="span-cost">
+          {fmtCost(span.cost)} <span className="muted">· {costSourceLabel(span.cost_source)}</span>
+        </dd>
         {span.environment && (
           <>
             <dt>Environment</dt>
@@ -100,6 +129,14 @@ export function SpanPanel({ span, projectId }: { span: Span; projectId: string }
           </table>
         )}
       </section>
+      <SpanEvents span={span} />
+      <SpanLinks span={span} projectId={projectId} />
+      <SpanResource span={span} />
+      {span.dropped_attributes_count > 0 && (
+        <p className="muted" data-testid="span-dropped">
+          {fmtInt(span.dropped_attributes_count)} attributes, events or links were dropped past their caps.
+        </p>
+      )}
     </aside>
   );
 }
