@@ -20,7 +20,7 @@ let token: string;
 let trace: StoredTrace;
 const CHAT = 'chat gpt-4o';
 /** The instrumentation's spans carry no message content (it emits content as log records). */
-const withContent = (s: StoredSpan) => s.metadata['otel.scope.name'] !== '@opentelemetry/instrumentation-openai';
+const withContent = (s: StoredSpan) => s.resource['otel.scope.name'] !== '@opentelemetry/instrumentation-openai';
 
 runOnce(async () => {
   const origin = await listenOnLoopback(h());

@@ -50,9 +50,10 @@ export interface StoredSpan {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
-  // Fields of the span contract that the trace detail answers once the mapping and pricing land.
-  cost_source?: string;
-  cache_read_tokens?: number;
+  cost_source: string;
+  cache_read_tokens: number;
+  /** Resource attributes and the instrumentation scope (`otel.scope.name`), apart from metadata. */
+  resource: Record<string, string>;
 }
 
 export interface StoredTrace {
