@@ -5,7 +5,7 @@ import { PriceTable, type PriceEntry, type Prices } from './matcher.js';
 import { overrideEntry, projectOverrides } from './queries.js';
 
 /**
- * Cost at ingest (docs/model-prices.md; shared/spec/extensions.md §3, "Cost"). A cost the producer
+ * Cost at ingest (docs/model-prices.md, "Cost"). A cost the producer
  * sent wins (`cost_source: sent`, left alone); otherwise a span with a model and tokens is priced
  * from the project's table (`computed`); no matching price, or no tokens, leaves cost 0 and `none`.
  */

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { canonicalModel, PriceTable, type PriceEntry } from '../../src/model-prices/matcher.js';
 import { DEFAULT_TABLE } from '../../src/model-prices/pricing.js';
@@ -41,6 +42,19 @@ describe('the default table', () => {
       expect(p.model_pattern).not.toContain('*');
       expect(p.input_per_million).toBeGreaterThanOrEqual(0);
     }
+  });
+
+  it('is the table docs/model-prices.md shows, row for row, with its date', () => {
+    const doc = fs.readFileSync(new URL('../../docs/model-prices.md', import.meta.url), 'utf8');
+    expect(doc).toContain(`Prices as of **${PRICES_AS_OF}**`);
+    const dash = (v: number | null) => (v === null ? '–' : String(v));
+    const table = doc.slice(doc.indexOf('## The default table'));
+    const documented = table.split('\n').filter((l) => /^\| `/.test(l));
+    expect(documented).toEqual(
+      DEFAULT_PRICES.map((p) =>
+        `| \`${p.model_pattern}\` | ${p.provider} | ${p.input_per_million} | ${p.output_per_million} | ${dash(p.cached_input_per_million)} | ${dash(p.cache_write_per_million)} | ${dash(p.reasoning_per_million)} |`,
+      ),
+    );
   });
 
   // Real ids as producers send them (OpenAI/Anthropic/Google SDKs, LiteLLM, OpenRouter, Bedrock,
