@@ -23,9 +23,9 @@ describe('web application: model prices in the project settings', () => {
     // Add an override for a model of the demo's own.
     const form = page.getByRole('form', { name: 'Add a model price' });
     await form.getByLabel('Model pattern').fill('acme-chat');
-    await form.getByLabel('Input ($ per 1M tokens)').fill('2');
-    await form.getByLabel('Output ($ per 1M tokens)').fill('6');
-    await form.getByLabel('Reasoning ($ per 1M tokens, optional)').fill('8');
+    await form.getByLabel('Input $/1M', { exact: true }).fill('2');
+    await form.getByLabel('Output $/1M', { exact: true }).fill('6');
+    await form.getByLabel('Reasoning $/1M').fill('8');
     await form.getByRole('button', { name: 'Add price' }).click();
     const row = page.getByTestId('price-override').filter({ hasText: 'acme-chat' });
     await row.waitFor();
@@ -43,7 +43,7 @@ describe('web application: model prices in the project settings', () => {
 
     // Edit, then delete.
     await row.getByRole('button', { name: 'Edit' }).click();
-    await page.getByRole('dialog').getByLabel('Output ($ per 1M tokens)').fill('7');
+    await page.getByRole('dialog').getByLabel('Output $/1M', { exact: true }).fill('7');
     await page.getByRole('button', { name: 'Save price' }).click();
     await page.getByRole('dialog').waitFor({ state: 'detached' });
     await row.getByText('$7').waitFor();

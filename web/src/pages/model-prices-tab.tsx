@@ -55,17 +55,17 @@ function PriceFields({ price }: { price?: ModelPrice }) {
         <input name="model_pattern" required maxLength={256} defaultValue={price?.model_pattern} placeholder="e.g. gpt-4o or acme-*" />
       </label>
       <label>
-        Input ($ per 1M tokens)
+        Input $/1M
         <input name="input_per_million" required {...number} defaultValue={price?.input_per_million} />
       </label>
       <label>
-        Output ($ per 1M tokens)
+        Output $/1M
         <input name="output_per_million" required {...number} defaultValue={price?.output_per_million} />
       </label>
       {OPTIONAL.map(([name, label, fallback]) => (
         <label key={name}>
-          {label} ($ per 1M tokens, optional)
-          <input name={name} {...number} defaultValue={price?.[name] ?? ''} placeholder={`the ${fallback} price`} />
+          {label} $/1M
+          <input name={name} {...number} defaultValue={price?.[name] ?? ''} placeholder="optional" title={`empty: the ${fallback} price applies`} />
         </label>
       ))}
     </div>
