@@ -27,4 +27,7 @@ export const ModelPriceListAnswer = z.object({
   as_of: z.string().describe('the date (YYYY-MM-DD) whose list prices the default table holds'),
   sources: z.array(z.object({ provider: z.string(), name: z.string() })).describe("the providers' pricing pages the default table follows"),
   data: z.array(ModelPriceAnswer),
+  match: ModelPriceAnswer.nullable()
+    .optional()
+    .describe('only with `?model=`: the price a span of that model is priced with now, one of `data`; null when none matches (cost 0)'),
 });

@@ -9,8 +9,8 @@ import { canonicalModel } from './matcher.js';
 import { createOverride, deleteOverride, listModelPrices, updateOverride } from './service.js';
 import { ModelPriceAnswer, ModelPriceListAnswer } from './answers.js';
 
-/** Reads: any credential (a user's needs `project_id`). */
-const ReadQuery = z.object({ project_id: z.string().optional() });
+/** Reads: any credential (a user's needs `project_id`); `model` asks which price applies to a model name. */
+const ReadQuery = z.object({ project_id: z.string().optional(), model: z.string().min(1).max(1024).optional() });
 /** Writes name the project in the body, or in the query on delete (docs/authentication.md, rule 3). */
 const DeleteQuery = z.object({ project_id: z.string().min(1) });
 const Params = z.object({ price_id: z.string().min(1) });
@@ -52,7 +52,7 @@ export function registerModelPriceRoutes(app: FastifyInstance, ctx: AppContext):
 
   r.get('/model-prices', { ...reader, schema: { querystring: ReadQuery, response: { 200: ModelPriceListAnswer } } }, async (request) => {
     const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return listModelPrices(ctx.pg.pool, scope.projectId);
+    return listModelPrices(ctx.pg.pool, scope.projectId, request.query.model);
   });
 
   r.post('/model-prices', { ...writer, schema: { body: CreateBody, response: { 201: ModelPriceAnswer } } }, async (request, reply) =>

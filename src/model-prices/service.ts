@@ -5,9 +5,9 @@ import { newId } from '../auth/secrets.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { DEFAULT_PRICES, PRICES_AS_OF, SOURCES } from './default-prices.js';
-import { canonicalModel } from './matcher.js';
-import { priceBookOf } from './pricing.js';
-import { OVERRIDE_COLUMNS, projectOverrides, type OverrideRow } from './queries.js';
+import { canonicalModel, PriceTable } from './matcher.js';
+import { DEFAULT_TABLE, priceBookOf } from './pricing.js';
+import { OVERRIDE_COLUMNS, overrideEntry, projectOverrides, type OverrideRow } from './queries.js';
 
 /**
  * Model prices (docs/model-prices.md): the default table and a project's overrides. Reads take a
@@ -73,12 +73,21 @@ const DEFAULT_ITEMS: readonly ModelPriceItem[] = DEFAULT_PRICES.map((p) => ({
 
 const SOURCE_LIST = Object.entries(SOURCES).map(([provider, name]) => ({ provider, name }));
 
-export type ModelPriceList = { as_of: string; sources: { provider: string; name: string }[]; data: ModelPriceItem[] };
+export type ModelPriceList = { as_of: string; sources: { provider: string; name: string }[]; data: ModelPriceItem[]; match?: ModelPriceItem | null };
 
-/** `GET /model-prices`: the project's overrides (by pattern), then the default table. */
-export async function listModelPrices(db: Queryable, projectId: string): Promise<ModelPriceList> {
+/**
+ * `GET /model-prices`: the project's overrides (by pattern), then the default table. With `model`,
+ * also `match`: the price a span of that model would be priced with now (null: none, cost 0).
+ */
+export async function listModelPrices(db: Queryable, projectId: string, model?: string): Promise<ModelPriceList> {
   const overrides = await projectOverrides(db, projectId);
-  return { as_of: PRICES_AS_OF, sources: SOURCE_LIST, data: [...overrides.map(overrideItem), ...DEFAULT_ITEMS] };
+  const data = [...overrides.map(overrideItem), ...DEFAULT_ITEMS];
+  const list: ModelPriceList = { as_of: PRICES_AS_OF, sources: SOURCE_LIST, data };
+  if (model === undefined) return list;
+  // Read fresh, not from the price book: the answer says what this project's prices are now.
+  const found = new PriceTable(overrides.map(overrideEntry), DEFAULT_TABLE).lookup(model);
+  const match = found && data.find((p) => (found.id === null ? p.id === null && p.model_pattern === found.model_pattern : p.id === found.id));
+  return { ...list, match: match ?? null };
 }
 
 export type CreateOverrideInput = Pick<PriceFields, 'input_per_million' | 'output_per_million'> & {

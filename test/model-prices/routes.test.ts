@@ -60,6 +60,12 @@ describe('GET /model-prices', () => {
     expect(byUser.statusCode).toBe(200);
     expect(byUser.json()).toEqual(body);
     expect((await list(owner.token)).json()).toEqual({ detail: PROJECT_ID_REQUIRED_DETAIL });
+    expect(body).not.toHaveProperty('match');
+    // `model` names the price a span of that model gets.
+    const bedrock = (await list(key.key, { model: 'us.anthropic.claude-3-5-sonnet-20241022-v2:0' })).json();
+    expect(bedrock.match).toMatchObject({ id: null, model_pattern: 'claude-3-5-sonnet', provider: 'anthropic', source: 'default', input_per_million: 3 });
+    expect((await list(key.key, { model: 'in-house-llm' })).json().match).toBeNull();
+    expectValidationAt(await list(key.key, { model: '' }), ['query', 'model']);
     const stranger = await signUp(h(), 'stranger');
     expect((await list(stranger.token, { project_id: project.id })).statusCode).toBe(403);
   });
@@ -76,6 +82,8 @@ describe('writing overrides', () => {
 
     const listed = (await list(key.key)).json();
     expect(listed.data[0]).toEqual(item);
+    expect((await list(key.key, { model: 'openai/gpt-4o-2024-11-20' })).json().match).toEqual(item);
+    expect((await list(key.key, { model: 'gpt-4o-mini' })).json().match).toMatchObject({ source: 'default', model_pattern: 'gpt-4o-mini' });
     expect(listed.data).toHaveLength(DEFAULT_PRICES.length + 1);
 
     const edited = await patch(owner.token, item.id, { project_id: project.id, output_per_million: 9, cached_input_per_million: null, reasoning_per_million: 12 });

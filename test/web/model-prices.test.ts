@@ -19,6 +19,8 @@ describe('web application: model prices in the project settings', () => {
     await defaults.first().waitFor();
     expect(await defaults.count()).toBe(1);
     expect(await defaults.first().textContent()).toContain('$0.8');
+    await page.getByLabel('Find a model').fill('us.anthropic.claude-3-5-sonnet-20241022-v2:0');
+    await page.getByTestId('price-match').getByText('claude-3-5-sonnet', { exact: true }).waitFor();
 
     // Add an override for a model of the demo's own.
     const form = page.getByRole('form', { name: 'Add a model price' });

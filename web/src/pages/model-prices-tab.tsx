@@ -1,6 +1,7 @@
 import { useState, type ReactNode } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, ApiError } from '../api';
+import { useDebounced } from '../hooks';
 import { useProject } from '../project';
 import { Badge, Empty, ErrorBox, Loading, Modal } from '../components/ui';
 
@@ -17,7 +18,7 @@ type ModelPrice = {
   currency: 'USD';
   source: 'default' | 'project';
 };
-type ModelPriceList = { as_of: string; sources: { provider: string; name: string }[]; data: ModelPrice[] };
+type ModelPriceList = { as_of: string; sources: { provider: string; name: string }[]; data: ModelPrice[]; match?: ModelPrice | null };
 
 const OPTIONAL = [
   ['cached_input_per_million', 'Cached input', 'input'],
@@ -123,6 +124,13 @@ export function ModelPricesTab() {
     },
   });
   const remove = useMutation({ mutationFn: (id: string) => api(`/model-prices/${id}`, { method: 'DELETE', query: { project_id: projectId } }), onSuccess: refresh });
+  // Which price a model name gets, as the server matches it (canonical form, most specific pattern).
+  const model = useDebounced(filter.trim(), 250);
+  const match = useQuery({
+    queryKey: [...key, 'match', model],
+    queryFn: () => api<ModelPriceList>('/model-prices', { query: { project_id: projectId, model } }),
+    enabled: model !== '',
+  });
   if (prices.isPending) return <Loading />;
   if (prices.error) return <ErrorBox error={prices.error} />;
   const overrides = prices.data.data.filter((p) => p.source === 'project');
@@ -181,8 +189,20 @@ export function ModelPricesTab() {
       <p className="muted">From the providers' list prices: {prices.data.sources.map((s) => s.name).join('; ')}.</p>
       <label>
         Find a model
-        <input value={filter} onChange={(e) => setFilter(e.target.value)} placeholder="e.g. claude or bedrock" />
+        <input value={filter} onChange={(e) => setFilter(e.target.value)} placeholder="e.g. claude, bedrock or us.anthropic.claude-3-5-sonnet-20241022-v2:0" />
       </label>
+      {model !== '' && match.data && (
+        <p data-testid="price-match">
+          A span of model <code>{model}</code>{' '}
+          {match.data.match ? (
+            <>
+              is priced with <code>{match.data.match.model_pattern}</code> ({match.data.match.source === 'project' ? "this project's price" : 'default'}).
+            </>
+          ) : (
+            'matches no price: its cost stays 0 unless the producer sends one.'
+          )}
+        </p>
+      )}
       <PriceTable prices={defaults} />
       {editing && (
         <Modal title={`Edit the price of ${editing.model_pattern}`} onClose={() => setEditing(null)}>
