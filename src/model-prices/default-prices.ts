@@ -253,4 +253,6 @@ const OTHERS = [
 ];
 
 /** The whole table, in a stable order (providers as above, then as listed). */
-export const DEFAULT_PRICES: readonly DefaultPrice[] = Object.freeze([...OPENAI, ...ANTHROPIC, ...GOOGLE, ...MISTRAL, ...GROQ, ...TOGETHER, ...FIREWORKS, ...BEDROCK, ...OTHERS]);
+export const DEFAULT_PRICES: readonly DefaultPrice[] = Object.freeze([
+  ...OPENAI, ...ANTHROPIC, ...GOOGLE, ...MISTRAL, ...GROQ, ...TOGETHER, ...FIREWORKS, ...BEDROCK, ...OTHERS,
+]);

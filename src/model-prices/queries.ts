@@ -16,8 +16,8 @@ export type OverrideRow = {
   updated_at: Date;
 };
 
-export const OVERRIDE_COLUMNS =
-  'id, model_pattern, input_per_million, output_per_million, cached_input_per_million, cache_write_per_million, reasoning_per_million, currency, created_at, updated_at';
+export const OVERRIDE_COLUMNS = `id, model_pattern, input_per_million, output_per_million, cached_input_per_million,
+  cache_write_per_million, reasoning_per_million, currency, created_at, updated_at`;
 
 /** A project's overrides, by pattern. $1 project id. */
 export async function projectOverrides(db: Queryable, projectId: string): Promise<OverrideRow[]> {

@@ -150,7 +150,15 @@ export async function updateOverride(ctx: AppContext, user: UserPrincipal, id: s
       `UPDATE model_prices SET model_pattern = $2, input_per_million = $3, output_per_million = $4, cached_input_per_million = $5,
               cache_write_per_million = $6, reasoning_per_million = $7, updated_at = now()
         WHERE id = $1 RETURNING ${OVERRIDE_COLUMNS}`,
-      [id, next.model_pattern, next.input_per_million, next.output_per_million, next.cached_input_per_million, next.cache_write_per_million, next.reasoning_per_million],
+      [
+        id,
+        next.model_pattern,
+        next.input_per_million,
+        next.output_per_million,
+        next.cached_input_per_million,
+        next.cache_write_per_million,
+        next.reasoning_per_million,
+      ],
     );
     return overrideItem(updated.rows[0]!);
   });
