@@ -18,6 +18,7 @@ import { registerDetectorRoutes } from './detectors/routes.js';
 import { registerSignalRoutes } from './signals/routes.js';
 import { registerDatasetRoutes } from './datasets/routes.js';
 import { registerEvaluationRoutes } from './evaluations/routes.js';
+import { registerModelPriceRoutes } from './model-prices/routes.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
 
@@ -63,4 +64,5 @@ export function registerPublicRoutes(api: FastifyInstance, ctx: AppContext): voi
   registerSignalRoutes(api, ctx);
   registerDatasetRoutes(api, ctx);
   registerEvaluationRoutes(api, ctx);
+  registerModelPriceRoutes(api, ctx);
 }

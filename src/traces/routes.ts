@@ -7,6 +7,7 @@ import { AppError, InternalError, PayloadTooLargeError, ServiceUnavailableError,
 import { apiKeyOf, authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { SpanWriter } from './span-writer.js';
+import { priceBookOf } from '../model-prices/pricing.js';
 import { isoToEpochMs, MAX_SPANS_PER_REQUEST, validateSpans } from './span-input.js';
 import { parseFilters } from './filters.js';
 import { signalMembers } from '../signals/service.js';
@@ -53,6 +54,7 @@ const IngestBody = z.object({ spans: z.array(z.unknown()).min(1) });
 export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void {
   const writer = new SpanWriter(ctx.ch, ctx.pg);
   app.addHook('onClose', async () => writer.close());
+  const prices = priceBookOf(ctx.pg);
   const r = typed(app);
   const apiKey = { onRequest: authenticate(ctx, 'api_key') };
   const reader = { onRequest: authenticate(ctx, 'any') };
@@ -70,7 +72,7 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
       if (request.body.spans.length > MAX_SPANS_PER_REQUEST) {
         throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
       }
-      return storing(request, () => ingestSpans(writer, apiKeyOf(request), request.body.spans));
+      return storing(request, () => ingestSpans(writer, apiKeyOf(request), request.body.spans, prices));
     });
 
     ingest.post('/otel/v1/traces', { ...otlpKey, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { response: { 200: OtlpAnswer } } }, async (request, reply) => {
@@ -79,7 +81,7 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
       const total = countOtlpSpans(decoded);
       if (total > MAX_SPANS_PER_REQUEST) throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
       const { accepted, rejected } = validateSpans(otlpToSpans(decoded));
-      await storing(request, () => storeSpans(writer, apiKeyOf(request), accepted));
+      await storing(request, () => storeSpans(writer, apiKeyOf(request), accepted, prices));
       const message = rejected.length ? rejected.slice(0, 5).map((x) => `span ${x.span_id ?? x.index}: ${x.errors.join('; ')}`).join(' | ') : '';
       if (protobuf) return reply.type('application/x-protobuf').send(encodeOtlpProtobufResponse(rejected.length, message));
       return reply.type('application/json').send(otlpJsonResponse(rejected.length, message));

@@ -3,6 +3,7 @@ import { NotFoundError } from '../errors.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
 import { withinLimits, type QueryLimits } from '../query-limits.js';
 import type { SpanWriter } from './span-writer.js';
+import type { PriceBook } from '../model-prices/pricing.js';
 import { validateSpans, type NormalizedSpan, type RejectedSpan } from './span-input.js';
 import { fetchTracesQuery, selectTracesQuery, traceItemBytesQuery, type PageKey, type TraceListParams } from './list-query.js';
 import { traceSpanBytesQuery, traceSpansQuery, type Query, type StoredSpanRow, type TraceAggregateRow } from './queries.js';
@@ -13,13 +14,19 @@ import { answerLimits, DETAIL_BOUNDS, KEYS_LIMITS, leadingWithin, LIST_PAGE_BYTE
 export type IngestResult = { accepted: number; rejected: RejectedSpan[] };
 
 /** `POST /traces`: validates each span, stores the valid ones (partial success, docs/spans.md). */
-export async function ingestSpans(writer: SpanWriter, key: ApiKeyPrincipal, raw: readonly unknown[]): Promise<IngestResult> {
+export async function ingestSpans(writer: SpanWriter, key: ApiKeyPrincipal, raw: readonly unknown[], prices: PriceBook): Promise<IngestResult> {
   const { accepted, rejected } = validateSpans(raw);
-  await storeSpans(writer, key, accepted);
+  await storeSpans(writer, key, accepted, prices);
   return { accepted: accepted.length, rejected };
 }
 
-export function storeSpans(writer: SpanWriter, key: ApiKeyPrincipal, spans: NormalizedSpan[]): Promise<void> {
+/**
+ * Stores accepted spans (native and OTLP ingest). Spans without a sent cost are priced first from the
+ * key's project's prices (docs/model-prices.md): cost is fixed at ingest, so a later price change
+ * touches only spans ingested after it.
+ */
+export async function storeSpans(writer: SpanWriter, key: ApiKeyPrincipal, spans: NormalizedSpan[], prices: PriceBook): Promise<void> {
+  await prices.price(key.projectId, spans);
   return writer.write(key.projectId, key.traceTtlDays, spans);
 }
 

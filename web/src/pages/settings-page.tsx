@@ -6,11 +6,13 @@ import { useSession } from '../auth';
 import { useProject } from '../project';
 import { Badge, CopyButton, Empty, ErrorBox, Loading, Modal, Time, useTitle } from '../components/ui';
 import type { ApiKey, Member, Role } from '../types';
+import { ModelPricesTab } from './model-prices-tab';
 
 const TABS = [
   ['keys', 'API keys'],
   ['members', 'Members'],
   ['project', 'Project'],
+  ['prices', 'Model prices'],
 ] as const;
 
 function errorText(error: unknown): string {
@@ -315,7 +317,7 @@ function ProjectSettings() {
   );
 }
 
-/** `/projects/{project_id}/settings`: API keys, members and roles, retention (`?tab=`). */
+/** `/projects/{project_id}/settings`: API keys, members and roles, retention, model prices (`?tab=`). */
 export function SettingsPage() {
   const { project } = useProject();
   useTitle(`Settings · ${project.name}`);
@@ -338,7 +340,7 @@ export function SettingsPage() {
           </button>
         ))}
       </div>
-      {tab === 'keys' ? <ApiKeys /> : tab === 'members' ? <Members /> : <ProjectSettings />}
+      {tab === 'keys' ? <ApiKeys /> : tab === 'members' ? <Members /> : tab === 'prices' ? <ModelPricesTab /> : <ProjectSettings />}
     </div>
   );
 }
