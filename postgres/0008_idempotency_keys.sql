@@ -1,4 +1,4 @@
--- Retried creates (extensions.md §2; docs/idempotency.md; src/idempotency/): the answer of each
+-- Retried creates (docs/idempotency.md; src/idempotency/): the answer of each
 -- create sent with an `Idempotency-Key`, kept 24 hours so a retry answers it instead of creating again.
 --
 -- A row is written in the create's own transaction: claimed (answer columns NULL) before the handler

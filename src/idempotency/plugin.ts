@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { Transform, type Readable } from 'node:stream';
 import type pg from 'pg';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -18,7 +19,7 @@ declare module 'fastify' {
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 /** Set on an answer that is the stored answer of an earlier request with the same key. */
 export const REPLAYED_HEADER = 'idempotent-replayed';
-/** extensions.md §2: 1 to 255 printable characters (visible ASCII and space: what a header carries as is). */
+/** docs/idempotency.md: 1 to 255 printable characters (visible ASCII and space: what a header carries as is). */
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
 export const KEY_REUSED_DETAIL = 'this Idempotency-Key was already used for a different request (method, path or body); use a new key for a new request';
@@ -28,7 +29,7 @@ type KeyedRequest = { key: string; credential: string; digest: BodyDigest; scope
 const keyed = new WeakMap<FastifyRequest, KeyedRequest>();
 
 /**
- * Retried creates (extensions.md §2, docs/idempotency.md). A route opts in with
+ * Retried creates (docs/idempotency.md). A route opts in with
  * `config: { idempotent: true }`; a request to it with an `Idempotency-Key` then runs like this:
  *
  * 1. preParsing (after authentication): the key is checked (400) and the body digested as it is read.
@@ -46,7 +47,7 @@ const keyed = new WeakMap<FastifyRequest, KeyedRequest>();
  */
 export function registerIdempotency(app: FastifyInstance, ctx: AppContext): void {
   app.addHook('preParsing', async (request, _reply, payload) => {
-    if (!request.routeOptions.config.idempotent) return payload;
+    if (!request.routeOptions.config?.idempotent) return payload;
     const header = request.headers[IDEMPOTENCY_HEADER];
     if (header === undefined) return payload;
     const key = checkedKey(header);
@@ -126,7 +127,7 @@ async function claim(ctx: AppContext, request: FastifyRequest, entry: KeyedReque
     if (!claimed) await abandon(client);
   }
   if (!stored) throw new ConflictError(KEY_BUSY_DETAIL);
-  if (!stored.requestHash.equals(hashOfRequest)) throw new ConflictError(KEY_REUSED_DETAIL);
+  if (!crypto.timingSafeEqual(stored.requestHash, hashOfRequest)) throw new ConflictError(KEY_REUSED_DETAIL);
   return { replay: { status: stored.status, contentType: stored.contentType, body: open(entry.key, entry.credential, stored.answer) } };
 }
 

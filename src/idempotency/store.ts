@@ -2,7 +2,7 @@ import type { Queryable } from '../stores/postgres.js';
 
 /**
  * The SQL of the idempotency store (postgres/0008_idempotency_keys.sql). Rows live 24 hours
- * (extensions.md §2): past that a key is free again, whether or not the purge has removed its row.
+ * (docs/idempotency.md): past that a key is free again, whether or not the purge has removed its row.
  */
 
 export const KEY_TTL = "interval '24 hours'";

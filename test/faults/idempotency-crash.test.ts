@@ -13,7 +13,7 @@ import { freePort, waitFor } from '../support/private-servers.js';
  * on the same data, the client retries with the same key, and exactly one of the resource exists:
  * - before the commit, nothing of the first attempt is there, and the retry creates it, once;
  * - after the commit, the resource is there, and the retry answers the stored answer.
- * For a 5,000-case dataset version, an alert and a dashboard.
+ * For a 5,000-case dataset version, an alert, a dashboard and evaluation results (copied to ClickHouse).
  */
 
 const dirs: string[] = [];
@@ -70,7 +70,7 @@ async function json(url: string, token: string, init: { method?: string; body?: 
   return { status: res.status, text, body: text ? JSON.parse(text) : undefined, replayed: res.headers.get('idempotent-replayed') };
 }
 
-/** An account, a project, an API key and a dataset, made with plain (unkeyed) requests. */
+/** An account, a project, an API key, a dataset, and a run of a 3-case version, made with plain (unkeyed) requests. */
 async function setUp(server: Server) {
   const email = `crash-${crypto.randomBytes(4).toString('hex')}@example.test`;
   const signup = await fetch(`${server.web}/api/auth/signup`, {
@@ -82,18 +82,31 @@ async function setUp(server: Server) {
   const project = await json(`${server.api}/projects`, token, { method: 'POST', body: { name: 'crashes', workspace_id: workspace.id } });
   const key = await json(`${server.api}/projects/${project.body.id}/api-keys`, token, { method: 'POST', body: { name: 'ci' } });
   const dataset = await json(`${server.api}/datasets`, key.body.key, { method: 'POST', body: { name: 'golden' } });
-  expect([project.status, key.status, dataset.status]).toEqual([201, 201, 201]);
-  return { token, projectId: project.body.id as string, apiKey: key.body.key as string, datasetId: dataset.body.id as string };
+  const apiKey = key.body.key as string;
+  const small = await json(`${server.api}/datasets/${dataset.body.id}/versions`, apiKey, {
+    method: 'POST',
+    body: { test_cases: [1, 2, 3].map((i) => ({ input: { q: i }, expected: `a${i}` })) },
+  });
+  const run = await json(`${server.api}/evaluation-runs`, apiKey, {
+    method: 'POST',
+    body: { evaluation_name: 'nightly', dataset_version_id: small.body.dataset_version_id, candidate_version: 'v1', environment: 'ci' },
+  });
+  expect([project.status, key.status, dataset.status, small.status, run.status]).toEqual([201, 201, 201, 201, 201]);
+  const caseIds = (small.body.items as { test_case_id: string }[]).map((c) => c.test_case_id);
+  return { token, projectId: project.body.id as string, apiKey, datasetId: dataset.body.id as string, runId: run.body.evaluation_run_id as string, caseIds };
 }
 
 type Account = Awaited<ReturnType<typeof setUp>>;
 
-/** One create each: its request (always the same bytes) and how many of it exist. */
+/** One create each: its request (always the same bytes), its status, and how many of it exist (`one` once created). */
 function creates(account: Account) {
+  const results = account.caseIds.map((id, i) => ({ test_case_id: id, output: `out ${i}`, scores: [{ name: 'exact', value: i === 0 }] }));
   const cases = Array.from({ length: 5000 }, (_, i) => ({ input: { question: `q${i}`, context: 'c'.repeat(100) }, expected: `a${i}`, metadata: { i } }));
   return [
     {
       name: 'dataset version (5,000 cases)',
+      status: 201,
+      one: 1,
       send: (s: Server, key: string) => json(`${s.api}/datasets/${account.datasetId}/versions`, account.apiKey, { method: 'POST', body: { label: 'crash', test_cases: cases }, key }),
       async count(s: Server) {
         const dataset = await json(`${s.api}/datasets/${account.datasetId}`, account.apiKey);
@@ -104,6 +117,8 @@ function creates(account: Account) {
     },
     {
       name: 'alert',
+      status: 201,
+      one: 1,
       send: (s: Server, key: string) =>
         json(`${s.api}/alerts`, account.token, { method: 'POST', body: { name: 'crash alert', project_id: account.projectId, view: 'SPANS', measure: 'latency', threshold: 2000 }, key }),
       async count(s: Server) {
@@ -113,11 +128,29 @@ function creates(account: Account) {
     },
     {
       name: 'dashboard',
+      status: 201,
+      one: 1,
       send: (s: Server, key: string) =>
         json(`${s.api}/dashboards`, account.token, { method: 'POST', body: { project_id: account.projectId, name: 'crash board', description: '' }, key }),
       async count(s: Server) {
         const boards = await json(`${s.api}/dashboards?project_id=${account.projectId}`, account.token);
         return (boards.body.data as { name: string }[]).filter((d) => d.name === 'crash board').length;
+      },
+    },
+    {
+      // Results are also copied to ClickHouse before the commit: public SQL must see each once.
+      name: 'evaluation results (3)',
+      status: 200,
+      one: 3,
+      send: (s: Server, key: string) => json(`${s.api}/evaluation-runs/${account.runId}/results`, account.apiKey, { method: 'POST', body: { results }, key }),
+      async count(s: Server) {
+        const run = await json(`${s.api}/evaluation-runs/${account.runId}`, account.apiKey);
+        const sql = await json(`${s.api}/sql`, account.apiKey, {
+          method: 'POST',
+          body: { query: `SELECT count() AS n FROM evaluation_results WHERE evaluation_run_id = '${account.runId}'` },
+        });
+        expect(Number(sql.body.rows[0][0])).toBe(run.body.result_count);
+        return run.body.result_count as number;
       },
     },
   ];
@@ -141,15 +174,15 @@ describe.each(['before_commit', 'after_commit'] as const)('SIGKILL %s of a keyed
 
     for (const [i, create] of list.entries()) {
       // Before the commit nothing of the create was kept; after it, all of it was.
-      expect(await create.count(server), create.name).toBe(point === 'before_commit' ? 0 : 1);
+      expect(await create.count(server), create.name).toBe(point === 'before_commit' ? 0 : create.one);
       const retry = await create.send(server, keys[i]!);
-      expect(retry.status, `${create.name}: ${retry.text.slice(0, 200)}`).toBe(201);
+      expect(retry.status, `${create.name}: ${retry.text.slice(0, 200)}`).toBe(create.status);
       expect(retry.replayed, create.name).toBe(point === 'before_commit' ? null : 'true');
-      expect(await create.count(server), create.name).toBe(1);
+      expect(await create.count(server), create.name).toBe(create.one);
       const again = await create.send(server, keys[i]!);
       expect(again.text).toBe(retry.text);
       expect(again.replayed).toBe('true');
-      expect(await create.count(server), create.name).toBe(1);
+      expect(await create.count(server), create.name).toBe(create.one);
     }
     server.child.kill('SIGTERM');
     await server.exited;

@@ -7,7 +7,7 @@ import { createRun } from '../support/evaluations.js';
 import { KEY_REUSED_DETAIL } from '../../src/idempotency/plugin.js';
 
 /**
- * Every create takes an Idempotency-Key (extensions.md §2, docs/idempotency.md): a retry with the
+ * Every create takes an Idempotency-Key (docs/idempotency.md): a retry with the
  * same key answers the first answer byte for byte and creates nothing; the same key with another
  * body answers 409. Counts are read from the stores themselves.
  */
