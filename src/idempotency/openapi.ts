@@ -4,7 +4,11 @@ import { IDEMPOTENCY_HEADER } from './plugin.js';
  * What the OpenAPI document says of a route that takes an `Idempotency-Key` (src/openapi.ts calls
  * this for every route): the optional header, and the 409 of a key reused for another request.
  */
-export function documentIdempotency(config: { idempotent?: boolean } | undefined, schema: Record<string, unknown>, conflict: object): Record<string, unknown> {
+export function documentIdempotency(
+  config: { idempotent?: boolean } | undefined,
+  schema: Record<string, unknown>,
+  conflict: object,
+): Record<string, unknown> {
   if (!config?.idempotent) return schema;
   const headers = (schema.headers ?? { type: 'object', properties: {} }) as { properties?: Record<string, unknown> };
   return {

@@ -22,7 +22,9 @@ export const REPLAYED_HEADER = 'idempotent-replayed';
 /** docs/idempotency.md: 1 to 255 printable characters (visible ASCII and space: what a header carries as is). */
 const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
-export const KEY_REUSED_DETAIL = 'this Idempotency-Key was already used for a different request (method, path or body); use a new key for a new request';
+export const KEY_REUSED_DETAIL =
+  'this Idempotency-Key was already used for a different request (method, path or body); use a new key for a new request';
+export const INVALID_KEY_DETAIL = 'the Idempotency-Key header must be 1 to 255 printable ASCII characters (a UUID is a good key)';
 const KEY_BUSY_DETAIL = 'a request with this Idempotency-Key is in progress; retry later';
 
 type KeyedRequest = { key: string; credential: string; digest: BodyDigest; scope?: TransactionScope };
@@ -85,7 +87,7 @@ export function registerIdempotency(app: FastifyInstance, ctx: AppContext): void
 
 function checkedKey(header: string | string[]): string {
   if (Array.isArray(header)) throw new BadRequestError('send one Idempotency-Key header');
-  if (!KEY_PATTERN.test(header)) throw new BadRequestError('the Idempotency-Key header must be 1 to 255 printable ASCII characters (a UUID is a good key)');
+  if (!KEY_PATTERN.test(header)) throw new BadRequestError(INVALID_KEY_DETAIL);
   return header;
 }
 

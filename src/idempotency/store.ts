@@ -55,7 +55,14 @@ export async function findAnswer(db: Queryable, credential: string, keyHash: Buf
 }
 
 /** Stores the answer on the claimed row, in the create's transaction (committed with it). */
-export async function storeAnswer(tx: Queryable, credential: string, keyHash: Buffer, status: number, contentType: string, sealed: Buffer): Promise<void> {
+export async function storeAnswer(
+  tx: Queryable,
+  credential: string,
+  keyHash: Buffer,
+  status: number,
+  contentType: string,
+  sealed: Buffer,
+): Promise<void> {
   await tx.query('UPDATE idempotency_keys SET status = $3, content_type = $4, answer = $5 WHERE credential = $1 AND key_hash = $2', [
     credential,
     keyHash,
