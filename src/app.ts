@@ -19,6 +19,7 @@ import { registerSignalRoutes } from './signals/routes.js';
 import { registerDatasetRoutes } from './datasets/routes.js';
 import { registerEvaluationRoutes } from './evaluations/routes.js';
 import { registerModelPriceRoutes } from './model-prices/routes.js';
+import { registerIdempotency } from './idempotency/plugin.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
 
@@ -52,6 +53,8 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
  * session cookie (src/web/app-api.ts), so the browser calls the public API on its own origin.
  */
 export function registerPublicRoutes(api: FastifyInstance, ctx: AppContext): void {
+  // First: creates opt in by route config (docs/idempotency.md), in both mounts of these routes.
+  registerIdempotency(api, ctx);
   registerWorkspaceRoutes(api, ctx);
   registerProjectRoutes(api, ctx);
   registerApiKeyRoutes(api, ctx);

@@ -63,6 +63,7 @@ const envSchema = z.object({
   ALERT_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   ALERT_WEBHOOK_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(6),
   ALERT_WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(1).max(3_600_000).default(5_000),
+  IDEMPOTENCY_TEST_CRASH: z.enum(['before_commit', 'after_commit']).optional(),
 });
 
 export type Config = Readonly<{
@@ -106,6 +107,11 @@ export type Config = Readonly<{
    * out after `webhookTimeoutMs`; up to `webhookAttempts` attempts, `webhookBackoffMs` doubling between.
    */
   alerts: Readonly<{ webhookAllowPrivate: boolean; webhookTimeoutMs: number; webhookAttempts: number; webhookBackoffMs: number }>;
+  /**
+   * Tests only (test/faults/idempotency-crash.test.ts): the process SIGKILLs itself in a keyed create,
+   * right before or right after its commit, so a test can show what a retry finds. Unset in real use.
+   */
+  idempotencyTestCrash?: 'before_commit' | 'after_commit';
 }>;
 
 export class ConfigError extends Error {}
@@ -159,6 +165,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       webhookAttempts: e.ALERT_WEBHOOK_ATTEMPTS,
       webhookBackoffMs: e.ALERT_WEBHOOK_BACKOFF_MS,
     }),
+    idempotencyTestCrash: e.IDEMPOTENCY_TEST_CRASH,
   };
   return Object.freeze(config);
 }

@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { documentIdempotency } from './idempotency/openapi.js';
 
 /**
  * The OpenAPI 3.1 document of the public API, generated from the same zod schemas the routes validate
@@ -64,7 +65,8 @@ export function registerOpenApi(app: FastifyInstance, prefix: string): void {
       if (!input.url.startsWith(`${prefix}/`) || input.url === `${prefix}/openapi.json`) return { schema: { hide: true }, url: input.url };
       const out = jsonSchemaTransform({ ...input, schema: input.schema ?? {} });
       const schema = (out.schema ?? {}) as Record<string, unknown>;
-      return { ...out, schema: { ...schema, response: { ...(schema.response as object | undefined), ...ERROR_RESPONSES } } };
+      const documented = { ...schema, response: { ...(schema.response as object | undefined), ...ERROR_RESPONSES } };
+      return { ...out, schema: documentIdempotency(input.route.config, documented, DETAIL) };
     },
   });
   app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });

@@ -15,8 +15,8 @@ export function registerApiSecurityHeaders(app: FastifyInstance, config: Config)
   app.register(cors, {
     origin: (origin, callback) => callback(null, origin !== undefined && allowed.has(origin)),
     methods: ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE', 'OPTIONS'],
-    allowedHeaders: ['authorization', 'content-type', 'content-encoding'],
-    exposedHeaders: ['retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],
+    allowedHeaders: ['authorization', 'content-type', 'content-encoding', 'idempotency-key'],
+    exposedHeaders: ['retry-after', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'idempotent-replayed'],
     credentials: false,
     maxAge: 600,
   });

@@ -45,7 +45,7 @@ export function registerAlertRoutes(app: FastifyInstance, ctx: AppContext): void
   });
 
   // 201 like every other create of the catalog (dashboards, widgets, projects).
-  r.post('/alerts', { ...writer, schema: { body: CreateAlertBody, response: { 201: CreatedAlertAnswer } } }, async (request, reply) =>
+  r.post('/alerts', { ...writer, config: { idempotent: true }, schema: { body: CreateAlertBody, response: { 201: CreatedAlertAnswer } } }, async (request, reply) =>
     reply.status(201).send(await createAlert(ctx, userOf(request), request.body)),
   );
 

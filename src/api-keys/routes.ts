@@ -19,7 +19,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, ctx: AppContext): voi
   const r = typed(app);
   const user = { onRequest: authenticate(ctx, 'user') };
 
-  r.post('/projects/:project_id/api-keys', { ...user, schema: { params: ProjectParams, body: CreateKeyBody, response: { 201: ApiKeyCreatedAnswer } } }, async (request, reply) =>
+  r.post('/projects/:project_id/api-keys', { ...user, config: { idempotent: true }, schema: { params: ProjectParams, body: CreateKeyBody, response: { 201: ApiKeyCreatedAnswer } } }, async (request, reply) =>
     reply.status(201).send(await createApiKey(ctx, userOf(request), request.params.project_id, request.body)),
   );
 

@@ -62,7 +62,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: AppContext): 
     return getDashboard(ctx.pg.pool, scope.projectId, request.params.dashboard_id);
   });
 
-  r.post('/dashboards', { ...writer, schema: { body: CreateDashboardBody, response: { 201: DashboardDetailAnswer } } }, async (request, reply) =>
+  r.post('/dashboards', { ...writer, config: { idempotent: true }, schema: { body: CreateDashboardBody, response: { 201: DashboardDetailAnswer } } }, async (request, reply) =>
     reply.status(201).send(await createDashboard(ctx, userOf(request), request.body)),
   );
 
@@ -79,7 +79,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: AppContext): 
     return getWidget(ctx.pg.pool, scope.projectId, request.params.widget_id);
   });
 
-  r.post('/widgets', { ...writer, schema: { body: CreateWidgetBody, response: { 201: WidgetAnswer } } }, async (request, reply) =>
+  r.post('/widgets', { ...writer, config: { idempotent: true }, schema: { body: CreateWidgetBody, response: { 201: WidgetAnswer } } }, async (request, reply) =>
     reply.status(201).send(await createWidget(ctx, userOf(request), request.body)),
   );
 

@@ -47,7 +47,7 @@ export function registerDatasetRoutes(app: FastifyInstance, ctx: AppContext): vo
     return listDatasets(ctx.pg.pool, scope.projectId, request.query.limit, request.query.page);
   });
 
-  r.post('/datasets', { ...author, schema: { querystring: ProjectQuery, body: CreateBody, response: { 201: DatasetDetailAnswer } } }, async (request, reply) => {
+  r.post('/datasets', { ...author, config: { idempotent: true }, schema: { querystring: ProjectQuery, body: CreateBody, response: { 201: DatasetDetailAnswer } } }, async (request, reply) => {
     const scope = await project(request, request.body.project_id);
     return reply.status(201).send(await createDataset(ctx, scope.projectId, request.body));
   });
@@ -68,7 +68,7 @@ export function registerDatasetRoutes(app: FastifyInstance, ctx: AppContext): vo
     keepRawJson(child, keepsVersionValue, MAX_VERSION_BODY_BYTES);
     typed(child).post(
       '/datasets/:dataset_id/versions',
-      { ...author, bodyLimit: MAX_VERSION_BODY_BYTES, schema: { params: DatasetParams, querystring: ProjectQuery, body: VersionCreateBody, response: { 201: writtenAsText(DatasetVersionAnswer) } } },
+      { ...author, config: { idempotent: true }, bodyLimit: MAX_VERSION_BODY_BYTES, schema: { params: DatasetParams, querystring: ProjectQuery, body: VersionCreateBody, response: { 201: writtenAsText(DatasetVersionAnswer) } } },
       async (request, reply) => {
         // The count is the headline problem of an oversized request: said before any case is judged.
         if (request.body.test_cases.length > MAX_TEST_CASES_PER_VERSION) {

@@ -45,7 +45,7 @@ export function registerDetectorRoutes(app: FastifyInstance, ctx: AppContext): v
   });
 
   // 201 like every other create of the catalog (dashboards, widgets, alerts).
-  r.post('/detectors', { ...writer, schema: { body: CreateBody, response: { 201: DetectorAnswer } } }, async (request, reply) =>
+  r.post('/detectors', { ...writer, config: { idempotent: true }, schema: { body: CreateBody, response: { 201: DetectorAnswer } } }, async (request, reply) =>
     reply.status(201).send(await createDetector(ctx, userOf(request), request.body)),
   );
 

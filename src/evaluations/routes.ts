@@ -60,7 +60,7 @@ export function registerEvaluationRoutes(app: FastifyInstance, ctx: AppContext):
     return getEvaluation(ctx, scope.projectId, request.params.evaluation_id, request.query.limit, request.query.page);
   });
 
-  r.post('/evaluation-runs', { ...writer, schema: { querystring: ProjectQuery, body: CreateRunBody, response: { 201: RunSummaryAnswer } } }, async (request, reply) => {
+  r.post('/evaluation-runs', { ...writer, config: { idempotent: true }, schema: { querystring: ProjectQuery, body: CreateRunBody, response: { 201: RunSummaryAnswer } } }, async (request, reply) => {
     const scope = await project(request, request.body.project_id);
     return reply.status(201).send(await createRun(ctx, scope.projectId, request.body));
   });
@@ -70,7 +70,7 @@ export function registerEvaluationRoutes(app: FastifyInstance, ctx: AppContext):
     keepRawJson(child, keepsResultValue, MAX_VERSION_BODY_BYTES);
     typed(child).post(
       '/evaluation-runs/:run_id/results',
-      { ...writer, bodyLimit: MAX_VERSION_BODY_BYTES, schema: { params: RunParams, querystring: ProjectQuery, body: WriteResultsBody, response: { 200: ResultsWrittenAnswer } } },
+      { ...writer, config: { idempotent: true }, bodyLimit: MAX_VERSION_BODY_BYTES, schema: { params: RunParams, querystring: ProjectQuery, body: WriteResultsBody, response: { 200: ResultsWrittenAnswer } } },
       async (request) => {
         if (request.body.results.length > MAX_RESULTS_PER_REQUEST) {
           throw new PayloadTooLargeError(`at most ${MAX_RESULTS_PER_REQUEST} results per request; this request has ${request.body.results.length}`);
@@ -81,7 +81,7 @@ export function registerEvaluationRoutes(app: FastifyInstance, ctx: AppContext):
     );
   });
 
-  r.post('/evaluation-runs/:run_id/complete', { ...writer, schema: { params: RunParams, querystring: ProjectQuery, body: CompleteBody, response: { 200: RunSummaryAnswer } } }, async (request) => {
+  r.post('/evaluation-runs/:run_id/complete', { ...writer, config: { idempotent: true }, schema: { params: RunParams, querystring: ProjectQuery, body: CompleteBody, response: { 200: RunSummaryAnswer } } }, async (request) => {
     const scope = await project(request, request.body?.project_id);
     return completeRun(ctx, scope.projectId, request.params.run_id, request.body?.status);
   });

@@ -55,7 +55,7 @@ export function registerModelPriceRoutes(app: FastifyInstance, ctx: AppContext):
     return listModelPrices(ctx.pg.pool, scope.projectId, request.query.model);
   });
 
-  r.post('/model-prices', { ...writer, schema: { body: CreateBody, response: { 201: ModelPriceAnswer } } }, async (request, reply) =>
+  r.post('/model-prices', { ...writer, config: { idempotent: true }, schema: { body: CreateBody, response: { 201: ModelPriceAnswer } } }, async (request, reply) =>
     reply.status(201).send(await createOverride(ctx, userOf(request), request.body)),
   );
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import fs from 'node:fs';
 import type { Config } from '../config.js';
 import { serializeProtocolSequences } from './pglite-protocol.js';
+import { activeTransactionScope, nestedTransaction, routeQueriesThroughScope } from './transaction-scope.js';
 
 export type PostgresStore = {
   pool: pg.Pool;
@@ -40,6 +41,8 @@ export async function openPostgres(config: Config, options: { dataDir?: string; 
 }
 
 function wrap(pool: pg.Pool, embedded: boolean, close: () => Promise<void>): PostgresStore {
+  // Inside an idempotent create's transaction, the pool's queries join it (transaction-scope.ts).
+  routeQueriesThroughScope(pool);
   return {
     pool,
     embedded,
@@ -75,8 +78,13 @@ export async function startEmbeddedPostgres(dir: string): Promise<EmbeddedPostgr
   };
 }
 
-/** Runs `fn` in a transaction on one client; rolls back on any error. */
+/**
+ * Runs `fn` in a transaction on one client; rolls back on any error. Inside a transaction scope
+ * (an idempotent create, transaction-scope.ts) it is a savepoint of the scope's transaction.
+ */
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const scope = activeTransactionScope();
+  if (scope) return nestedTransaction(scope, fn);
   const client = await pool.connect();
   try {
     await client.query('BEGIN');

@@ -18,7 +18,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: AppContext): 
 
   r.get('/workspaces', { ...user, schema: { response: { 200: WorkspaceListAnswer } } }, async (request) => listWorkspaces(ctx, userOf(request)));
 
-  r.post('/workspaces', { ...user, schema: { body: z.object({ name: z.string().trim().min(1).max(200) }), response: { 201: WorkspaceAnswer } } }, async (request, reply) =>
+  r.post('/workspaces', { ...user, config: { idempotent: true }, schema: { body: z.object({ name: z.string().trim().min(1).max(200) }), response: { 201: WorkspaceAnswer } } }, async (request, reply) =>
     reply.status(201).send(await createWorkspace(ctx, userOf(request), request.body.name)),
   );
 
@@ -34,7 +34,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: AppContext): 
 
   r.post(
     '/workspaces/:workspace_id/members',
-    { ...user, schema: { params: WorkspaceParams, body: z.object({ email: z.string().trim().min(1).max(320), role }), response: { 201: MemberAnswer } } },
+    { ...user, config: { idempotent: true }, schema: { params: WorkspaceParams, body: z.object({ email: z.string().trim().min(1).max(320), role }), response: { 201: MemberAnswer } } },
     async (request, reply) => reply.status(201).send(await addMember(ctx, userOf(request), request.params.workspace_id, request.body)),
   );
 
