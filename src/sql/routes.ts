@@ -6,6 +6,7 @@ import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { sqlSchema } from './contract.js';
 import { runSql } from './service.js';
+import { sqlOwner } from './owner.js';
 import { SqlAnswer, SqlSchemaAnswer } from './answers.js';
 
 const ProjectQuery = z.object({ project_id: z.string().optional() });
@@ -23,7 +24,8 @@ export function registerSqlRoutes(app: FastifyInstance, ctx: AppContext): void {
   });
 
   r.post('/sql', { ...reader, schema: { querystring: ProjectQuery, body: SqlBody, response: { 200: SqlAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.body.project_id ?? request.query.project_id);
-    return runSql(ctx, scope.projectId, request.body.query);
+    const principal = principalOf(request);
+    const scope = await resolveReadProject(ctx, principal, request.body.project_id ?? request.query.project_id);
+    return runSql(ctx, await sqlOwner(ctx, principal, scope), request.body.query);
   });
 }
