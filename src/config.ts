@@ -89,7 +89,7 @@ export type Config = Readonly<{
    * `timeLimitSeconds`: a query's deadline, enforced by the application too (src/sql/deadline.ts).
    */
   sql: Readonly<{ sessions: number; perProject: number; queuePerProject: number; perWorkspace: number; perUser: number; timeLimitSeconds: number }>;
-  /** METRICS_TOKEN: when set, `/metrics` answers only `Authorization: Bearer <token>` (docs/operations.md). */
+  /** METRICS_TOKEN: when set, `/metrics` answers only `Authorization: Bearer <token>` (docs/limits.md). */
   metricsToken?: string;
   /** Origins besides WEB_URL's whose pages may call the API from a browser (CORS_ORIGINS, comma-separated). */
   corsOrigins: readonly string[];
