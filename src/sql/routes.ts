@@ -7,7 +7,7 @@ import { resolveReadProject } from '../auth/access.js';
 import { sqlSchema } from './contract.js';
 import { runSql } from './service.js';
 import { sqlOwner } from './owner.js';
-import { SqlAnswer, SqlSchemaAnswer } from './answers.js';
+import { SqlAnswer, SqlBusyAnswer, SqlFailedAnswer, SqlSchemaAnswer } from './answers.js';
 
 const ProjectQuery = z.object({ project_id: z.string().optional() });
 // Longer than MAX_QUERY_LENGTH is the guard's refusal (400), not a validation error.
@@ -23,7 +23,7 @@ export function registerSqlRoutes(app: FastifyInstance, ctx: AppContext): void {
     return sqlSchema();
   });
 
-  r.post('/sql', { ...reader, schema: { querystring: ProjectQuery, body: SqlBody, response: { 200: SqlAnswer } } }, async (request) => {
+  r.post('/sql', { ...reader, schema: { querystring: ProjectQuery, body: SqlBody, response: { 200: SqlAnswer, 400: SqlFailedAnswer, 429: SqlBusyAnswer } } }, async (request) => {
     const principal = principalOf(request);
     const scope = await resolveReadProject(ctx, principal, request.body.project_id ?? request.query.project_id);
     return runSql(ctx, await sqlOwner(ctx, principal, scope), request.body.query);
