@@ -3,6 +3,7 @@ import { sqlScheduler } from '../../src/sql/service.js';
 import { call, createApiKey, createProject, projectWithKey, PUBLIC, signUp, useHarness, type Harness } from '../support/harness.js';
 import { memberWithRole } from '../support/accounts.js';
 import { waitUntil } from '../support/wait.js';
+import { tick } from '../signals/support.js';
 
 /**
  * Issue 20, finding 2: public SQL has a real deadline and a share per user and workspace.
@@ -109,5 +110,22 @@ describe('public SQL deadline and shares (issue 20)', () => {
     expect(scheduler.runningFor('workspace', admin.workspace.id)).toBe(2);
     for (const res of await Promise.all(runs)) expect([400, 429], res.body).toContain(res.statusCode);
     await waitUntil(() => scheduler.runningFor('workspace', admin.workspace.id) === 0, 'the engine done with every query', 150_000);
+  });
+
+  it("a sql detector's run keeps the same deadline and counts against its creator's and workspace's share", { timeout: 180_000 }, async () => {
+    const { owner, project } = await projectWithKey(h(), 'detecting');
+    const created = await call(h().api, {
+      method: 'POST', url: `${PUBLIC}/detectors`, token: owner.token,
+      payload: { project_id: project.id, name: 'one block', type: 'sql', config: { query: `SELECT toString(n) AS trace_id FROM (${ONE_BLOCK}) AS q`, interval_minutes: 1 } },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const scheduler = sqlScheduler(h().ctx);
+    await tick(h(), project.id);
+    // The pass has its answer (the time limit) while the engine still holds the detector's query.
+    expect(scheduler.runningFor('user', owner.user.id)).toBe(1);
+    expect(scheduler.runningFor('workspace', owner.workspace.id)).toBe(1);
+    const { rows } = await h().ctx.pg.pool.query('SELECT last_error FROM detectors WHERE id = $1', [created.json().id]);
+    expect(rows[0].last_error).toMatch(/time limit of 1 s/);
+    await waitUntil(() => scheduler.runningFor('user', owner.user.id) === 0, 'the engine done with the query', 150_000);
   });
 });
