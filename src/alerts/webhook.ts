@@ -130,13 +130,14 @@ const REFUSED_RESOLVED = 'the webhook host name resolves to a loopback or privat
 function failureWording(e: Error): string {
   if (e instanceof RefusedAddressError || e instanceof DeadlineError) return e.message;
   const code = String((e as { code?: unknown }).code ?? '');
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NODATA' || code === 'EAI_NONAME') return 'the webhook host name could not be resolved';
+  if (['ENOTFOUND', 'EAI_AGAIN', 'EAI_NODATA', 'EAI_NONAME'].includes(code)) return 'the webhook host name could not be resolved';
   if (code === 'ECONNREFUSED') return 'the webhook host refused the connection';
   if (code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT') return 'the connection to the webhook host timed out';
   if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EHOSTDOWN' || code === 'ENETDOWN') return 'the webhook host is unreachable';
   if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNABORTED') return 'the connection was closed before an answer';
-  if (/CERT|SSL|TLS|SELF_SIGNED|ALTNAME|UNABLE_TO_(GET|VERIFY)/.test(code) || /certificate|TLS|SSL/i.test(e.message)) return 'the TLS handshake with the webhook host failed';
-  if (code === 'HPE_INVALID_CONSTANT' || code.startsWith('HPE_')) return 'the webhook host did not answer in HTTP';
+  const tls = /CERT|SSL|TLS|SELF_SIGNED|ALTNAME|UNABLE_TO_(GET|VERIFY)/.test(code) || /certificate|TLS|SSL/i.test(e.message);
+  if (tls) return 'the TLS handshake with the webhook host failed';
+  if (code.startsWith('HPE_')) return 'the webhook host did not answer in HTTP';
   return 'the request to the webhook host failed';
 }
 

@@ -23,7 +23,8 @@ export function registerSqlRoutes(app: FastifyInstance, ctx: AppContext): void {
     return sqlSchema();
   });
 
-  r.post('/sql', { ...reader, schema: { querystring: ProjectQuery, body: SqlBody, response: { 200: SqlAnswer, 400: SqlFailedAnswer, 429: SqlBusyAnswer } } }, async (request) => {
+  const answers = { 200: SqlAnswer, 400: SqlFailedAnswer, 429: SqlBusyAnswer };
+  r.post('/sql', { ...reader, schema: { querystring: ProjectQuery, body: SqlBody, response: answers } }, async (request) => {
     const principal = principalOf(request);
     const scope = await resolveReadProject(ctx, principal, request.body.project_id ?? request.query.project_id);
     return runSql(ctx, await sqlOwner(ctx, principal, scope), request.body.query);
