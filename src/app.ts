@@ -40,7 +40,7 @@ export function langfuseOtlpAlias(url: string): string {
 export function buildApiApp(ctx: AppContext): FastifyInstance {
   const app = createServer({ logLevel: ctx.config.logLevel, trustProxy: ctx.config.trustProxy, rewriteUrl: langfuseOtlpAlias });
   registerHealthRoutes(app, ctx);
-  registerMetrics(app, 'api');
+  registerMetrics(app, 'api', ctx.config.metricsToken);
   registerApiSecurityHeaders(app, ctx.config);
   registerOpenApi(app, PUBLIC_PREFIX);
   registerRateLimits(app, ctx.config);

@@ -50,6 +50,10 @@ const envSchema = z.object({
   SQL_SESSIONS: z.coerce.number().int().min(1).max(32).default(3),
   SQL_MAX_CONCURRENT_PER_PROJECT: z.coerce.number().int().min(1).max(32).default(2),
   SQL_QUEUE_PER_PROJECT: z.coerce.number().int().min(0).max(1000).default(4),
+  SQL_MAX_CONCURRENT_PER_WORKSPACE: z.coerce.number().int().min(1).max(32).default(2),
+  SQL_MAX_CONCURRENT_PER_USER: z.coerce.number().int().min(1).max(32).default(2),
+  SQL_TIME_LIMIT_SECONDS: z.coerce.number().int().min(1).max(300).default(10),
+  METRICS_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, 'METRICS_TOKEN must be at least 16 characters'),
   CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('sightline'),
   DATABASE_URL: optionalString,
   REDIS_URL: optionalString,
@@ -81,9 +85,13 @@ export type Config = Readonly<{
   clickhouse: Readonly<{ url?: string; user?: string; password?: string; database: string; sqlUser?: string; sqlPassword?: string; cluster?: string }>;
   /**
    * Public SQL's share of the engine (src/sql/scheduler.ts): `sessions` embedded engine sessions run
-   * side by side; a project runs at most `perProject` queries at once, `queuePerProject` more wait.
+   * side by side; a project runs at most `perProject` queries at once, `queuePerProject` more wait;
+   * a workspace at most `perWorkspace`, a user (or the user who made the key or detector) `perUser`.
+   * `timeLimitSeconds`: a query's deadline, enforced by the application too (src/sql/deadline.ts).
    */
-  sql: Readonly<{ sessions: number; perProject: number; queuePerProject: number }>;
+  sql: Readonly<{ sessions: number; perProject: number; queuePerProject: number; perWorkspace: number; perUser: number; timeLimitSeconds: number }>;
+  /** METRICS_TOKEN: when set, `/metrics` answers only `Authorization: Bearer <token>` (docs/limits.md). */
+  metricsToken?: string;
   /** Origins besides WEB_URL's whose pages may call the API from a browser (CORS_ORIGINS, comma-separated). */
   corsOrigins: readonly string[];
   /**
@@ -150,7 +158,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       loginPerMinute: e.RATE_LIMIT_LOGIN_PER_MINUTE,
       signupPerMinute: e.RATE_LIMIT_SIGNUP_PER_MINUTE,
     }),
-    sql: Object.freeze({ sessions: e.SQL_SESSIONS, perProject: e.SQL_MAX_CONCURRENT_PER_PROJECT, queuePerProject: e.SQL_QUEUE_PER_PROJECT }),
+    sql: Object.freeze({
+      sessions: e.SQL_SESSIONS, perProject: e.SQL_MAX_CONCURRENT_PER_PROJECT, queuePerProject: e.SQL_QUEUE_PER_PROJECT,
+      perWorkspace: e.SQL_MAX_CONCURRENT_PER_WORKSPACE, perUser: e.SQL_MAX_CONCURRENT_PER_USER, timeLimitSeconds: e.SQL_TIME_LIMIT_SECONDS,
+    }),
+    metricsToken: e.METRICS_TOKEN,
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
     queuePrefix: e.QUEUE_PREFIX,

@@ -3,6 +3,7 @@ import { AppError } from '../errors.js';
 import type { SqlConfig } from '../detectors/config.js';
 import { columnProblem } from '../detectors/sql-columns.js';
 import { runSql } from '../sql/service.js';
+import { detectorOwner } from '../sql/owner.js';
 import { commitPass, type CommitOutcome, type NewFinding } from './commit.js';
 import { knownFindingsQuery } from './detection-queries.js';
 import { findingId, sqlGroup, sqlSummary } from './groups.js';
@@ -25,7 +26,8 @@ export async function runSqlDetector(ctx: AppContext, d: DetectorState, faults: 
   const config = d.config as SqlConfig;
   let answer;
   try {
-    answer = await runSql(ctx, d.project_id, config.query);
+    // The same budget as POST /sql: the deadline, and the project's, workspace's and creator's share.
+    answer = await runSql(ctx, await detectorOwner(ctx, d.id, d.project_id), config.query);
   } catch (error) {
     // A refused or failing query is the detector's problem to report (a 4xx to POST /sql); anything
     // else (the engine unreachable, busy) is retried at the next tick.

@@ -14,3 +14,18 @@ export const SqlAnswer = z.object({
   truncated: z.boolean().describe('true when rows past the limit were left out'),
   elapsed_ms: z.number(),
 });
+
+/** The error answers of POST /sql that callers act on (docs/sql.md, "Limits", "Deadline", "Per-row cost"). */
+export const SqlFailedAnswer = z
+  .object({ detail: z.string() })
+  .describe(
+    'The query was refused by the guard (a construct, or a per-row cost rule: string distances, computed needles or LIKE patterns, ' +
+      'amplifier sizes over their cap), failed, or hit a limit. At the time limit (SQL_TIME_LIMIT_SECONDS, 10 s) the answer comes at ' +
+      'the limit, "query exceeded the time limit of 10 s; …", and the query is killed; it keeps its share until the engine stopped it.',
+  );
+export const SqlBusyAnswer = z
+  .object({ detail: z.string() })
+  .describe(
+    "The project's, workspace's or user's share of the SQL engine is taken and the queue is full, or no session freed within 15 s. " +
+      'Comes with Retry-After.',
+  );

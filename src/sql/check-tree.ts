@@ -1,4 +1,5 @@
 import { CONTRACT_TABLES, type ContractTable } from './contract.js';
+import { checkCallCost, checkPatternCost } from './costs.js';
 import { isAllowedFunction, PARAMETRIC_AGGREGATES } from './functions.js';
 import { PARAMETRIC_PREFIX, SqlRefused, type Parametric } from './lexer.js';
 import { present, shape, type Node, type NodeKind, type ShapeAudit } from './node-shapes.js';
@@ -271,6 +272,7 @@ function checkExpr(raw: unknown, scope: Scope, walk: Walk): void {
       if (typeof e.operator !== 'string' || !BINARY_OPERATORS.has(op)) throw new SqlRefused(`operator ${String(e.operator)} is not allowed`);
       expr(e.left);
       const right = e.right as Node | null;
+      checkPatternCost(op, right);
       if (op === 'IN' || op === 'NOT IN') {
         // ClickHouse reads `x IN name`, `x IN (name)` and `x IN (db.name)` as a table: IN takes a list
         // of values or a subquery, never a bare name.
@@ -356,12 +358,17 @@ function checkFunction(e: Node, expr: (x: unknown) => void, walk: Walk): void {
     const p = walk.parametric[Number(name.slice(PARAMETRIC_PREFIX.length))];
     if (!p || !PARAMETRIC_AGGREGATES.has(p.name.toLowerCase())) throw new SqlRefused(`function ${p?.name ?? name} does not take parameters`);
   } else if (!isAllowedFunction(name)) {
+    checkCallCost(name, []);
     throw new SqlRefused(`function ${name} is not allowed`);
   }
   if (e.args != null) {
     const args = node(e.args, 'exprList', walk);
     if (args.type !== 'expr_list') throw new SqlRefused(`unsupported arguments of ${name}`);
-    for (const v of list(args.value, 'arguments')) expr(v);
+    const values = list(args.value, 'arguments');
+    if (!name.startsWith(PARAMETRIC_PREFIX)) checkCallCost(name, values);
+    for (const v of values) expr(v);
+  } else if (!name.startsWith(PARAMETRIC_PREFIX)) {
+    checkCallCost(name, []);
   }
   if (e.over != null) checkOver(e.over, expr, walk);
 }

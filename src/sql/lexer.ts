@@ -10,6 +10,7 @@
  *   parameters), `::` casts, `->` lambdas and non-ASCII characters outside string literals are refused;
  * - quoted identifiers may only hold plain identifier characters; backquotes become double quotes;
  * - a single trailing `;` is dropped, any other `;` is a second statement and refused;
+ * - negative integers beyond 2^53 become `-(digits)`, which the parser keeps exact (`exactNegative`);
  * - `OVER ()` becomes `OVER (PARTITION BY tuple())`, the same window in a form the parser reads;
  * - `[1, 2]` array literals and `CAST(x AS T)` are refused with the spelling that works (array(...),
  *   toUInt32(x)): the parser can't read them;
@@ -82,6 +83,12 @@ export function lex(sql: string): Lexed {
     if (c === '{' || c === '}') throw new SqlRefused('query parameters ({...}) are not allowed');
     if (c === ':' && next === ':') throw new SqlRefused("'::' casts are not allowed; use conversion functions such as toFloat64(x) or toString(x)");
     if (c === '-' && next === '>') throw new SqlRefused("lambda functions ('->') are not allowed");
+    const negative = c === '-' ? exactNegative(sql.slice(i, i + 32), out) : null;
+    if (negative) {
+      out += negative.text;
+      i += negative.length;
+      continue;
+    }
     if (c === '[') {
       // Element access (m['k'], a[1]) follows a name or a closing bracket; anything else is a literal.
       const before = out.trimEnd();
@@ -133,6 +140,20 @@ export function lex(sql: string): Lexed {
     i++;
   }
   return { text: out, parametric };
+}
+
+/**
+ * The parser reads `-9007199254740993` as a JavaScript number and prints `-9007199254740992`
+ * (docs/sql.md promises no lost digits); `-(9007199254740993)` it keeps as digits, and ClickHouse
+ * negates the UInt64 into the same Int64. Only integers beyond 2^53 and within Int64 change; a
+ * `-` after a number's exponent (`1e-…`) is left alone.
+ */
+function exactNegative(ahead: string, before: string): { text: string; length: number } | null {
+  const m = /^-(\d{16,19})(?![\w.])/.exec(ahead);
+  if (!m || /\d[eE]$/.test(before)) return null;
+  const digits = BigInt(m[1]!);
+  if (digits <= BigInt(Number.MAX_SAFE_INTEGER) || digits > 2n ** 63n) return null;
+  return { text: `-(${m[1]!})`, length: m[0].length };
 }
 
 /**

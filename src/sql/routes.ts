@@ -6,7 +6,8 @@ import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { sqlSchema } from './contract.js';
 import { runSql } from './service.js';
-import { SqlAnswer, SqlSchemaAnswer } from './answers.js';
+import { sqlOwner } from './owner.js';
+import { SqlAnswer, SqlBusyAnswer, SqlFailedAnswer, SqlSchemaAnswer } from './answers.js';
 
 const ProjectQuery = z.object({ project_id: z.string().optional() });
 // Longer than MAX_QUERY_LENGTH is the guard's refusal (400), not a validation error.
@@ -22,8 +23,10 @@ export function registerSqlRoutes(app: FastifyInstance, ctx: AppContext): void {
     return sqlSchema();
   });
 
-  r.post('/sql', { ...reader, schema: { querystring: ProjectQuery, body: SqlBody, response: { 200: SqlAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.body.project_id ?? request.query.project_id);
-    return runSql(ctx, scope.projectId, request.body.query);
+  const answers = { 200: SqlAnswer, 400: SqlFailedAnswer, 429: SqlBusyAnswer };
+  r.post('/sql', { ...reader, schema: { querystring: ProjectQuery, body: SqlBody, response: answers } }, async (request) => {
+    const principal = principalOf(request);
+    const scope = await resolveReadProject(ctx, principal, request.body.project_id ?? request.query.project_id);
+    return runSql(ctx, await sqlOwner(ctx, principal, scope), request.body.query);
   });
 }

@@ -6,7 +6,8 @@ import { PROJECT_PARAM } from './contract.js';
 import { projectLiteral, tableFilters } from './engine-scope.js';
 import { guardSql, RESULT_ROW_LIMIT } from './guard.js';
 import { SqlRefused } from './lexer.js';
-import { SqlScheduler } from './scheduler.js';
+import { DeadlineExceeded, killTagged, queryTag, withDeadline } from './deadline.js';
+import { SqlScheduler, type SqlOwner } from './scheduler.js';
 
 /**
  * `POST /sql` (docs/sql.md): guard, run read-only with limits on a fairly shared engine session,
@@ -28,20 +29,30 @@ export const SQL_LIMITS = {
   maxAnswerChars: 64 * 1024 * 1024,
   /** How long a query may wait for an engine session before it is told to retry (429). */
   maxWaitMs: 15_000,
+  /** Rows per block (see SETTINGS). */
+  maxBlockRows: 8192,
 } as const;
 
+/**
+ * `max_block_size` and `max_joined_block_size_rows` keep blocks small (the engine's default is 65,409
+ * rows): the engine checks the time limit, and honours KILL QUERY, only between blocks (deadline.ts).
+ */
 const SETTINGS = [
-  `max_execution_time = ${SQL_LIMITS.maxExecutionSeconds}`,
   "timeout_overflow_mode = 'throw'",
   `max_memory_usage = ${SQL_LIMITS.maxMemoryBytes}`,
   `max_rows_to_read = ${SQL_LIMITS.maxRowsToRead}`,
   `max_result_bytes = ${SQL_LIMITS.maxResultBytes}`,
   "result_overflow_mode = 'throw'",
+  `max_block_size = ${SQL_LIMITS.maxBlockRows}`,
+  `max_joined_block_size_rows = ${SQL_LIMITS.maxBlockRows}`,
   "union_default_mode = 'DISTINCT'",
   'output_format_json_quote_64bit_integers = 1',
   'do_not_merge_across_partitions_select_final = 1',
   'readonly = 1',
 ].join(', ');
+
+/** Per run: the time limit (SQL_TIME_LIMIT_SECONDS) and the tag KILL QUERY finds it by (deadline.ts). */
+export type RunSettings = { timeLimitSeconds: number; tag?: string };
 
 export type SqlAnswer = {
   columns: { name: string; type: string }[];
@@ -56,30 +67,49 @@ export type SqlAnswer = {
  * parameters runs side by side with others on the embedded engine), one more row than the limit
  * (which tells us it was cut), the limits, and the engine's table filters for this project.
  */
-export function executableSql(guarded: string, projectId: string, scope: { filters: string; rowPolicySetting: boolean }): string {
+export function executableSql(
+  guarded: string,
+  projectId: string,
+  scope: { filters: string; rowPolicySetting: boolean },
+  run: RunSettings = { timeLimitSeconds: SQL_LIMITS.maxExecutionSeconds },
+): string {
   const project = projectLiteral(projectId);
   const sql = guarded.replaceAll(PROJECT_PLACEHOLDER, project);
   // The scope settings come before `readonly = 1`, which would refuse any setting after it.
   const policy = scope.rowPolicySetting ? `SQL_sightline_project = ${project}, ` : '';
-  return `SELECT * FROM (\n${sql}\n)\nLIMIT ${RESULT_ROW_LIMIT + 1}\nSETTINGS additional_table_filters = ${scope.filters}, ${policy}${SETTINGS}`;
+  if (!Number.isInteger(run.timeLimitSeconds) || run.timeLimitSeconds < 1) throw new Error('unexpected time limit');
+  if (run.tag !== undefined && !/^[\w-]+$/.test(run.tag)) throw new Error('unexpected query tag');
+  const tag = run.tag === undefined ? '' : `log_comment = '${run.tag}', `;
+  const limits = `max_execution_time = ${run.timeLimitSeconds}, ${tag}`;
+  return `SELECT * FROM (\n${sql}\n)\nLIMIT ${RESULT_ROW_LIMIT + 1}\nSETTINGS additional_table_filters = ${scope.filters}, ${policy}${limits}${SETTINGS}`;
 }
 
 const PROJECT_PLACEHOLDER = `{${PROJECT_PARAM}:String}`;
 
 const schedulers = new WeakMap<ClickHouseStore, SqlScheduler<ClickHouseClient>>();
 
-/** Public SQL's sessions, shared fairly between projects (scheduler.ts); one per store. */
+/** Public SQL's sessions, shared fairly between projects, workspaces and users (scheduler.ts); one per store. */
 export function sqlScheduler(ctx: AppContext): SqlScheduler<ClickHouseClient> {
   let scheduler = schedulers.get(ctx.ch);
   if (!scheduler) {
-    const { perProject, queuePerProject } = ctx.config.sql;
-    scheduler = new SqlScheduler(ctx.ch.sqlClients, { perProject, queuePerProject, maxWaitMs: SQL_LIMITS.maxWaitMs });
+    const { perProject, queuePerProject, perWorkspace, perUser } = ctx.config.sql;
+    scheduler = new SqlScheduler(ctx.ch.sqlClients, { perProject, queuePerProject, perWorkspace, perUser, maxWaitMs: SQL_LIMITS.maxWaitMs });
     schedulers.set(ctx.ch, scheduler);
   }
   return scheduler;
 }
 
-export async function runSql(ctx: AppContext, projectId: string, query: string): Promise<SqlAnswer> {
+/** The time limit callers are told about (SQL_TIME_LIMIT_SECONDS, 10 s unless configured). */
+export function timeLimitSeconds(ctx: AppContext): number {
+  return ctx.config.sql.timeLimitSeconds ?? SQL_LIMITS.maxExecutionSeconds;
+}
+
+/**
+ * Runs a caller's query: guarded, scoped, on a session of the owner's share, answered by its deadline.
+ * `owner` is the project alone, or the project with its workspace and user (scheduler.ts).
+ */
+export async function runSql(ctx: AppContext, owner: string | SqlOwner, query: string): Promise<SqlAnswer> {
+  const projectId = typeof owner === 'string' ? owner : owner.projectId;
   let guarded: string;
   try {
     guarded = guardSql(query, ctx.ch.database).sql;
@@ -87,18 +117,27 @@ export async function runSql(ctx: AppContext, projectId: string, query: string):
     if (error instanceof SqlRefused) throw new BadRequestError(`query refused: ${error.detail}`);
     throw error;
   }
-  const executable = executableSql(guarded, projectId, { filters: await tableFilters(ctx.ch, projectId), rowPolicySetting: ctx.ch.sqlRowPolicies });
+  const limit = timeLimitSeconds(ctx);
+  const tag = queryTag();
+  const scope = { filters: await tableFilters(ctx.ch, projectId), rowPolicySetting: ctx.ch.sqlRowPolicies };
+  const executable = executableSql(guarded, projectId, scope, { timeLimitSeconds: limit, tag });
   let started = 0;
   let text: string;
   try {
-    text = await sqlScheduler(ctx).run(projectId, async (client) => {
-      started = performance.now();
-      return readCapped(client, `${executable}\nFORMAT JSONCompact`, SQL_LIMITS.maxAnswerChars);
+    const lease = await sqlScheduler(ctx).lease(owner);
+    started = performance.now();
+    const running = readCapped(lease.session, `${executable}\nFORMAT JSONCompact`, SQL_LIMITS.maxAnswerChars);
+    // The share is given back when the engine is done with the query, not when the caller was answered.
+    running.then(lease.release, lease.release);
+    text = await withDeadline(running, limit * 1000, () => {
+      // A failed kill leaves the engine's own max_execution_time, checked at the same next block.
+      killTagged(ctx.ch, tag).catch(() => {});
     });
   } catch (error) {
+    if (error instanceof DeadlineExceeded) throw new BadRequestError(timeLimitDetail(limit));
     // Our own trouble is not the caller's mistake: an unreachable engine is a 503 (errors.ts), not a 400.
     if (error instanceof TooManyRequestsError || error instanceof BadRequestError || isStoreUnreachable(error)) throw error;
-    throw new BadRequestError(queryFailure(error, ctx.ch.database));
+    throw new BadRequestError(queryFailure(error, ctx.ch.database, limit));
   }
   const elapsed = performance.now() - started;
   const body = JSON.parse(text) as { meta: { name: string; type: string }[]; data: unknown[][] };
@@ -131,6 +170,10 @@ async function readCapped(client: ClickHouseClient, query: string, maxBytes: num
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+function timeLimitDetail(limitSeconds: number): string {
+  return `query exceeded the time limit of ${limitSeconds} s; narrow the time range or aggregate more`;
 }
 
 type Convert = (value: unknown) => unknown;
@@ -171,10 +214,11 @@ function unwrap(type: string): string {
  * A ClickHouse error as a caller-facing 400 detail: limits get advice; other messages are cut before
  * the engine quotes the rewritten query and scrubbed of internal names and paths.
  */
-export function queryFailure(error: unknown, db: string): string {
+export function queryFailure(error: unknown, db: string, limitSeconds: number = SQL_LIMITS.maxExecutionSeconds): string {
   const e = error as { code?: unknown; type?: unknown; message?: unknown };
   const code = Number(e.code);
-  if (code === 159) return `query exceeded the time limit of ${SQL_LIMITS.maxExecutionSeconds} s; narrow the time range or aggregate more`;
+  // 394: cancelled, which only our own KILL QUERY at the deadline does.
+  if (code === 159 || code === 394) return timeLimitDetail(limitSeconds);
   if (code === 241) return 'query exceeded the memory limit; narrow the time range, aggregate more or select fewer columns';
   if (code === 158 || code === 307) return 'query reads too much data; narrow the time range or add filters';
   if (code === 396) return `query answer is larger than ${SQL_LIMITS.maxResultBytes / 1024 / 1024} MiB; select fewer columns or rows, or aggregate more`;

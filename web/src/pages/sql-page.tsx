@@ -5,6 +5,7 @@ import { useProject } from '../project';
 import { fmtCell, fmtInt, fmtMs } from '../format';
 import { Empty, ErrorBox, Loading, useTitle } from '../components/ui';
 import type { SqlResult, SqlSchema } from '../types';
+import { toCsv } from '../csv';
 
 const EXAMPLE = `SELECT model_name, count() AS calls, round(sum(cost), 4) AS cost
 FROM spans
@@ -12,17 +13,6 @@ WHERE start_time >= now() - INTERVAL 1 DAY AND model_name != ''
 GROUP BY model_name
 ORDER BY calls DESC
 LIMIT 20`;
-
-function csvCell(v: unknown): string {
-  const s = v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v);
-  return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
-
-export function toCsv(result: SqlResult): string {
-  const lines = [result.columns.map((c) => csvCell(c.name)).join(',')];
-  for (const row of result.rows) lines.push(row.map(csvCell).join(','));
-  return lines.join('\r\n') + '\r\n';
-}
 
 function download(name: string, text: string) {
   const url = URL.createObjectURL(new Blob([text], { type: 'text/csv;charset=utf-8' }));
