@@ -25,7 +25,7 @@ export const PUBLIC_PREFIX = '/api/v1/public';
 export function buildApiApp(ctx: AppContext): FastifyInstance {
   const app = createServer({ logLevel: ctx.config.logLevel, trustProxy: ctx.config.trustProxy });
   registerHealthRoutes(app, ctx);
-  registerMetrics(app, 'api');
+  registerMetrics(app, 'api', ctx.spanWriter);
   registerApiSecurityHeaders(app, ctx.config);
   registerOpenApi(app, PUBLIC_PREFIX);
   registerRateLimits(app, ctx.config);

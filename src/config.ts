@@ -63,6 +63,9 @@ const envSchema = z.object({
   ALERT_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   ALERT_WEBHOOK_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(6),
   ALERT_WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(1).max(3_600_000).default(5_000),
+  INGEST_QUEUE_MAX_SPANS: z.coerce.number().int().min(1).default(30_000),
+  INGEST_QUEUE_MAX_BYTES: z.coerce.number().int().min(1).default(32 * 1024 * 1024),
+  STOP_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(9_000),
 });
 
 export type Config = Readonly<{
@@ -106,6 +109,13 @@ export type Config = Readonly<{
    * out after `webhookTimeoutMs`; up to `webhookAttempts` attempts, `webhookBackoffMs` doubling between.
    */
   alerts: Readonly<{ webhookAllowPrivate: boolean; webhookTimeoutMs: number; webhookAttempts: number; webhookBackoffMs: number }>;
+  /**
+   * The span writer's queue bounds (docs/operations.md, "Overload"): spans waiting to be stored and
+   * body bytes of ingest requests in progress; past either, ingest answers 429 with Retry-After.
+   */
+  ingest: Readonly<{ queueMaxSpans: number; queueMaxBytes: number }>;
+  /** How long a stop (SIGTERM/SIGINT) may take before the process exits anyway, non-zero (docs/operations.md). */
+  stopTimeoutMs: number;
 }>;
 
 export class ConfigError extends Error {}
@@ -159,6 +169,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       webhookAttempts: e.ALERT_WEBHOOK_ATTEMPTS,
       webhookBackoffMs: e.ALERT_WEBHOOK_BACKOFF_MS,
     }),
+    ingest: Object.freeze({ queueMaxSpans: e.INGEST_QUEUE_MAX_SPANS, queueMaxBytes: e.INGEST_QUEUE_MAX_BYTES }),
+    stopTimeoutMs: e.STOP_TIMEOUT_MS,
   };
   return Object.freeze(config);
 }

@@ -7,6 +7,7 @@ import { DEMO_TRACES, seedDemoAccount, seedDemoTraces } from './demo/seed.js';
 import { startWorkers } from '../workers/index.js';
 import { createServer } from './http.js';
 import { registerHealthRoutes } from './health/routes.js';
+import { HttpDrain, stopOnSignals } from './shutdown.js';
 
 /**
  * `npm start` runs api, web and worker in one process (the embedded stores allow one process per
@@ -21,28 +22,31 @@ async function main(): Promise<void> {
   if (!parts) throw new ConfigError(`unknown mode '${mode}'; use one of ${Object.keys(PARTS).join(', ')}`);
   const config = loadConfig();
   const runtime = await openRuntime(config);
-  const servers: FastifyInstance[] = [];
+  const drains: HttpDrain[] = [];
   const workers = parts.includes('worker') ? startWorkers(runtime) : [];
+  // From here a signal stops gracefully; servers join `drains` as they start listening.
+  stopOnSignals({ runtime, drains, workers, log: (line) => process.stdout.write(`Sightline ${line}\n`), exit: (code) => process.exit(code) });
+  // Before each server listens: the stop needs to see its requests (src/shutdown.ts).
+  const serve = async (name: string, app: FastifyInstance, port: number) => {
+    drains.push(new HttpDrain(name, app));
+    await app.listen({ host: config.host, port });
+  };
 
   if (parts.includes('api')) {
-    const api = buildApiApp(runtime);
-    await api.listen({ host: config.host, port: config.port });
-    servers.push(api);
+    await serve('api', buildApiApp(runtime), config.port);
   }
   if (mode === 'worker') {
     // A worker alone serves only /healthz and /readyz, for its container's health check.
     const health = createServer({ logLevel: config.logLevel });
     registerHealthRoutes(health, runtime);
-    await health.listen({ host: config.host, port: config.port });
-    servers.push(health);
+    await serve('health', health, config.port);
   }
   if (parts.includes('web')) {
-    const web = buildWebApp(runtime);
-    await web.listen({ host: config.host, port: config.webPort });
-    servers.push(web);
+    await serve('web', buildWebApp(runtime), config.webPort);
   }
 
-  const lines = [`Sightline (${mode}) is running`];
+  const t = runtime.timings;
+  const lines = [`Sightline (${mode}) is running (ready ${Math.round(performance.now())} ms after start: stores ${t.stores} ms, migrations ${t.migrations} ms)`];
   if (parts.includes('api')) lines.push(`  API  ${config.baseUrl}/api/v1/public`);
   if (parts.includes('web')) lines.push(`  Web  ${config.webUrl}`);
   lines.push(
@@ -67,20 +71,6 @@ async function main(): Promise<void> {
   }
   process.stdout.write(lines.join('\n') + '\n');
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    process.stdout.write(`Sightline stopping (${signal})\n`);
-    const timer = setTimeout(() => process.exit(1), 15_000);
-    timer.unref();
-    await Promise.allSettled(servers.map((s) => s.close()));
-    await Promise.allSettled(workers.map((w) => w.close()));
-    await runtime.close().catch(() => {});
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
 main().catch((error) => {
