@@ -1,9 +1,11 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { PostgresStore } from '../stores/postgres.js';
 import type { NormalizedSpan } from './span-input.js';
 import { existingSpansQuery, type ExistingTraceRow } from './queries.js';
-import { AppError, isStoreUnreachable, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
+import { isStoreUnreachable, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
+import { ClientGoneError, currentTicket, IngestTicket, type IngestRefusal, type SpanWriterObserver } from './ingest-ticket.js';
+
+export { ClientGoneError, IngestTicket, withIngestTicket, type IngestRefusal, type SpanWriterObserver } from './ingest-ticket.js';
 
 /**
  * Group commit for span ingest (docs/design.md, decision 2). Requests hand their validated spans to
@@ -35,59 +37,6 @@ export type SpanWriterOptions = {
   maxQueuedBytes?: number;
 };
 
-/** Why ingest refused or dropped work, as the metrics count it. */
-export type IngestRefusal = 'queue_full' | 'store_down' | 'stopping' | 'client_gone';
-
-/** What the metrics (src/health/metrics.ts) hear from the writer. */
-export type SpanWriterObserver = {
-  refused?(reason: IngestRefusal): void;
-  /** One commit (the existence check and the insert): its duration and the spans it held. */
-  committed?(seconds: number, spans: number): void;
-  /** One request's spans stored: the time from `write()` to the acknowledgement. */
-  acknowledged?(seconds: number): void;
-};
-
-/** The answer never reaches anyone: the client closed its connection while its spans waited. */
-export class ClientGoneError extends AppError {
-  constructor() {
-    super(499, 'client_closed', 'the client closed the connection before its spans were stored');
-  }
-}
-
-/**
- * One admitted ingest request's share of the byte budget. `grow` raises it to what was really read
- * (a body without Content-Length, or a gzip body inflating) and answers false past the bound;
- * `release` gives it back when the request is answered or its connection closes. `signal` aborts when
- * the client went away, so its spans still waiting are dropped instead of stored for no one.
- */
-export class IngestTicket {
-  private released = false;
-  private readonly abort = new AbortController();
-  readonly signal = this.abort.signal;
-
-  constructor(
-    private readonly writer: SpanWriter,
-    public bytes: number,
-    readonly probe: boolean,
-  ) {}
-
-  grow(total: number): boolean {
-    if (this.released || total <= this.bytes) return true;
-    return this.writer.growTicket(this, total);
-  }
-
-  clientGone(): void {
-    this.abort.abort();
-    this.release();
-  }
-
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    this.writer.releaseTicket(this);
-  }
-}
-
 type Pending = {
   projectId: string;
   ttlDays: number;
@@ -104,16 +53,6 @@ const MAX_PARTITIONS_PER_INSERT = 100;
 /** Bounds of the Retry-After a full queue answers with, in seconds. */
 const RETRY_AFTER_MIN_S = 1;
 const RETRY_AFTER_MAX_S = 30;
-
-/**
- * The request a `write()` serves, set by the ingest route around its call into the service
- * (`withIngestTicket`), so spans of a client that has gone are dropped before their commit.
- */
-const currentTicket = new AsyncLocalStorage<IngestTicket>();
-
-export function withIngestTicket<T>(ticket: IngestTicket | undefined, fn: () => T): T {
-  return ticket ? currentTicket.run(ticket, fn) : fn();
-}
 
 export class SpanWriter {
   private queue: Pending[] = [];
