@@ -1,6 +1,6 @@
 // Time to ready (docs/operations.md, "Restarts"): the server started as a real process on an existing
 // data directory, timed from spawn until /readyz answers 200, then stopped with SIGTERM and timed
-// until it exits. Two ways to start: the bundled JavaScript that `npm start` runs (dist/main.js,
+// until it exits. Two ways to start: the bundled JavaScript that `npm start` runs (dist/server/main.js,
 // scripts/build-server.mjs) and the TypeScript sources through tsx's loader (warm tsx cache), for the
 // reference column. Also the process's CPU time to ready, which a busy shared machine disturbs less.
 import { spawn } from 'node:child_process';

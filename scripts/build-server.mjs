@@ -1,15 +1,18 @@
-// Bundles the server (src/main.ts and what it imports from src/ and workers/) into dist/main.js when
+// Bundles the server (src/main.ts and what it imports from src/ and workers/) into dist/server/ when
 // its sources are newer than the last build, so a start loads one JavaScript file instead of
 // compiling TypeScript through tsx (docs/operations.md, "Restarts"); `--force` always builds.
-// Packages stay external (node_modules, imported as usual). esbuild comes with vite (a dependency).
+// Packages stay external (node_modules, imported as usual); the parts main.ts imports lazily (api,
+// web, workers) become chunks of their own, so a mode still loads only its parts' code and packages.
+// esbuild comes with vite (a dependency).
 // Importable: `buildServer()` answers the bundle's path, or null when it can't be built.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const SERVER_BUNDLE = path.join(root, 'dist', 'main.js');
-const stamp = path.join(root, 'dist', '.build-stamp');
+const outdir = path.join(root, 'dist', 'server');
+export const SERVER_BUNDLE = path.join(outdir, 'main.js');
+const stamp = path.join(outdir, '.build-stamp');
 
 function newest(entry) {
   if (!fs.existsSync(entry)) return 0;
@@ -18,7 +21,7 @@ function newest(entry) {
   return Math.max(stat.mtimeMs, ...fs.readdirSync(entry).map((name) => newest(path.join(entry, name))));
 }
 
-/** True when dist/main.js was built after every source, the lock file and this script changed. */
+/** True when dist/server/main.js was built after every source, the lock file and this script changed. */
 export function serverBundleFresh() {
   if (!fs.existsSync(stamp) || !fs.existsSync(SERVER_BUNDLE)) return false;
   const inputs = ['src', 'workers', 'package-lock.json', 'tsconfig.json', 'scripts/build-server.mjs'].map((p) => path.join(root, p));
@@ -34,13 +37,14 @@ export async function buildServer({ force = false, quiet = false } = {}) {
     return null;
   }
   const started = Date.now();
-  fs.mkdirSync(path.dirname(SERVER_BUNDLE), { recursive: true });
-  // Written beside, then renamed: a process starting meanwhile never loads half a file.
-  const partial = `${SERVER_BUNDLE}.${process.pid}.tmp`;
+  // Built beside, then swapped in: a process starting meanwhile never loads half a build.
+  const partial = `${outdir}.${process.pid}.tmp`;
+  fs.rmSync(partial, { recursive: true, force: true });
   await esbuild.build({
     entryPoints: [path.join(root, 'src', 'main.ts')],
-    outfile: partial,
+    outdir: partial,
     bundle: true,
+    splitting: true,
     platform: 'node',
     format: 'esm',
     target: 'node20',
@@ -50,12 +54,14 @@ export async function buildServer({ force = false, quiet = false } = {}) {
     // Modules find files relative to their own source (src/stores/migrate.ts: ROOT_DIR, the migrations,
     // web/dist): inside the bundle `import.meta.url` is that source's URL, not the bundle's.
     define: { 'import.meta.url': '__sightlineSourceUrl' },
-    banner: { js: "const __sightlineSourceUrl = new URL('../src/stores/migrate.ts', import.meta.url).href;" },
+    banner: { js: "const __sightlineSourceUrl = new URL('../../src/stores/migrate.ts', import.meta.url).href;" },
   });
-  fs.renameSync(partial, SERVER_BUNDLE);
-  if (fs.existsSync(`${partial}.map`)) fs.renameSync(`${partial}.map`, `${SERVER_BUNDLE}.map`);
-  fs.writeFileSync(stamp, new Date().toISOString() + '\n');
-  if (!quiet) process.stdout.write(`Built the server (dist/main.js) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  fs.writeFileSync(path.join(partial, '.build-stamp'), new Date().toISOString() + '\n');
+  const old = `${outdir}.${process.pid}.old`;
+  if (fs.existsSync(outdir)) fs.renameSync(outdir, old);
+  fs.renameSync(partial, outdir);
+  fs.rmSync(old, { recursive: true, force: true });
+  if (!quiet) process.stdout.write(`Built the server (dist/server/main.js) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   return SERVER_BUNDLE;
 }
 
