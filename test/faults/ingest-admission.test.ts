@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { waitUntil } from '../support/wait.js';
-import { SpanWriter } from '../../src/traces/span-writer.js';
+import { ClientGoneError, SpanWriter, withIngestTicket } from '../../src/traces/span-writer.js';
 import { TooManyRequestsError } from '../../src/errors.js';
 import { validateSpans } from '../../src/traces/span-input.js';
 
@@ -12,8 +12,9 @@ import { validateSpans } from '../../src/traces/span-input.js';
  * bounded to 4 KiB of request bodies, a request that can't fit while another holds the budget is
  * answered 429 with Retry-After before its body is read (Content-Length), or as soon as its
  * undeclared body passes the bound, on the native and OTLP routes; nothing of a refused request is
- * stored. The span bound refuses a write that would overfill the queue. A project_id naming another
- * project than the key's answers 400.
+ * stored. The span bound refuses a write that would overfill the queue. Spans of a client that has
+ * closed its connection are dropped before their insert. A project_id naming another project than
+ * the key's answers 400.
  */
 
 const h = useHarness({ INGEST_QUEUE_MAX_BYTES: '4096', INGEST_QUEUE_MAX_SPANS: '100' });
@@ -116,6 +117,33 @@ describe('ingest past the queue bound', () => {
       await writer.close();
     }
     expect([await storedSpans(project.id, 'bound-a'), await storedSpans(project.id, 'bound-b'), await storedSpans(project.id, 'bound-c')]).toEqual([8, 0, 12]);
+  });
+});
+
+describe('a client that has gone', () => {
+  it('costs no insert: its spans still waiting in the queue are dropped, counted, and not stored', async () => {
+    const { project } = await projectWithKey(h(), 'gone');
+    const writer = new SpanWriter(h().ctx.ch, h().ctx.pg);
+    const refused: string[] = [];
+    writer.observe({ refused: (reason) => void refused.push(reason) });
+    try {
+      const gone = writer.admit(100);
+      const stays = writer.admit(100);
+      const dropped = withIngestTicket(gone, () => writer.write(project.id, 30, validateSpans(spansOf('gone', 3)).accepted));
+      const kept = withIngestTicket(stays, () => writer.write(project.id, 30, validateSpans(spansOf('stays', 3)).accepted));
+      // The connection closes before the commit takes the queue (it waits a turn of the event loop).
+      gone.clientGone();
+      await expect(dropped).rejects.toBeInstanceOf(ClientGoneError);
+      await kept;
+      stays.release();
+      expect(writer.depth()).toEqual({ spans: 0, bytes: 0, requests: 0 });
+      // Gone before its spans were handed over: refused at once.
+      await expect(withIngestTicket(gone, () => writer.write(project.id, 30, validateSpans(spansOf('gone', 3)).accepted))).rejects.toBeInstanceOf(ClientGoneError);
+    } finally {
+      await writer.close();
+    }
+    expect(refused).toEqual(['client_gone', 'client_gone']);
+    expect([await storedSpans(project.id, 'gone'), await storedSpans(project.id, 'stays')]).toEqual([0, 3]);
   });
 });
 
