@@ -8,19 +8,34 @@ export async function time(fn: () => Promise<unknown>): Promise<number> {
   return performance.now() - start;
 }
 
-/** POSTs ingest bodies to `url`, `concurrency` requests in flight, each expected to answer 200. */
-export async function postIngestBodies(url: string, key: string, bodies: readonly string[], concurrency: number): Promise<void> {
+/**
+ * POSTs ingest bodies to `url`, `concurrency` requests in flight, each expected to answer 200 in the
+ * end: a 429 or 503 (the ingest queue full, docs/operations.md) is sent again after its Retry-After,
+ * as a producer would. Answers how many such retries it took.
+ */
+export async function postIngestBodies(url: string, key: string, bodies: readonly string[], concurrency: number): Promise<number> {
   let next = 0;
+  let retries = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < bodies.length) {
         const body = bodies[next++]!;
-        const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
-        if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${await res.text()}`);
-        await res.arrayBuffer();
+        for (;;) {
+          const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
+          if ((res.status === 429 || res.status === 503) && res.headers.has('retry-after')) {
+            await res.arrayBuffer();
+            retries++;
+            await new Promise((resolve) => setTimeout(resolve, Number(res.headers.get('retry-after')) * 1000));
+            continue;
+          }
+          if (res.status !== 200) throw new Error(`ingest answered ${res.status}: ${await res.text()}`);
+          await res.arrayBuffer();
+          break;
+        }
       }
     }),
   );
+  return retries;
 }
 
 export function percentile(values: number[], p: number): number {

@@ -11,6 +11,8 @@
 //   npm run bench -- --only lists --keep  # the list-traces rows alone
 //   npm run bench -- --only dashboards --spans 3000000 --dir /tmp/bench-dash --keep
 //                                         # the dashboard rows alone (default and metadata dashboards)
+//   npm run bench -- --only ready --spans 1000000 --keep   # time to ready (and to stop) of a server
+//                                         # process on the data set (bench/ready.ts)
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -29,6 +31,7 @@ import { benchDashboards, benchMetadataDashboards } from './dashboards.js';
 import { benchDetection } from './detection.js';
 import { benchEvaluations } from './evaluations.js';
 import { benchAlerts } from './alerts.js';
+import { benchReady } from './ready.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -41,6 +44,8 @@ const { values: args } = parseArgs({
     'ingest-spans': { type: 'string', default: '100000' },
     'ingest-batch': { type: 'string', default: '1000' },
     'ingest-concurrency': { type: 'string', default: '4' },
+    // Starts of a server process for the time-to-ready rows (bench/ready.ts), each way.
+    'ready-runs': { type: 'string', default: '3' },
     // Rounds of the three ingest measurements, interleaved; the rows report medians.
     'ingest-rounds': { type: 'string', default: '1' },
     'growth-spans': { type: 'string', default: '1000000' },
@@ -52,7 +57,7 @@ const { values: args } = parseArgs({
   },
 });
 const ONLY = args.only;
-if (ONLY !== undefined && !['ingest', 'dashboards', 'lists'].includes(ONLY)) throw new Error(`--only takes 'ingest', 'dashboards' or 'lists', not '${ONLY}'`);
+if (ONLY !== undefined && !['ingest', 'dashboards', 'lists', 'ready'].includes(ONLY)) throw new Error(`--only takes 'ingest', 'dashboards', 'lists' or 'ready', not '${ONLY}'`);
 const SPANS = Number(args.spans ?? (ONLY === 'ingest' ? 0 : 10_000_000));
 const PROJECTS = Number(args.projects);
 const DAYS = Number(args.days);
@@ -87,6 +92,12 @@ async function main(): Promise<void> {
     await ctx.close();
     return report(results, rows, `dashboards-${SPANS}`);
   }
+  if (ONLY === 'ready') {
+    await Promise.all([api.close(), web.close()]);
+    await ctx.close();
+    results.ready = await benchReady(DIR, dataset.spans, Number(args['ready-runs']), rows);
+    return report(results, rows, `ready-${SPANS}`);
+  }
   if (ONLY === 'lists') {
     results.list = await benchList(ctx, api, dataset, rows);
     await Promise.all([api.close(), web.close()]);
@@ -114,6 +125,7 @@ async function main(): Promise<void> {
   // One embedded data directory per process: close this one before the growth data set opens its own.
   await Promise.all([api.close(), web.close()]);
   await ctx.close();
+  results.ready = await benchReady(DIR, dataset.spans, Number(args['ready-runs']), rows);
   results.dashboard_growth = await benchGrowth(rows, results.dashboards as { '90d': { p50_ms: number } });
   report(results, rows, String(SPANS));
 }

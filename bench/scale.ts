@@ -122,7 +122,7 @@ async function main(): Promise<void> {
 
   await api.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}/api/v1/public/traces`;
-  const apiRun = await measure(() => postIngestBodies(url, key, bodies, CONCURRENCY));
+  const apiRun = await measure(async () => void (await postIngestBodies(url, key, bodies, CONCURRENCY)));
 
   // The engine's share: the same rows straight into `spans` of another project (views fire).
   const rawProject = await project('scale-raw');

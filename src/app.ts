@@ -40,7 +40,7 @@ export function langfuseOtlpAlias(url: string): string {
 export function buildApiApp(ctx: AppContext): FastifyInstance {
   const app = createServer({ logLevel: ctx.config.logLevel, trustProxy: ctx.config.trustProxy, rewriteUrl: langfuseOtlpAlias });
   registerHealthRoutes(app, ctx);
-  registerMetrics(app, 'api', ctx.config.metricsToken);
+  registerMetrics(app, 'api', { token: ctx.config.metricsToken, spanWriter: ctx.spanWriter });
   registerApiSecurityHeaders(app, ctx.config);
   registerOpenApi(app, PUBLIC_PREFIX);
   registerRateLimits(app, ctx.config);

@@ -68,6 +68,9 @@ const envSchema = z.object({
   ALERT_WEBHOOK_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(6),
   ALERT_WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(1).max(3_600_000).default(5_000),
   IDEMPOTENCY_TEST_CRASH: z.enum(['before_commit', 'after_commit']).optional(),
+  INGEST_QUEUE_MAX_SPANS: z.coerce.number().int().min(1).default(30_000),
+  INGEST_QUEUE_MAX_BYTES: z.coerce.number().int().min(1).default(32 * 1024 * 1024),
+  STOP_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(9_000),
 });
 
 export type Config = Readonly<{
@@ -120,6 +123,13 @@ export type Config = Readonly<{
    * right before or right after its commit, so a test can show what a retry finds. Unset in real use.
    */
   idempotencyTestCrash?: 'before_commit' | 'after_commit';
+  /**
+   * The span writer's queue bounds (docs/operations.md, "Overload"): spans waiting to be stored and
+   * body bytes of ingest requests in progress; past either, ingest answers 429 with Retry-After.
+   */
+  ingest: Readonly<{ queueMaxSpans: number; queueMaxBytes: number }>;
+  /** How long a stop (SIGTERM/SIGINT) may take before the process exits anyway, non-zero (docs/operations.md). */
+  stopTimeoutMs: number;
 }>;
 
 export class ConfigError extends Error {}
@@ -178,6 +188,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       webhookBackoffMs: e.ALERT_WEBHOOK_BACKOFF_MS,
     }),
     idempotencyTestCrash: e.IDEMPOTENCY_TEST_CRASH,
+    ingest: Object.freeze({ queueMaxSpans: e.INGEST_QUEUE_MAX_SPANS, queueMaxBytes: e.INGEST_QUEUE_MAX_BYTES }),
+    stopTimeoutMs: e.STOP_TIMEOUT_MS,
   };
   return Object.freeze(config);
 }

@@ -3,12 +3,18 @@ import type { AccessTokens } from './auth/access-token.js';
 import type { ClickHouseStore } from './stores/clickhouse.js';
 import type { PostgresStore } from './stores/postgres.js';
 import type { QueueStore } from './stores/queue.js';
+import type { SpanWriter } from './traces/span-writer.js';
 
-/** What every route and service is handed: the frozen config and the open stores. */
+/**
+ * What every route and service is handed: the frozen config, the open stores, and the process's one
+ * span writer (its group commit and bounded queue are per process: the api and the web app's
+ * /app-api share it).
+ */
 export type AppContext = Readonly<{
   config: Config;
   pg: PostgresStore;
   ch: ClickHouseStore;
   queue: QueueStore;
   tokens: AccessTokens;
+  spanWriter: SpanWriter;
 }>;

@@ -2,45 +2,72 @@ import crypto from 'node:crypto';
 import type { Config } from './config.js';
 import type { AppContext } from './context.js';
 import { AccessTokens } from './auth/access-token.js';
-import { openClickHouse } from './stores/clickhouse.js';
+import { openClickHouse, type ClickHouseStore } from './stores/clickhouse.js';
 import { openPostgres, type PostgresStore } from './stores/postgres.js';
-import { openQueue } from './stores/queue.js';
+import { openQueue, type QueueStore } from './stores/queue.js';
 import { migrate } from './stores/migrate.js';
+import { SpanWriter } from './traces/span-writer.js';
 
-export type Runtime = AppContext & { close(): Promise<void> };
+export type Runtime = AppContext & {
+  /** Milliseconds each step of opening took (docs/operations.md, "Restarts"). */
+  timings: Readonly<Record<'stores' | 'migrations' | 'total', number>>;
+  /** Stores the spans still queued (or refuses them once their clients are gone), then closes the stores. */
+  close(): Promise<void>;
+};
 
 /**
  * Opens the three stores, applies pending migrations and loads the signing key: everything a
- * process needs before it serves. The only place connections are opened.
+ * process needs before it serves. The only place connections are opened. The stores open side by
+ * side (each is mostly waiting: a WASM start, a native library, a network handshake), which is most
+ * of a restart's time.
  */
 export async function openRuntime(config: Config, options: { dataDir?: string } = {}): Promise<Runtime> {
-  const pg = await openPostgres(config, options);
-  const ch = await openClickHouse(config, options).catch(async (e) => {
-    await pg.close();
-    throw e;
-  });
-  const queue = await openQueue(config, options).catch(async (e) => {
-    await Promise.all([pg.close(), ch.close()]);
-    throw e;
-  });
+  const started = performance.now();
+  const opened = await Promise.allSettled([openPostgres(config, options), openClickHouse(config, options), openQueue(config, options)] as const);
+  const [pgResult, chResult, queueResult] = opened;
+  if (pgResult.status === 'rejected' || chResult.status === 'rejected' || queueResult.status === 'rejected') {
+    await closeStores(
+      queueResult.status === 'fulfilled' ? queueResult.value : undefined,
+      chResult.status === 'fulfilled' ? chResult.value : undefined,
+      pgResult.status === 'fulfilled' ? pgResult.value : undefined,
+    ).catch(() => {});
+    throw opened.find((r) => r.status === 'rejected')!.reason;
+  }
+  const [pg, ch, queue] = [pgResult.value, chResult.value, queueResult.value];
+  const storesMs = performance.now() - started;
   try {
     await migrate(pg, ch);
+    const migrationsMs = performance.now() - started - storesMs;
     const tokens = new AccessTokens(config.jwtSecret ?? (await sharedSecret(pg, 'jwt_signing_key')));
+    const spanWriter = new SpanWriter(ch, pg, { maxQueuedSpans: config.ingest.queueMaxSpans, maxQueuedBytes: config.ingest.queueMaxBytes });
     return {
       config,
       pg,
       ch,
       queue,
       tokens,
+      spanWriter,
+      timings: Object.freeze({ stores: Math.round(storesMs), migrations: Math.round(migrationsMs), total: Math.round(performance.now() - started) }),
       async close() {
-        await queue.close();
-        await Promise.all([ch.close(), pg.close()]);
+        try {
+          await spanWriter.close();
+        } finally {
+          await closeStores(queue, ch, pg);
+        }
       },
     };
   } catch (error) {
-    await queue.close().catch(() => {});
-    await Promise.all([ch.close(), pg.close()]).catch(() => {});
+    await closeStores(queue, ch, pg).catch(() => {});
     throw error;
+  }
+}
+
+/** The queue first (its workers may still use the other two), then ClickHouse and Postgres. */
+async function closeStores(queue?: QueueStore, ch?: ClickHouseStore, pg?: PostgresStore): Promise<void> {
+  try {
+    await queue?.close();
+  } finally {
+    await Promise.all([ch?.close(), pg?.close()]);
   }
 }
 

@@ -104,11 +104,15 @@ async function sendWithRetry(api: Api, path: string, raw: { contentType: string;
   throw new CliError(`gave up after ${options.maxAttempts} attempts: ${lastError}`);
 }
 
-/** Retry-After in seconds when the server gave one (capped at a minute), else 0.5 s doubling to 30 s. */
+/**
+ * Retry-After in seconds when the server gave one (capped at a minute), else 0.5 s doubling to 30 s;
+ * plus up to a fifth more at random, so clients refused together (a full ingest queue answers many
+ * 429s at once) don't all return in the same instant.
+ */
 function backoff(attempt: number, retryAfter: string | null): number {
   const seconds = retryAfter !== null ? Number(retryAfter) : NaN;
-  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds, 60) * 1000;
-  return Math.min(500 * 2 ** (attempt - 1), 30_000);
+  const base = Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 60) * 1000 : Math.min(500 * 2 ** (attempt - 1), 30_000);
+  return Math.round(base * (1 + Math.random() / 5));
 }
 
 /** A one-line progress bar on a terminal; nothing when stderr is not one. */

@@ -6,8 +6,8 @@ import { typed } from '../http.js';
 import { AppError, InternalError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError, isQueryLimit, isStoreUnreachable } from '../errors.js';
 import { apiKeyOf, authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
-import { SpanWriter } from './span-writer.js';
 import { priceBookOf } from '../model-prices/pricing.js';
+import { admitIngest, checkIngestProject, countIngestBody, ingesting, releaseIngest } from './ingest-admission.js';
 import { isoToEpochMs, MAX_SPANS_PER_REQUEST, validateSpans } from './span-input.js';
 import { parseFilters } from './filters.js';
 import { signalMembers } from '../signals/service.js';
@@ -49,39 +49,43 @@ const ListTracesQuery = z.object({
 const ProjectQuery = z.object({ project_id: z.string().optional() });
 const SessionsQuery = ProjectQuery.extend({ limit: QueryInt(1, 200, 50), page: QueryInt(0, 10_000, 0) });
 
-const IngestBody = z.object({ spans: z.array(z.unknown()).min(1) });
+const IngestBody = z.object({ spans: z.array(z.unknown()).min(1), project_id: z.string().nullish() });
 
 export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void {
-  const writer = new SpanWriter(ctx.ch, ctx.pg);
-  app.addHook('onClose', async () => writer.close());
+  // The process's one writer (src/runtime.ts), closed at stop after the servers.
+  const writer = ctx.spanWriter;
   const prices = priceBookOf(ctx.pg);
   const r = typed(app);
-  const apiKey = { onRequest: authenticate(ctx, 'api_key') };
   const reader = { onRequest: authenticate(ctx, 'any') };
-  // OTLP exporters that only do Basic auth (and the Langfuse SDK) send the API key as its password.
-  const otlpKey = { onRequest: authenticate(ctx, 'api_key', { basic: true }) };
 
   // Ingest: native JSON and OTLP/HTTP, in a child context of their own for the parsers and hooks.
+  // Admission to the bounded queue comes after authentication and before the body is read.
+  const admitted = { onRequest: [authenticate(ctx, 'api_key'), admitIngest(writer, MAX_INGEST_BODY_BYTES)], onResponse: releaseIngest };
+  // OTLP exporters that only do Basic auth (and the Langfuse SDK) send the API key as its password.
+  const otlpAdmitted = { ...admitted, onRequest: [authenticate(ctx, 'api_key', { basic: true }), admitIngest(writer, MAX_INGEST_BODY_BYTES)] };
   app.register(async (ingest) => {
     ingest.addHook('preParsing', gunzipBody);
+    ingest.addHook('preParsing', countIngestBody(writer));
     // OTLP/HTTP protobuf arrives as bytes; JSON goes through Fastify's parser.
     ingest.addContentTypeParser(['application/x-protobuf', 'application/protobuf'], { parseAs: 'buffer', bodyLimit: MAX_INGEST_BODY_BYTES }, (_req, body, done) => done(null, body));
     const ri = typed(ingest);
 
-    ri.post('/traces', { ...apiKey, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { body: IngestBody, response: { 200: IngestAnswer } } }, async (request) => {
+    ri.post('/traces', { ...admitted, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { querystring: ProjectQuery, body: IngestBody, response: { 200: IngestAnswer } } }, async (request) => {
+      checkIngestProject(request, request.query.project_id, request.body.project_id);
       if (request.body.spans.length > MAX_SPANS_PER_REQUEST) {
         throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
       }
-      return storing(request, () => ingestSpans(writer, apiKeyOf(request), request.body.spans, prices));
+      return storing(request, () => ingesting(writer, request, () => ingestSpans(writer, apiKeyOf(request), request.body.spans, prices)));
     });
 
-    ingest.post('/otel/v1/traces', { ...otlpKey, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { response: { 200: OtlpAnswer } } }, async (request, reply) => {
+    ingest.post('/otel/v1/traces', { ...otlpAdmitted, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { querystring: ProjectQuery, response: { 200: OtlpAnswer } } }, async (request, reply) => {
+      checkIngestProject(request, (request.query as z.infer<typeof ProjectQuery>).project_id);
       const protobuf = Buffer.isBuffer(request.body);
       const decoded = protobuf ? decodeOtlpProtobuf(request.body as Buffer) : decodeOtlpJson(request.body ?? {});
       const total = countOtlpSpans(decoded);
       if (total > MAX_SPANS_PER_REQUEST) throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
       const { accepted, rejected } = validateSpans(otlpToSpans(decoded));
-      await storing(request, () => storeSpans(writer, apiKeyOf(request), accepted, prices));
+      await storing(request, () => ingesting(writer, request, () => storeSpans(writer, apiKeyOf(request), accepted, prices)));
       const message = rejected.length ? rejected.slice(0, 5).map((x) => `span ${x.span_id ?? x.index}: ${x.errors.join('; ')}`).join(' | ') : '';
       if (protobuf) return reply.type('application/x-protobuf').send(encodeOtlpProtobufResponse(rejected.length, message));
       return reply.type('application/json').send(otlpJsonResponse(rejected.length, message));

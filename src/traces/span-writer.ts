@@ -2,6 +2,10 @@ import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { PostgresStore } from '../stores/postgres.js';
 import type { NormalizedSpan } from './span-input.js';
 import { existingSpansQuery, type ExistingTraceRow } from './queries.js';
+import { isStoreUnreachable, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
+import { ClientGoneError, currentTicket, IngestTicket, type IngestRefusal, type SpanWriterObserver } from './ingest-ticket.js';
+
+export { ClientGoneError, IngestTicket, withIngestTicket, type IngestRefusal, type SpanWriterObserver } from './ingest-ticket.js';
 
 /**
  * Group commit for span ingest (docs/design.md, decision 2). Requests hand their validated spans to
@@ -15,17 +19,30 @@ import { existingSpansQuery, type ExistingTraceRow } from './queries.js';
  * process; across API processes the check and insert of a project run under a Postgres advisory lock
  * (not needed embedded: one process owns the data directory). The same check yields the hour a
  * trace was filed under: a trace keeps the hour it was first filed under (see `newRows`).
+ *
+ * Backpressure (docs/operations.md, "Overload"): the queue is bounded by spans (handed to `write()`,
+ * not yet stored) and by bytes (bodies of ingest requests admitted and not yet answered, which is
+ * what holds the memory: raw, parsed and queued). `admit()` decides before a body is read; past a
+ * bound it refuses with 429 and a Retry-After from the recent insert rate, so a full queue answers
+ * at once instead of growing latency and memory. One request is always admitted into an empty
+ * queue, so any request within the body limit can pass.
  */
 
 export type SpanWriterOptions = {
   /** Spans per insert at most; a larger request still goes out whole, alone. */
   maxBatchSpans?: number;
+  /** Spans queued (handed to `write()`, not yet stored) past which more are refused. Unbounded by default. */
+  maxQueuedSpans?: number;
+  /** Body bytes of admitted, unanswered ingest requests past which more are refused. Unbounded by default. */
+  maxQueuedBytes?: number;
 };
 
 type Pending = {
   projectId: string;
   ttlDays: number;
   spans: NormalizedSpan[];
+  signal?: AbortSignal;
+  queuedAt: number;
   resolve: () => void;
   reject: (error: unknown) => void;
 };
@@ -33,12 +50,28 @@ type Pending = {
 const HOUR_MS = 3_600_000;
 /** ClickHouse refuses an insert touching more partitions (months) than this by default. */
 const MAX_PARTITIONS_PER_INSERT = 100;
+/** Bounds of the Retry-After a full queue answers with, in seconds. */
+const RETRY_AFTER_MIN_S = 1;
+const RETRY_AFTER_MAX_S = 30;
 
 export class SpanWriter {
   private queue: Pending[] = [];
   private running: Promise<void> | null = null;
   private closed = false;
   private readonly maxBatchSpans: number;
+  private readonly maxQueuedSpans: number;
+  private readonly maxQueuedBytes: number;
+  /** Spans handed to `write()` and not yet stored or refused (waiting and committing). */
+  private spansQueued = 0;
+  /** Bytes of the tickets not yet released. */
+  private bytesAdmitted = 0;
+  private tickets = 0;
+  /** Set when a commit failed because ClickHouse (or Postgres) was unreachable; cleared by a success. */
+  private storeDown = false;
+  private probing = false;
+  /** Recent insert rate (spans per second, smoothed), for Retry-After. */
+  private spansPerSecond = 0;
+  private readonly observers = new Set<SpanWriterObserver>();
 
   constructor(
     private readonly ch: ClickHouseStore,
@@ -46,14 +79,81 @@ export class SpanWriter {
     options: SpanWriterOptions = {},
   ) {
     this.maxBatchSpans = options.maxBatchSpans ?? 50_000;
+    this.maxQueuedSpans = options.maxQueuedSpans ?? Infinity;
+    this.maxQueuedBytes = options.maxQueuedBytes ?? Infinity;
+  }
+
+  /** The queue's depth right now, for /metrics. */
+  depth(): { spans: number; bytes: number; requests: number } {
+    return { spans: this.spansQueued, bytes: this.bytesAdmitted, requests: this.tickets };
+  }
+
+  observe(observer: SpanWriterObserver): () => void {
+    this.observers.add(observer);
+    return () => void this.observers.delete(observer);
+  }
+
+  /**
+   * Admits an ingest request declaring `bytes` of body (0 when unknown) before its body is read, or
+   * throws the answer: 429 when the queue is past a bound, 503 while the store is down (one request
+   * at a time goes through as a probe) or the process is stopping. Both carry Retry-After.
+   */
+  admit(bytes: number): IngestTicket {
+    if (this.closed) throw this.refuse('stopping', new ServiceUnavailableError('the server is stopping; retry the request'));
+    const busy = this.tickets > 0 || this.spansQueued > 0;
+    if (busy && (this.spansQueued >= this.maxQueuedSpans || this.bytesAdmitted + bytes > this.maxQueuedBytes)) throw this.queueFull();
+    let probe = false;
+    if (this.storeDown) {
+      if (this.probing) throw this.refuse('store_down', new ServiceUnavailableError('the span store is unavailable; retry the request'));
+      this.probing = probe = true;
+    }
+    this.tickets++;
+    this.bytesAdmitted += bytes;
+    return new IngestTicket(this, bytes, probe);
+  }
+
+  /** @internal IngestTicket.grow */
+  growTicket(ticket: IngestTicket, total: number): boolean {
+    const extra = total - ticket.bytes;
+    // The only request in the queue may always finish reading (the body limit bounds it).
+    if (this.tickets > 1 && this.bytesAdmitted + extra > this.maxQueuedBytes) return false;
+    this.bytesAdmitted += extra;
+    ticket.bytes = total;
+    return true;
+  }
+
+  /** @internal IngestTicket.release */
+  releaseTicket(ticket: IngestTicket): void {
+    this.tickets--;
+    this.bytesAdmitted -= ticket.bytes;
+    if (ticket.probe) this.probing = false;
+  }
+
+  /** The 429 of a full queue, counted; thrown by the routes and by `write()`. */
+  queueFull(): TooManyRequestsError {
+    const rate = this.spansPerSecond;
+    const wait = rate > 0 ? Math.ceil(this.spansQueued / rate) : RETRY_AFTER_MIN_S;
+    const seconds = Math.min(RETRY_AFTER_MAX_S, Math.max(RETRY_AFTER_MIN_S, wait));
+    return this.refuse('queue_full', new TooManyRequestsError(`ingest is at capacity; retry in ${seconds} s (nothing of this request was stored)`, seconds));
+  }
+
+  /** Counts a refusal (the routes count the client_gone ones they meet). */
+  refuse<E>(reason: IngestRefusal, error: E): E {
+    for (const o of this.observers) o.refused?.(reason);
+    return error;
   }
 
   /** Stores the spans of one request; resolves when they are durably in ClickHouse. */
   write(projectId: string, ttlDays: number, spans: NormalizedSpan[]): Promise<void> {
     if (spans.length === 0) return Promise.resolve();
     if (this.closed) return Promise.reject(new Error('span writer is closed'));
+    const ticket = currentTicket.getStore();
+    if (ticket?.signal.aborted) return Promise.reject(this.refuse('client_gone', new ClientGoneError()));
+    // The span bound again, now that the count is known: a queue with room takes any one request.
+    if (this.spansQueued > 0 && this.spansQueued + spans.length > this.maxQueuedSpans) return Promise.reject(this.queueFull());
+    this.spansQueued += spans.length;
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ projectId, ttlDays, spans, resolve, reject });
+      this.queue.push({ projectId, ttlDays, spans, signal: ticket?.signal, queuedAt: performance.now(), resolve, reject });
       this.running ??= this.drain();
     });
   }
@@ -69,11 +169,27 @@ export class SpanWriter {
     await new Promise<void>((resolve) => setImmediate(resolve));
     while (this.queue.length > 0) {
       const batch = this.takeBatch();
+      if (batch.length === 0) continue;
+      const spans = batch.reduce((n, p) => n + p.spans.length, 0);
+      const started = performance.now();
       try {
         await this.commit(batch);
-        for (const p of batch) p.resolve();
+        const seconds = (performance.now() - started) / 1000;
+        this.storeDown = false;
+        // Smoothed, so one small or slow commit doesn't swing the advice.
+        const rate = spans / Math.max(seconds, 0.001);
+        this.spansPerSecond = this.spansPerSecond ? 0.7 * this.spansPerSecond + 0.3 * rate : rate;
+        for (const o of this.observers) o.committed?.(seconds, spans);
+        const now = performance.now();
+        for (const p of batch) {
+          for (const o of this.observers) o.acknowledged?.((now - p.queuedAt) / 1000);
+          p.resolve();
+        }
       } catch (error) {
+        if (isStoreUnreachable(error)) this.storeDown = true;
         for (const p of batch) p.reject(error);
+      } finally {
+        this.spansQueued -= spans;
       }
     }
     this.running = null;
@@ -84,6 +200,14 @@ export class SpanWriter {
     let size = 0;
     while (this.queue.length > 0) {
       const next = this.queue[0]!;
+      if (next.signal?.aborted) {
+        // Its client has gone: nobody waits for these spans, so they are not stored (the client
+        // retries them, or not; either way nothing counts twice).
+        this.queue.shift();
+        this.spansQueued -= next.spans.length;
+        next.reject(this.refuse('client_gone', new ClientGoneError()));
+        continue;
+      }
       if (batch.length > 0 && size + next.spans.length > this.maxBatchSpans) break;
       batch.push(this.queue.shift()!);
       size += next.spans.length;
