@@ -13,6 +13,9 @@ COPY scripts ./scripts
 # The web application, built once into web/dist (served by the web process).
 COPY web ./web
 RUN node scripts/build-web.mjs --force
+# The server bundled once into dist/server (esbuild comes with vite): production installs no tsx, and
+# a start loads JavaScript instead of compiling TypeScript (docs/operations.md, "Restarts").
+RUN node scripts/build-server.mjs --force
 ENV HOST=0.0.0.0
 EXPOSE 8000 3000
-CMD ["npx", "tsx", "src/main.ts", "api"]
+CMD ["node", "dist/server/main.js", "api"]
