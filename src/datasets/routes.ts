@@ -77,7 +77,7 @@ export function registerDatasetRoutes(app: FastifyInstance, ctx: AppContext): vo
         const scope = await project(request, request.body.project_id);
         const cases = validateTestCases(request.body.test_cases);
         const body = await createVersion(ctx, scope.projectId, request.params.dataset_id, request.body.label, cases);
-        return reply.status(201).type(JSON_TYPE).send(body);
+        return reply.status(201).type(JSON_TYPE).send(Readable.from(body));
       },
     );
   });

@@ -50,7 +50,7 @@ export function versionHeadJson(h: VersionHead): string {
 export async function findVersion(db: Queryable, projectId: string, versionId: string): Promise<VersionHead> {
   if (!isUuid(versionId)) throw new NotFoundError(VERSION_NOT_FOUND);
   const { rows } = await db.query<{ dataset_id: string; version_number: number; label: string; test_case_count: number; created_at: Date }>(
-    'SELECT dataset_id, version_number, label, test_case_count, created_at FROM dataset_versions WHERE id = $1 AND project_id = $2',
+    'SELECT dataset_id, version_number, label, test_case_count, created_at FROM dataset_versions WHERE id = $1 AND project_id = $2 AND version_number IS NOT NULL',
     [versionId, projectId],
   );
   const row = rows[0];
@@ -66,9 +66,14 @@ export async function findVersion(db: Queryable, projectId: string, versionId: s
  * $1 version, $2 first ordinal, $3 last ordinal.
  */
 function slice(db: Queryable, versionId: string, after: number, limit: number) {
+  // A value copied from a trace is stored once per version (dataset_version_sources, version-write.ts);
+  // the case's own column is SQL NULL then, and the source's value reads in its place.
   return db.query<CaseRow & { ordinal: number }>(
-    `SELECT id, ordinal, input::text AS input, expected::text AS expected, metadata::text AS metadata, source_trace_id, source_span_id
-       FROM dataset_test_cases WHERE version_id = $1 AND ordinal BETWEEN $2 AND $3 ORDER BY ordinal`,
+    `SELECT c.id, c.ordinal, COALESCE(c.input, s.input)::text AS input, COALESCE(c.expected, s.output)::text AS expected,
+            c.metadata::text AS metadata, c.source_trace_id, c.source_span_id
+       FROM dataset_test_cases c
+       LEFT JOIN dataset_version_sources s ON s.version_id = c.version_id AND s.ordinal = c.source_ordinal
+      WHERE c.version_id = $1 AND c.ordinal BETWEEN $2 AND $3 ORDER BY c.ordinal`,
     [versionId, after + 1, after + limit],
   );
 }
