@@ -106,7 +106,7 @@ export async function changeMemberRole(ctx: AppContext, user: UserPrincipal, wor
  * someone else added them to). Either way the last ADMIN stays (409).
  */
 export async function removeMember(ctx: AppContext, user: UserPrincipal, workspaceId: string, memberId: string) {
-  const leaving = memberId.toLowerCase() === user.userId;
+  const leaving = memberId === user.userId;
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireWorkspaceRole(tx, user, workspaceId, leaving ? 'VIEWER' : 'ADMIN');
     const member = await lockMember(tx, workspaceId, memberId);
