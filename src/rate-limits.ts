@@ -41,14 +41,14 @@ function identityOf(request: FastifyRequest, category: Category): string {
 }
 
 /**
- * Logins from one address, whatever the e-mails: an office's worth of people signing in in one
- * minute (120 by default), yet at most two hashes a second for an attacker behind that address.
+ * Failed logins from one address, whatever the e-mails (120 a minute by default): an office's worth
+ * of mistyped passwords, yet at most two guesses a second for an attacker behind that address.
  */
 export function loginsPerAddress(config: Config): number {
   return config.rateLimits.loginPerMinute * 4;
 }
 
-/** Logins for one e-mail, whatever the addresses: the per-address-and-e-mail budget again. */
+/** Failed logins for one e-mail, whatever the addresses: the per-address-and-e-mail budget again. */
 export function loginsPerEmail(config: Config): number {
   return config.rateLimits.loginPerMinute;
 }
@@ -84,24 +84,39 @@ export function registerRateLimits(app: FastifyInstance, config: Config): void {
   app.after(() => registerLoginBudgets(app, config));
 }
 
-type Limiter = (request: FastifyRequest) => Promise<{ isAllowed: boolean; isExceeded: boolean; max: number; ttl: number }>;
+type Limit = { remaining: number; max: number; ttl: number };
+type Limiter = (request: FastifyRequest, options?: { increment: boolean }) => Promise<Limit>;
 
-/** The two cross budgets of logins, on the same counter store as the rest (Redis when configured). */
+/**
+ * The two cross budgets of logins, on the same counter store as the rest (Redis when configured).
+ * They count failed attempts (a 401, or a 403 for a wrong current password), which is what guessing
+ * is made of: a colleague's successful login never uses up an office's budget. An attempt is refused
+ * before its password is hashed once either budget is spent.
+ */
 function registerLoginBudgets(app: FastifyInstance, config: Config): void {
   const create = (app as unknown as { createRateLimit: (options: object) => Limiter }).createRateLimit;
   const perAddress = create({ max: loginsPerAddress(config), timeWindow: 60_000, keyGenerator: (request: FastifyRequest) => `login-address|${request.ip}` });
   const perEmail = create({ max: loginsPerEmail(config), timeWindow: 60_000, keyGenerator: (request: FastifyRequest) => `login-email|${loginEmail(request)}` });
+  const budgets = (request: FastifyRequest): [Limiter, string][] => {
+    const out: [Limiter, string][] = [[perAddress, 'from this address, whatever the e-mail']];
+    if (loginEmail(request) !== '') out.push([perEmail, 'to this e-mail, whatever the address']);
+    return out;
+  };
+  const isLogin = (request: FastifyRequest) => request.method === 'POST' && categoryOf(request) === 'login';
+
   app.addHook('preHandler', async (request, reply) => {
-    if (categoryOf(request) !== 'login' || request.method !== 'POST') return;
-    const checks: [Limiter, string][] = [[perAddress, 'from this address, whatever the e-mail']];
-    if (loginEmail(request) !== '') checks.push([perEmail, 'to this e-mail, whatever the address']);
-    for (const [limiter, scope] of checks) {
+    if (!isLogin(request)) return;
+    for (const [limiter, scope] of budgets(request)) {
       // A counter store that is down lets the attempt through uncounted, as the global budget does.
-      const result = await limiter(request).catch(() => null);
-      if (!result || result.isAllowed || !result.isExceeded) continue;
-      const retry = Math.max(1, Math.ceil(result.ttl / 1000));
-      void reply.header('ratelimit-limit', result.max).header('ratelimit-remaining', 0).header('ratelimit-reset', retry);
-      throw new TooManyRequestsError(`rate limit exceeded: at most ${result.max} requests per minute for logins ${scope}; retry in ${retry} s`, retry);
+      const state = await limiter(request, { increment: false }).catch(() => null);
+      if (!state || state.remaining > 0) continue;
+      const retry = Math.max(1, Math.ceil(state.ttl / 1000));
+      void reply.header('ratelimit-limit', state.max).header('ratelimit-remaining', 0).header('ratelimit-reset', retry);
+      throw new TooManyRequestsError(`rate limit exceeded: at most ${state.max} requests per minute for failed logins ${scope}; retry in ${retry} s`, retry);
     }
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    if (!isLogin(request) || (reply.statusCode !== 401 && reply.statusCode !== 403)) return;
+    await Promise.all(budgets(request).map(([limiter]) => limiter(request).catch(() => null)));
   });
 }
