@@ -24,8 +24,15 @@ export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 export async function openPostgres(config: Config, options: { dataDir?: string; url?: string } = {}): Promise<PostgresStore> {
   const url = options.url ?? config.databaseUrl;
   if (url) {
-    // A statement of request work stops at its deadline instead of holding a connection for ever.
-    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5_000, statement_timeout: STATEMENT_TIMEOUT_MS });
+    // A statement of request work stops at its deadline instead of holding a connection for ever, and
+    // so does a transaction left idle (e.g. waiting on the engine between its statements).
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: 10,
+      connectionTimeoutMillis: 5_000,
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      idle_in_transaction_session_timeout: STATEMENT_TIMEOUT_MS,
+    });
     const auth = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 5_000, statement_timeout: AUTH_STATEMENT_TIMEOUT_MS });
     pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing
     auth.on('error', () => {});
