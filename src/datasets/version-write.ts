@@ -105,11 +105,7 @@ async function store(
       return `{"ordinal":${i + 1},"input":${t.input.text},"output":${t.output.text}}`;
     });
     for (const chunk of chunks(sourceItems)) await storingJson(() => insertSources(db, versionId, chunk));
-    const caseItems = cases.map((c, i) =>
-      JSON.stringify({ ordinal: i + 1, test_case_id: c.id, source_trace_id: c.sourceTraceId, source_span_id: c.sourceSpanId, source_ordinal: c.source ? ordinalOf.get(c.source.key)! : null })
-        .slice(0, -1)
-        .concat(`,"input":${c.input?.text ?? 'null'},"has_input":${c.input !== null},"expected":${c.expected?.text ?? 'null'},"has_expected":${c.expected !== null},"metadata":${c.metadata?.text ?? 'null'}}`),
-    );
+    const caseItems = cases.map((c, i) => caseItem(c, i + 1, c.source ? ordinalOf.get(c.source.key)! : null));
     for (const chunk of chunks(caseItems)) await storingJson(() => insertCases(db, versionId, chunk));
     return await number(ctx, projectId, datasetId, versionId, label, cases.length);
   } catch (error) {
@@ -117,6 +113,13 @@ async function store(
     await db.query('DELETE FROM dataset_versions WHERE id = $1 AND version_number IS NULL', [versionId]).catch(() => {});
     throw error;
   }
+}
+
+/** One case as a jsonb array element: its own values spliced as the caller's text, never re-serialised. */
+function caseItem(c: Case, ordinal: number, sourceOrdinal: number | null): string {
+  const ids = JSON.stringify({ ordinal, test_case_id: c.id, source_trace_id: c.sourceTraceId, source_span_id: c.sourceSpanId, source_ordinal: sourceOrdinal });
+  const own = (name: string, value: RawJson | null) => `"${name}":${value?.text ?? 'null'},"has_${name}":${value !== null}`;
+  return `${ids.slice(0, -1)},${own('input', c.input)},${own('expected', c.expected)},"metadata":${c.metadata?.text ?? 'null'}}`;
 }
 
 /** The UPDATE of the dataset row hands out the number and holds its lock until commit: concurrent creates get 1..N. */
