@@ -76,8 +76,10 @@ export async function writeVersion(ctx: AppContext, projectId: string, datasetId
   return answerText(head, cases, texts);
 }
 
+/** UTF-8 bytes of a case's own values, the unit the engine measures copied text in. */
 function textBytes(c: Case): number {
-  return (c.input?.text.length ?? 0) + (c.expected?.text.length ?? 0) + (c.metadata?.text.length ?? 0);
+  const bytes = (v: RawJson | null) => (v ? Buffer.byteLength(v.text, 'utf8') : 0);
+  return bytes(c.input) + bytes(c.expected) + bytes(c.metadata);
 }
 
 async function store(
