@@ -109,6 +109,33 @@ describe('a version is bounded by what it resolves to', () => {
     expect(fits.json().version_number).toBe(1);
   });
 
+  it('a version written in several chunks whose last chunk fails leaves nothing behind (422)', async () => {
+    const owner = await projectWithKey(h(), 'chunks');
+    const dataset = await createDataset(h(), owner.key.key);
+    // ~3 MiB of cases: several chunks; the last case holds a number jsonb can't hold (past 16,383 decimals).
+    const filler = 'f'.repeat(3000);
+    const cases = Array.from({ length: 1000 }, (_, i) => `{"input": {"i": ${i}, "text": "${filler}"}, "expected": ${i}}`);
+    cases.push(`{"input": 0.${'1'.repeat(17_000)}, "expected": null}`);
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/datasets/${dataset.id}/versions`,
+      token: owner.key.key,
+      payload: `{"test_cases": [${cases.join(',')}]}`,
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(422);
+    expect(res.json().detail[0]).toMatchObject({ loc: ['body', 'test_cases'], msg: expect.stringMatching(/cannot hold/) });
+    const pool = h().ctx.pg.pool;
+    const left = await pool.query<{ versions: number; cases: number }>(
+      `SELECT (SELECT count(*)::int FROM dataset_versions WHERE dataset_id = $1) AS versions,
+              (SELECT count(*)::int FROM dataset_test_cases c JOIN dataset_versions v ON v.id = c.version_id WHERE v.dataset_id = $1) AS cases`,
+      [dataset.id],
+    );
+    expect(left.rows[0]).toEqual({ versions: 0, cases: 0 });
+    const detail = await call(h().api, { method: 'GET', url: `${PUBLIC}/datasets/${dataset.id}`, token: owner.key.key });
+    expect(detail.json()).toMatchObject({ version_count: 0, versions: [] });
+  });
+
   it('a version still being written is invisible: not listed, not readable, not evaluable', async () => {
     const owner = await projectWithKey(h(), 'pending');
     const dataset = await createDataset(h(), owner.key.key);
