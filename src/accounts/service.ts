@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../errors.js';
 import { dummyPasswordHash, hashPassword, hashToken, newId, newSessionToken, verifyPassword } from '../auth/secrets.js';
 import type { UserPrincipal } from '../auth/principal.js';
-import { withTransaction, type Queryable } from '../stores/postgres.js';
+import { authPool, withTransaction, type Queryable } from '../stores/postgres.js';
 
 export type PublicUser = { id: string; email: string; name: string };
 
@@ -37,11 +37,12 @@ export async function signup(ctx: AppContext, input: { email: string; password: 
 /** Same detail and about the same time for an unknown e-mail and a wrong password. */
 export async function login(ctx: AppContext, input: { email: string; password: string }) {
   const email = normaliseEmail(input.email);
-  const { rows } = await ctx.pg.pool.query<PublicUser & { password_hash: string }>('SELECT id, email, name, password_hash FROM users WHERE email = $1', [email]);
+  // The reserved authentication pool (src/stores/postgres.ts): a login never waits behind request work.
+  const { rows } = await authPool(ctx.pg).query<PublicUser & { password_hash: string }>('SELECT id, email, name, password_hash FROM users WHERE email = $1', [email]);
   const row = rows[0];
   const ok = await verifyPassword(input.password, row?.password_hash ?? (await dummyPasswordHash()));
   if (!row || !ok) throw new UnauthorizedError(WRONG_LOGIN_DETAIL);
-  const sessionToken = await createSession(ctx.pg.pool, row.id, ctx.config.sessionTtlDays);
+  const sessionToken = await createSession(authPool(ctx.pg), row.id, ctx.config.sessionTtlDays);
   return { session_token: sessionToken, user: { id: row.id, email: row.email, name: row.name } };
 }
 

@@ -27,6 +27,11 @@ export async function resolveReadProject(ctx: AppContext, principal: Principal, 
   const found = await projectWithRole(ctx.pg.pool, projectId, principal.userId);
   if (!found || !found.role) throw new ForbiddenError(NO_PROJECT_ACCESS_DETAIL);
   if (!hasRole(found.role, minRole)) throw new ForbiddenError(roleRefusal(minRole));
+  // The project the user reads is their landing project (GET /projects lists it first); written only
+  // when it changes, so reads of one project cost no write.
+  if (found.lastProjectId !== found.project.id) {
+    await ctx.pg.pool.query('UPDATE users SET last_project_id = $2 WHERE id = $1', [principal.userId, found.project.id]);
+  }
   return { projectId: found.project.id, workspaceId: found.project.workspace_id, traceTtlDays: found.project.trace_ttl_days };
 }
 
@@ -65,16 +70,16 @@ async function liveProject(db: Queryable, projectId: string): Promise<ProjectRow
   return rows[0] ?? null;
 }
 
-async function projectWithRole(db: Queryable, projectId: string, userId: string): Promise<{ project: ProjectRow; role: Role | null } | null> {
+async function projectWithRole(db: Queryable, projectId: string, userId: string): Promise<{ project: ProjectRow; role: Role | null; lastProjectId: string | null } | null> {
   if (!isUuid(projectId)) return null;
-  const { rows } = await db.query<ProjectRow & { role: Role | null }>(
-    `SELECT ${PROJECT_COLUMNS}, m.role
+  const { rows } = await db.query<ProjectRow & { role: Role | null; last_project_id: string | null }>(
+    `SELECT ${PROJECT_COLUMNS}, m.role, (SELECT u.last_project_id FROM users u WHERE u.id = $2) AS last_project_id
        FROM projects p LEFT JOIN memberships m ON m.workspace_id = p.workspace_id AND m.user_id = $2
       WHERE p.id = $1 AND p.deleted_at IS NULL`,
     [projectId, userId],
   );
   const row = rows[0];
   if (!row) return null;
-  const { role, ...project } = row;
-  return { project, role };
+  const { role, last_project_id: lastProjectId, ...project } = row;
+  return { project, role, lastProjectId };
 }

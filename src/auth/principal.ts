@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { ForbiddenError, ServiceUnavailableError, UnauthorizedError } from '../errors.js';
 import { looksLikeJwt } from './access-token.js';
 import { API_KEY_PATTERN, hashToken } from './secrets.js';
+import { authPool } from '../stores/postgres.js';
 
 export type ApiKeyPrincipal = {
   kind: 'api_key';
@@ -69,7 +70,7 @@ export async function resolvePrincipal(ctx: AppContext, token: string): Promise<
   try {
     if (token.startsWith('sl_')) {
       if (!API_KEY_PATTERN.test(token)) throw new UnauthorizedError();
-      const { rows } = await ctx.pg.pool.query<{ id: string; project_id: string; project_name: string; workspace_id: string; trace_ttl_days: number }>(
+      const { rows } = await authPool(ctx.pg).query<{ id: string; project_id: string; project_name: string; workspace_id: string; trace_ttl_days: number }>(
         `SELECT k.id, k.project_id, p.name AS project_name, p.workspace_id, p.trace_ttl_days
            FROM api_keys k JOIN projects p ON p.id = k.project_id
           WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND p.deleted_at IS NULL
@@ -100,7 +101,7 @@ export function isUuid(value: string): boolean {
 }
 
 async function liveSession(ctx: AppContext, where: string, params: string[]): Promise<Omit<UserPrincipal, 'via'>> {
-  const { rows } = await ctx.pg.pool.query<{ id: string; user_id: string; email: string; name: string }>(
+  const { rows } = await authPool(ctx.pg).query<{ id: string; user_id: string; email: string; name: string }>(
     `SELECT s.id, s.user_id, u.email, u.name
        FROM sessions s JOIN users u ON u.id = s.user_id
       WHERE ${where} AND s.revoked_at IS NULL AND s.expires_at > now()`,

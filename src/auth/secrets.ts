@@ -1,7 +1,10 @@
 import crypto from 'node:crypto';
-import { promisify } from 'node:util';
+import { hashPool } from './hash-pool.js';
 
-const scrypt = promisify(crypto.scrypt) as (password: string, salt: Buffer, keylen: number, options: crypto.ScryptOptions) => Promise<Buffer>;
+/** scrypt on the hashing pool's own threads, never libuv's (hash-pool.ts); 429 when that pool is full. */
+function scrypt(password: string, salt: Buffer, keylen: number, options: { N: number; r: number; p: number; maxmem: number }): Promise<Buffer> {
+  return hashPool.run({ password, salt, keylen, ...options });
+}
 
 // scrypt with N=2^15, r=8: 32 MiB per hash, memory-hard (docs/authentication.md).
 const SCRYPT = { N: 1 << 15, r: 8, p: 1, keylen: 32 } as const;

@@ -11,6 +11,8 @@ import { createDataset, createVersion, getDataset, listDatasets, updateDataset }
 import { keepsVersionValue, MAX_TEST_CASES_PER_VERSION, MAX_VERSION_BODY_BYTES, StoredText, validateTestCases, VersionBody } from './test-case-input.js';
 import { DEFAULT_PAGE_LIMIT, findVersion, pageOfVersion, streamVersion } from './version-read.js';
 import { writtenAsText } from '../answer-schemas.js';
+import { MIB } from '../query-limits.js';
+import { MAX_RESOLVED_VERSION_BYTES } from './version-write.js';
 import { DatasetDetailAnswer, DatasetListAnswer, DatasetVersionAnswer } from './answers.js';
 
 const ProjectQuery = z.object({ project_id: z.string().optional() });
@@ -28,6 +30,12 @@ const UpdateBody = z.object({ name: Name.optional(), description: Description.nu
 const VersionCreateBody = VersionBody.extend({ project_id: z.string().optional() });
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+const VERSION_CREATE_DESCRIPTION =
+  `Creates the next version from 1 to ${MAX_TEST_CASES_PER_VERSION} test cases (body at most ${MAX_VERSION_BODY_BYTES / MIB} MiB). ` +
+  'A case without `input` copies it (and `expected`, unless given) from the trace or span named by `source_trace_id`/`source_span_id`. ' +
+  `413 when there are too many cases, or when the version resolves to more than ${MAX_RESOLVED_VERSION_BYTES / MIB} MiB with the ` +
+  'copied text counted in every case that shows it (measured before anything is copied; the detail names the size and the limit).';
 
 /**
  * Datasets and dataset versions (docs/datasets.md).
@@ -68,7 +76,18 @@ export function registerDatasetRoutes(app: FastifyInstance, ctx: AppContext): vo
     keepRawJson(child, keepsVersionValue, MAX_VERSION_BODY_BYTES);
     typed(child).post(
       '/datasets/:dataset_id/versions',
-      { ...author, config: { idempotent: true }, bodyLimit: MAX_VERSION_BODY_BYTES, schema: { params: DatasetParams, querystring: ProjectQuery, body: VersionCreateBody, response: { 201: writtenAsText(DatasetVersionAnswer) } } },
+      {
+        ...author,
+        config: { idempotent: true },
+        bodyLimit: MAX_VERSION_BODY_BYTES,
+        schema: {
+          description: VERSION_CREATE_DESCRIPTION,
+          params: DatasetParams,
+          querystring: ProjectQuery,
+          body: VersionCreateBody,
+          response: { 201: writtenAsText(DatasetVersionAnswer) },
+        },
+      },
       async (request, reply) => {
         // The count is the headline problem of an oversized request: said before any case is judged.
         if (request.body.test_cases.length > MAX_TEST_CASES_PER_VERSION) {
@@ -77,7 +96,7 @@ export function registerDatasetRoutes(app: FastifyInstance, ctx: AppContext): vo
         const scope = await project(request, request.body.project_id);
         const cases = validateTestCases(request.body.test_cases);
         const body = await createVersion(ctx, scope.projectId, request.params.dataset_id, request.body.label, cases);
-        return reply.status(201).type(JSON_TYPE).send(body);
+        return reply.status(201).type(JSON_TYPE).send(Readable.from(body));
       },
     );
   });

@@ -1,11 +1,10 @@
 import type { AppContext } from '../context.js';
 import { isUuid } from '../auth/principal.js';
 import { newId } from '../auth/secrets.js';
-import { NotFoundError, RequestValidationError } from '../errors.js';
-import { withTransaction, type Queryable } from '../stores/postgres.js';
-import { copyFromTraces, type TraceRef } from './trace-source.js';
-import type { ResolvedCase, TestCaseInput } from './test-case-input.js';
-import { caseJson, versionHeadJson, type VersionHead } from './version-read.js';
+import { NotFoundError } from '../errors.js';
+import type { Queryable } from '../stores/postgres.js';
+import type { TestCaseInput } from './test-case-input.js';
+import { writeVersion } from './version-write.js';
 
 /**
  * Datasets and their versions (docs/datasets.md). Every function takes a project already resolved by
@@ -61,7 +60,8 @@ export async function getDataset(db: Queryable, projectId: string, datasetId: st
   const { rows } = await db.query<DatasetRow>(`SELECT ${DATASET_COLUMNS} FROM datasets WHERE id = $1 AND project_id = $2`, [datasetId, projectId]);
   if (!rows[0]) throw new NotFoundError(DATASET_NOT_FOUND);
   const versions = await db.query<{ id: string; version_number: number; label: string; test_case_count: number; created_at: Date }>(
-    'SELECT id, version_number, label, test_case_count, created_at FROM dataset_versions WHERE dataset_id = $1 ORDER BY version_number DESC',
+    // A version without a number is still being written (version-write.ts): not shown yet.
+    'SELECT id, version_number, label, test_case_count, created_at FROM dataset_versions WHERE dataset_id = $1 AND version_number IS NOT NULL ORDER BY version_number DESC',
     [datasetId],
   );
   return {
@@ -96,82 +96,13 @@ export async function updateDataset(ctx: AppContext, projectId: string, datasetI
 }
 
 /**
- * Creates the next version of a dataset from validated cases and answers it whole (the dataset
- * version shape, every case with its new `test_case_id`). Trace copies are read before the
- * transaction (ClickHouse; no Postgres lock held while waiting). In the transaction the dataset row's
- * UPDATE hands out the number and holds the row lock until commit, so concurrent creates get 1..N.
+ * Creates the next version of a dataset from validated cases and answers it whole, as text chunks (the
+ * dataset version shape, every case with its new `test_case_id`). Bounded by what it resolves to,
+ * written in chunks and numbered at the end (version-write.ts).
  */
-export async function createVersion(ctx: AppContext, projectId: string, datasetId: string, label: string | null | undefined, cases: TestCaseInput[]): Promise<string> {
+export async function createVersion(ctx: AppContext, projectId: string, datasetId: string, label: string | null | undefined, cases: TestCaseInput[]): Promise<AsyncGenerator<string>> {
   if (!isUuid(datasetId)) throw new NotFoundError(DATASET_NOT_FOUND);
   const exists = await ctx.pg.pool.query('SELECT 1 FROM datasets WHERE id = $1 AND project_id = $2', [datasetId, projectId]);
   if (exists.rows.length === 0) throw new NotFoundError(DATASET_NOT_FOUND);
-
-  const resolved = await resolveCases(ctx, projectId, cases);
-  const ids = resolved.map(() => newId());
-  const versionId = newId();
-  // One jsonb array parameter: the values travel as the caller's text, spliced, never re-serialised.
-  const items = resolved.map((c, i) => caseJson({ id: ids[i]!, input: c.input.text, expected: c.expected.text, metadata: c.metadata?.text ?? null, source_trace_id: c.sourceTraceId, source_span_id: c.sourceSpanId }));
-
-  const head = await withTransaction(ctx.pg.pool, async (tx) => {
-    const bumped = await tx.query<{ version_count: number }>(
-      'UPDATE datasets SET version_count = version_count + 1, updated_at = now() WHERE id = $1 AND project_id = $2 RETURNING version_count',
-      [datasetId, projectId],
-    );
-    if (!bumped.rows[0]) throw new NotFoundError(DATASET_NOT_FOUND);
-    const number = bumped.rows[0].version_count;
-    const inserted = await tx.query<{ created_at: Date; label: string }>(
-      `INSERT INTO dataset_versions (id, dataset_id, project_id, version_number, label, test_case_count)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at, label`,
-      [versionId, datasetId, projectId, number, label ?? `v${number}`, resolved.length],
-    );
-    // $1 version id, $2 jsonb array of cases in order (absent metadata stays SQL NULL: `->` of a missing key)
-    await storingJson(() =>
-      tx.query(
-        `INSERT INTO dataset_test_cases (version_id, ordinal, id, input, expected, metadata, source_trace_id, source_span_id)
-         SELECT $1, c.ord, (c.item->>'test_case_id')::uuid, c.item->'input', c.item->'expected',
-                CASE WHEN jsonb_typeof(c.item->'metadata') = 'null' THEN NULL ELSE c.item->'metadata' END,
-                c.item->>'source_trace_id', c.item->>'source_span_id'
-           FROM jsonb_array_elements($2::jsonb) WITH ORDINALITY AS c(item, ord)`,
-        [versionId, `[${items.join(',')}]`],
-      ),
-    );
-    const row = inserted.rows[0]!;
-    return { datasetId, versionId, versionNumber: number, label: row.label, testCaseCount: resolved.length, createdAt: row.created_at } satisfies VersionHead;
-  });
-  return `${versionHeadJson(head)}${items.join(',')}],"next_cursor":null}`;
-}
-
-/**
- * What the store refuses of the values (malformed numbers past jsonb's range, which the body's
- * checks let through) is the caller's: 422, without a place since one statement stored them all.
- */
-async function storingJson<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    if (typeof code === 'string' && code.startsWith('22')) {
-      throw new RequestValidationError([{ loc: ['body', 'test_cases'], msg: 'a test case holds a JSON value the store cannot hold (a number out of range?)', type: 'value_error' }]);
-    }
-    throw error;
-  }
-}
-
-/** Given values as they are; trace references copied (404 for a trace the project doesn't have). */
-async function resolveCases(ctx: AppContext, projectId: string, cases: TestCaseInput[]): Promise<ResolvedCase[]> {
-  const refs: TraceRef[] = [];
-  cases.forEach((c, index) => {
-    if (c.input === undefined) refs.push({ index, traceId: c.source_trace_id!, spanId: c.source_span_id ?? null });
-  });
-  const copied = await copyFromTraces(ctx, projectId, refs);
-  return cases.map((c, index) => {
-    const copy = copied.get(index);
-    return {
-      input: c.input ?? copy!.input,
-      expected: c.expected ?? copy?.expected ?? (undefined as never),
-      metadata: c.metadata ?? null,
-      sourceTraceId: c.source_trace_id ?? null,
-      sourceSpanId: c.source_span_id ?? copy?.spanId ?? null,
-    };
-  });
+  return writeVersion(ctx, projectId, datasetId, label, cases);
 }

@@ -16,33 +16,70 @@ import { parseJsonKeepingRaw, RawJson } from './raw-json.js';
  */
 
 export type TraceRef = { index: number; traceId: string; spanId: string | null };
-export type CopiedCase = { input: RawJson; expected: RawJson; spanId: string };
+/** One distinct span a version copies from; `bytes` is its input and output text, measured before it is read. */
+export type SourceSpan = { key: string; traceId: string; spanId: string; root: boolean; bytes: number };
+export type CopiedText = { input: RawJson; output: RawJson };
 
 /** A version's trace copies read at most this much text; past it the caller is told to split the version. */
 const LIMITS: QueryLimits = { maxExecutionSeconds: 30, maxMemoryBytes: 1_000_000_000, maxResultRows: 20_000, maxResultBytes: 256 * MIB };
 const ADVICE = 'the traces to copy hold too much input and output for one version; create it from fewer traces';
 
+type SizeRow = { trace_id: string; span_id: string; bytes: string | number };
 type SourceRow = { trace_id: string; span_id: string; input: string | null; output: string | null };
 
-/** The copied input/expected of each reference, by its index in the request; 404 names the first missing one. */
-export async function copyFromTraces(ctx: AppContext, projectId: string, refs: TraceRef[]): Promise<Map<number, CopiedCase>> {
-  const out = new Map<number, CopiedCase>();
-  if (refs.length === 0) return out;
-  const roots = refs.filter((r) => r.spanId === null);
-  const spans = refs.filter((r) => r.spanId !== null);
-  const rootRows = roots.length ? await query(ctx, rootQuery(projectId, [...new Set(roots.map((r) => r.traceId))])) : [];
-  const spanRows = spans.length ? await query(ctx, spanQuery(projectId, spans.map((r) => [r.traceId, r.spanId!]))) : [];
-  const rootOf = new Map(rootRows.map((r) => [r.trace_id, r]));
-  const spanOf = new Map(spanRows.map((r) => [`${r.trace_id}\u0001${r.span_id}`, r]));
+const keyOf = (traceId: string, spanId: string) => `${traceId}\u0001${spanId}`;
+
+/**
+ * Step one of a copy: which span each reference names and how large its text is, without reading the
+ * text (issue 20: a 3 KB request naming one 4 MiB trace 100 times must be judged by the 400 MB it
+ * resolves to before anything is copied). References to the same span share one source. 404 names the
+ * first reference the project doesn't have.
+ */
+export async function measureSources(ctx: AppContext, projectId: string, refs: TraceRef[]): Promise<{ sources: SourceSpan[]; sourceOf: Map<number, SourceSpan> }> {
+  const sourceOf = new Map<number, SourceSpan>();
+  if (refs.length === 0) return { sources: [], sourceOf };
+  const roots = [...new Set(refs.filter((r) => r.spanId === null).map((r) => r.traceId))];
+  const pairs = uniquePairs(refs.filter((r) => r.spanId !== null).map((r) => [r.traceId, r.spanId!]));
+  const rootRows = roots.length ? await query<SizeRow>(ctx, rootQuery(projectId, roots, 'ifNull(length(r.5), 0) + ifNull(length(r.6), 0) AS bytes')) : [];
+  const spanRows = pairs.length ? await query<SizeRow>(ctx, spanQuery(projectId, pairs, 'ifNull(length(input), 0) + ifNull(length(output), 0) AS bytes')) : [];
+  const byKey = new Map<string, SourceSpan>();
+  const source = (row: SizeRow, root: boolean) => {
+    const key = keyOf(row.trace_id, row.span_id);
+    const found = byKey.get(key) ?? { key, traceId: row.trace_id, spanId: row.span_id, root, bytes: Number(row.bytes) };
+    byKey.set(key, found);
+    return found;
+  };
+  const rootOf = new Map(rootRows.map((r) => [r.trace_id, source(r, true)]));
+  const spanOf = new Map(spanRows.map((r) => [keyOf(r.trace_id, r.span_id), source(r, false)]));
   for (const ref of refs) {
-    const row = ref.spanId === null ? rootOf.get(ref.traceId) : spanOf.get(`${ref.traceId}\u0001${ref.spanId}`);
-    if (!row) {
+    const found = ref.spanId === null ? rootOf.get(ref.traceId) : spanOf.get(keyOf(ref.traceId, ref.spanId));
+    if (!found) {
       const what = ref.spanId === null ? `trace '${ref.traceId}'` : `span '${ref.spanId}' of trace '${ref.traceId}'`;
       throw new NotFoundError(`test_cases[${ref.index}]: source ${what} not found in this project`);
     }
-    out.set(ref.index, { input: jsonOfText(row.input), expected: jsonOfText(row.output), spanId: row.span_id });
+    sourceOf.set(ref.index, found);
   }
+  return { sources: [...byKey.values()], sourceOf };
+}
+
+/** Step two: the text of each distinct source (by its key), read once however often it is referenced. */
+export async function readSources(ctx: AppContext, projectId: string, sources: SourceSpan[]): Promise<Map<string, CopiedText>> {
+  const out = new Map<string, CopiedText>();
+  const roots = sources.filter((s) => s.root).map((s) => s.traceId);
+  const spans = sources.filter((s) => !s.root).map((s): [string, string] => [s.traceId, s.spanId]);
+  const rows = [
+    ...(roots.length ? await query<SourceRow>(ctx, rootQuery(projectId, roots, 'r.5 AS input, r.6 AS output')) : []),
+    ...(spans.length ? await query<SourceRow>(ctx, spanQuery(projectId, spans, 'input, output')) : []),
+  ];
+  for (const row of rows) out.set(keyOf(row.trace_id, row.span_id), { input: jsonOfText(row.input), output: jsonOfText(row.output) });
+  // A trace deleted between the two steps: the version can't be made as asked.
+  for (const s of sources) if (!out.has(s.key)) throw new NotFoundError(`source trace '${s.traceId}' not found in this project`);
   return out;
+}
+
+function uniquePairs(pairs: [string, string][]): [string, string][] {
+  const seen = new Map(pairs.map((p) => [keyOf(p[0], p[1]), p]));
+  return [...seen.values()];
 }
 
 /** Span text back to JSON (see the module comment). */
@@ -61,21 +98,22 @@ export function jsonOfText(text: string | null): RawJson {
   return new RawJson(JSON.stringify(text.replaceAll('\u0000', '\uFFFD')));
 }
 
-async function query(ctx: AppContext, q: { query: string; query_params: Record<string, unknown> }): Promise<SourceRow[]> {
+async function query<T>(ctx: AppContext, q: { query: string; query_params: Record<string, unknown> }): Promise<T[]> {
   return withinLimits(LIMITS, ADVICE, async () => {
     const result = await ctx.ch.client.query({ ...q, format: 'JSONEachRow' });
-    return result.json<SourceRow>();
+    return result.json<T>();
   });
 }
 
 /**
  * The root span of each trace as the trace list has it (the rollup's `root`: the span without a
- * parent, else the earliest). Tuple: (name, span_id, start, metadata, input, output).
+ * parent, else the earliest). Tuple: (name, span_id, start, metadata, input, output). `columns` is a
+ * fixed select list of this module (text or sizes), never the caller's.
  * Params: project (String), traces (Array(String)).
  */
-function rootQuery(projectId: string, traceIds: string[]) {
+function rootQuery(projectId: string, traceIds: string[], columns: string) {
   return {
-    query: `SELECT trace_id, r.2 AS span_id, r.5 AS input, r.6 AS output
+    query: `SELECT trace_id, r.2 AS span_id, ${columns}
               FROM (SELECT trace_id, argMinMerge(root) AS r FROM traces
                      WHERE project_id = {project:String} AND trace_id IN {traces:Array(String)}
                      GROUP BY trace_id)
@@ -88,9 +126,9 @@ function rootQuery(projectId: string, traceIds: string[]) {
  * Named spans; a span stored twice (re-sent by two processes at once) answers once.
  * Params: project (String), traces (Array(String)), spans (Array(Tuple(String, String))).
  */
-function spanQuery(projectId: string, pairs: [string, string][]) {
+function spanQuery(projectId: string, pairs: [string, string][], columns: string) {
   return {
-    query: `SELECT trace_id, span_id, input, output FROM spans
+    query: `SELECT trace_id, span_id, ${columns} FROM spans
              WHERE project_id = {project:String} AND trace_id IN {traces:Array(String)}
                AND (trace_id, span_id) IN {spans:Array(Tuple(String, String))}
              LIMIT 1 BY trace_id, span_id

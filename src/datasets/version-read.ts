@@ -50,7 +50,7 @@ export function versionHeadJson(h: VersionHead): string {
 export async function findVersion(db: Queryable, projectId: string, versionId: string): Promise<VersionHead> {
   if (!isUuid(versionId)) throw new NotFoundError(VERSION_NOT_FOUND);
   const { rows } = await db.query<{ dataset_id: string; version_number: number; label: string; test_case_count: number; created_at: Date }>(
-    'SELECT dataset_id, version_number, label, test_case_count, created_at FROM dataset_versions WHERE id = $1 AND project_id = $2',
+    'SELECT dataset_id, version_number, label, test_case_count, created_at FROM dataset_versions WHERE id = $1 AND project_id = $2 AND version_number IS NOT NULL',
     [versionId, projectId],
   );
   const row = rows[0];
@@ -65,12 +65,28 @@ export async function findVersion(db: Queryable, projectId: string, versionId: s
  * planner read and convert every later case of the version, then sort).
  * $1 version, $2 first ordinal, $3 last ordinal.
  */
-function slice(db: Queryable, versionId: string, after: number, limit: number) {
-  return db.query<CaseRow & { ordinal: number }>(
-    `SELECT id, ordinal, input::text AS input, expected::text AS expected, metadata::text AS metadata, source_trace_id, source_span_id
+async function slice(db: Queryable, versionId: string, after: number, limit: number): Promise<{ rows: CaseRow[] }> {
+  const { rows } = await db.query<CaseRow & { ordinal: number; source_ordinal: number | null }>(
+    `SELECT id, ordinal, input::text AS input, expected::text AS expected, metadata::text AS metadata, source_trace_id, source_span_id, source_ordinal
        FROM dataset_test_cases WHERE version_id = $1 AND ordinal BETWEEN $2 AND $3 ORDER BY ordinal`,
     [versionId, after + 1, after + limit],
   );
+  // A value copied from a trace is stored once per version (dataset_version_sources, version-write.ts):
+  // the case's own column is SQL NULL then, and the source's value reads in its place. Each source is
+  // read once per slice, so the store sends what it holds, not a copy per case.
+  const wanted = [...new Set(rows.filter((r) => r.source_ordinal !== null && (r.input === null || r.expected === null)).map((r) => r.source_ordinal!))];
+  if (wanted.length === 0) return { rows };
+  const sources = await db.query<{ ordinal: number; input: string | null; output: string | null }>(
+    'SELECT ordinal, input::text AS input, output::text AS output FROM dataset_version_sources WHERE version_id = $1 AND ordinal = ANY($2::int[])',
+    [versionId, wanted],
+  );
+  const byOrdinal = new Map(sources.rows.map((r) => [r.ordinal, r]));
+  return {
+    rows: rows.map((r) => {
+      const source = r.source_ordinal === null ? undefined : byOrdinal.get(r.source_ordinal);
+      return source ? { ...r, input: r.input ?? source.input, expected: r.expected ?? source.output } : r;
+    }),
+  };
 }
 
 /** The whole version as answer text, slice by slice (see the module comment). */
@@ -78,7 +94,8 @@ export async function* streamVersion(db: Queryable, head: VersionHead): AsyncGen
   yield versionHeadJson(head);
   for (let after = 0; after < head.testCaseCount; after += STREAM_SLICE) {
     const { rows } = await slice(db, head.versionId, after, STREAM_SLICE);
-    yield (after === 0 ? '' : ',') + rows.map(caseJson).join(',');
+    // Case by case: cases sharing a large source would make one slice's text large.
+    for (let i = 0; i < rows.length; i++) yield (after === 0 && i === 0 ? '' : ',') + caseJson(rows[i]!);
   }
   yield '],"next_cursor":null}';
 }

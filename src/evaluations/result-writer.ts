@@ -22,6 +22,14 @@ import { mirrorResults } from './result-mirror.js';
  * copy was written, the copy holds a result Postgres doesn't until the caller retries (same
  * revision: the retry's row replaces it). Embedded, the copy's insert runs while the transaction
  * holds PGlite (one transaction at a time), so other requests wait for it too.
+ *
+ * Bounded by cost (issue 20): the results are applied in chunks of at most CHUNK_BYTES of result
+ * text, each chunk one transaction as above. A 64 MiB request so never holds the store (embedded
+ * PGlite is one session, and its transaction holds it) for longer than one chunk; others' statements,
+ * authentication first, run between chunks. The price: should a later chunk fail (503, or 409 when
+ * the run completed meanwhile), the earlier chunks stay stored. Results are keyed by test case and a
+ * re-sent one replaces its result exactly, so sending the same request again converges on the same
+ * state and counts; the answer's `accepted` counts only a request that wrote every chunk.
  */
 
 export type WriteAnswer = { accepted: number; rejected: RejectedResult[] };
@@ -44,14 +52,37 @@ export async function writeResults(ctx: AppContext, projectId: string, runId: st
   for (const r of valid) last.set(r.testCaseId, r);
   const rows = [...last.values()];
 
-  await withTransaction(ctx.pg.pool, async (tx) => {
-    const locked = await findRun(tx, projectId, runId, true);
-    refuseUnlessRunning(locked);
-    const revisions = await applyResults(tx, locked.id, rows);
-    // A failure here rolls the transaction back; the route answers 503 so the caller retries.
-    await mirrorResults(ctx, locked, rows, revisions);
-  });
+  for (const chunk of chunkResults(rows)) {
+    await withTransaction(ctx.pg.pool, async (tx) => {
+      const locked = await findRun(tx, projectId, runId, true);
+      refuseUnlessRunning(locked);
+      const revisions = await applyResults(tx, locked.id, chunk.texts);
+      // A failure here rolls the chunk's transaction back; the route answers 503 so the caller retries.
+      await mirrorResults(ctx, locked, chunk.rows, revisions);
+    });
+  }
   return { accepted: valid.length, rejected };
+}
+
+/** Results per transaction: at most this much result text (a single larger result goes alone). */
+export const RESULT_CHUNK_BYTES = 1024 * 1024;
+const RESULT_CHUNK_ROWS = 1000;
+
+function* chunkResults(rows: NormalizedResult[]): Generator<{ rows: NormalizedResult[]; texts: string[] }> {
+  let chunk: { rows: NormalizedResult[]; texts: string[] } = { rows: [], texts: [] };
+  let bytes = 0;
+  for (const row of rows) {
+    const text = resultJson(row);
+    if (chunk.rows.length > 0 && (bytes + text.length > RESULT_CHUNK_BYTES || chunk.rows.length >= RESULT_CHUNK_ROWS)) {
+      yield chunk;
+      chunk = { rows: [], texts: [] };
+      bytes = 0;
+    }
+    chunk.rows.push(row);
+    chunk.texts.push(text);
+    bytes += text.length;
+  }
+  if (chunk.rows.length > 0) yield chunk;
 }
 
 function refuseUnlessRunning(run: RunRow): void {
@@ -167,9 +198,9 @@ aggregated AS (
 )
 SELECT test_case_id, revision FROM written`;
 
-async function applyResults(tx: Queryable, runId: string, rows: NormalizedResult[]): Promise<Map<string, number>> {
+async function applyResults(tx: Queryable, runId: string, texts: string[]): Promise<Map<string, number>> {
   try {
-    const { rows: written } = await tx.query<{ test_case_id: string; revision: number }>(APPLY_SQL, [runId, `[${rows.map(resultJson).join(',')}]`]);
+    const { rows: written } = await tx.query<{ test_case_id: string; revision: number }>(APPLY_SQL, [runId, `[${texts.join(',')}]`]);
     return new Map(written.map((w) => [w.test_case_id, w.revision]));
   } catch (error) {
     // A value the checks let through but jsonb refuses (a number past numeric's range): the caller's.

@@ -39,6 +39,9 @@ export async function createProject(ctx: AppContext, user: UserPrincipal, input:
        RETURNING id, name, workspace_id`,
       [newId(), workspaceId, input.name, input.trace_ttl_days ?? 30, user.userId],
     );
+    // The project the user creates is where they land next (GET /projects lists it first).
+    const landing = inserted.rows[0]?.id ?? null;
+    if (landing) await tx.query('UPDATE users SET last_project_id = $2 WHERE id = $1', [user.userId, landing]);
     if (inserted.rows[0]) {
       // Every project has its default dashboard from the start (docs/dashboards.md).
       await ensureDefaultDashboard(tx, inserted.rows[0].id);
@@ -63,14 +66,25 @@ async function soleWorkspace(ctx: AppContext, user: UserPrincipal): Promise<stri
   ]);
 }
 
+/**
+ * The user's projects, the landing project first (what the web app opens at `/` and a client takes
+ * as the default: issue 20). The landing project is the one the user last created or read; then come
+ * the workspaces the user created, then the others in the order the user joined them, each workspace's
+ * projects together. Names play no part: a workspace someone else added the user to can't put itself
+ * first by calling itself "AAA".
+ */
 export async function listProjects(ctx: AppContext, user: UserPrincipal, workspaceId?: string) {
   const { rows } = await ctx.pg.pool.query<{ id: string; name: string; workspace_id: string; workspace_name: string }>(
-    `SELECT p.id, p.name, p.workspace_id, w.name AS workspace_name
+    `WITH landing AS (
+       SELECT p.id, p.workspace_id FROM users u JOIN projects p ON p.id = u.last_project_id AND p.deleted_at IS NULL WHERE u.id = $1
+     )
+     SELECT p.id, p.name, p.workspace_id, w.name AS workspace_name
        FROM projects p
        JOIN memberships m ON m.workspace_id = p.workspace_id AND m.user_id = $1
        JOIN workspaces w ON w.id = p.workspace_id
       WHERE p.deleted_at IS NULL AND ($2::text IS NULL OR p.workspace_id::text = $2)
-      ORDER BY w.name, w.id, p.created_at, p.name`,
+      ORDER BY (p.workspace_id IN (SELECT workspace_id FROM landing)) DESC, (w.created_by IS NOT DISTINCT FROM $1::uuid) DESC,
+               m.created_at, w.id, (p.id IN (SELECT id FROM landing)) DESC, p.created_at, p.name`,
     [user.userId, workspaceId ?? null],
   );
   return { data: rows };

@@ -74,6 +74,8 @@ const DEFAULT_DIRS: MigrationDirs = { postgres: path.join(ROOT_DIR, 'postgres'),
 export async function migrate(pg: PostgresStore, ch: ClickHouseStore, dirs: MigrationDirs = DEFAULT_DIRS): Promise<{ postgres: number; clickhouse: number }> {
   const client = await pg.pool.connect();
   try {
+    // Migrations (and waiting for another process's) may take longer than a request's statement deadline.
+    if (!pg.embedded) await client.query('SET statement_timeout = 0');
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
     try {
       await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -99,6 +101,7 @@ export async function migrate(pg: PostgresStore, ch: ClickHouseStore, dirs: Migr
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => {});
     }
   } finally {
+    if (!pg.embedded) await client.query('RESET statement_timeout').catch(() => {});
     client.release();
   }
 }

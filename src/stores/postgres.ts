@@ -6,6 +6,7 @@ import { serializeProtocolSequences } from './pglite-protocol.js';
 import { activeTransactionScope, nestedTransaction, routeQueriesThroughScope } from './transaction-scope.js';
 
 export type PostgresStore = {
+  /** Request work, workers and migrations. On a server each statement stops at STATEMENT_TIMEOUT_MS. */
   pool: pg.Pool;
   embedded: boolean;
   ping(): Promise<void>;
@@ -24,23 +25,59 @@ export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
 export async function openPostgres(config: Config, options: { dataDir?: string; url?: string } = {}): Promise<PostgresStore> {
   const url = options.url ?? config.databaseUrl;
   if (url) {
-    const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 5_000 });
+    // A statement of request work stops at its deadline instead of holding a connection for ever, and
+    // so does a transaction left idle (e.g. waiting on the engine between its statements).
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: 10,
+      connectionTimeoutMillis: 5_000,
+      statement_timeout: STATEMENT_TIMEOUT_MS,
+      idle_in_transaction_session_timeout: STATEMENT_TIMEOUT_MS,
+    });
+    const auth = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 5_000, statement_timeout: AUTH_STATEMENT_TIMEOUT_MS });
     pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing
-    return wrap(pool, false, async () => pool.end());
+    auth.on('error', () => {});
+    return wrap(pool, auth, false, async () => {
+      await Promise.all([pool.end(), auth.end()]);
+    });
   }
   const server = await startEmbeddedPostgres(path.resolve(options.dataDir ?? config.dataDir, 'postgres'));
-  // One connection: PGlite is one session, and with several connections a query from one could land
-  // inside another's open transaction (seen as spurious 401/403/500 under concurrent sign-ups).
-  // PGlite runs one statement at a time anyway, so queueing in the pool costs nothing.
+  // One connection for request work: PGlite is one session and runs one statement at a time, so
+  // queueing in the pool costs nothing. Authentication has a connection of its own: its statements
+  // join the session's queue between the statements of whatever else runs (pglite-protocol.ts keeps
+  // each connection's protocol sequence and open transaction whole), instead of waiting behind every
+  // request queued in the pool. What bounds the wait is that no request's statement or transaction
+  // holds the session for long (dataset versions are written in chunks: src/datasets/version-write.ts).
   const pool = new pg.Pool({ ...server.connection, max: 1, connectionTimeoutMillis: 30_000 });
+  const auth = new pg.Pool({ ...server.connection, max: 1, connectionTimeoutMillis: 30_000 });
   pool.on('error', () => {});
-  return wrap(pool, true, async () => {
-    await pool.end();
+  auth.on('error', () => {});
+  return wrap(pool, auth, true, async () => {
+    await Promise.all([pool.end(), auth.end()]);
     await server.stop();
   });
 }
 
-function wrap(pool: pg.Pool, embedded: boolean, close: () => Promise<void>): PostgresStore {
+/** Deadline of one request-work statement on a Postgres server (embedded PGlite can't interrupt one). */
+export const STATEMENT_TIMEOUT_MS = 60_000;
+/** Deadline of one authentication statement: a lookup by a unique index. */
+const AUTH_STATEMENT_TIMEOUT_MS = 5_000;
+
+/**
+ * The pool reserved for authentication and logins (issue 20), kept beside the request pool it was
+ * opened with: no request's work waits in its queue, so a caller whose requests hold every connection
+ * of `pool` can't keep anyone else from being recognised. Short statements only (a credential lookup,
+ * a session insert). A store whose `pool` was swapped for another (a test's unreachable one) has no
+ * reserved pool: its authentication uses that pool, and fails with it.
+ */
+const RESERVED_FOR_AUTH = new WeakMap<pg.Pool, pg.Pool>();
+
+export function authPool(store: PostgresStore): Queryable {
+  return RESERVED_FOR_AUTH.get(store.pool) ?? store.pool;
+}
+
+function wrap(pool: pg.Pool, auth: pg.Pool, embedded: boolean, close: () => Promise<void>): PostgresStore {
+  RESERVED_FOR_AUTH.set(pool, auth);
   // Inside an idempotent create's transaction, the pool's queries join it (transaction-scope.ts).
   routeQueriesThroughScope(pool);
   return {

@@ -5,6 +5,7 @@ import { BadRequestError, UnauthorizedError } from '../errors.js';
 import { typed } from '../http.js';
 import { authenticate, userOf } from '../auth/principal.js';
 import { login, logout, signup } from '../accounts/service.js';
+import { changePassword, logoutEverywhere } from '../accounts/password.js';
 import { loginPage, loopbackRedirect, redirectWithToken } from './cli-login.js';
 import { clearSessionCookie, fromWebApp, setSessionCookie } from './session-cookie.js';
 import { cliLoginPolicy } from './security-headers.js';
@@ -14,6 +15,7 @@ const password = z.string().min(8).max(1024);
 
 const SignupBody = z.object({ email, password, name: z.string().trim().min(1).max(200) });
 const LoginBody = z.object({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1024) });
+const PasswordBody = z.object({ current_password: z.string().min(1).max(1024), new_password: password });
 const CliLoginQuery = z.object({ redirect_uri: z.string().min(1).max(2048), state: z.string().max(512).optional() });
 const CliLoginForm = CliLoginQuery.extend({ email: z.string().max(320).default(''), password: z.string().max(1024).default('') });
 
@@ -38,6 +40,18 @@ export function registerWebRoutes(app: FastifyInstance, ctx: AppContext): void {
     await logout(ctx, userOf(request));
     clearSessionCookie(reply, ctx.config);
     return reply.status(204).send();
+  });
+
+  // Password change: the caller's session stays, every other one ends (docs/authentication.md).
+  r.post('/api/auth/password', { onRequest: authenticate(ctx, 'user'), schema: { body: PasswordBody } }, async (request) =>
+    changePassword(ctx, userOf(request), request.body),
+  );
+
+  // Log out everywhere: every session of the user ends, and with them every access token.
+  r.post('/api/auth/logout-all', { onRequest: authenticate(ctx, 'user') }, async (request, reply) => {
+    const ended = await logoutEverywhere(ctx, userOf(request));
+    clearSessionCookie(reply, ctx.config);
+    return ended;
   });
 
   // The bearer must be the session token itself; an access token can't mint another.

@@ -18,28 +18,45 @@ export async function listWorkspaces(ctx: AppContext, user: UserPrincipal) {
 }
 
 /**
- * Workspaces a user may belong to, and members a workspace may hold (409 beyond): the workspace and
- * member lists answer them all, unpaged.
+ * Bounds of the unpaged workspace and member lists (409 beyond; issue 20 for who counts what):
+ * - a user creates at most MAX_WORKSPACES_PER_USER workspaces: only the ones they created count, so
+ *   others adding them to workspaces never stops them from making their own;
+ * - a user is added to others' workspaces only while they belong to fewer than
+ *   MAX_WORKSPACES_PER_USER (409 naming the way out: they can leave any workspace);
+ * - a workspace holds at most MAX_MEMBERS_PER_WORKSPACE members.
+ * So a user's workspace list holds at most twice MAX_WORKSPACES_PER_USER.
  */
 export const MAX_WORKSPACES_PER_USER = 100;
 export const MAX_MEMBERS_PER_WORKSPACE = 1000;
 
-async function ensureRoomForMembership(tx: Queryable, userId: string, workspaceId: string | null): Promise<void> {
-  // The user's row lock serialises concurrent joins and creates, so the counts stay true until commit.
+/** The user's row lock serialises concurrent joins and creates, so the counts stay true until commit. */
+async function lockUser(tx: Queryable, userId: string): Promise<void> {
   await tx.query('SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE', [userId]);
+}
+
+async function ensureRoomToCreate(tx: Queryable, userId: string): Promise<void> {
+  await lockUser(tx, userId);
+  const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM workspaces WHERE created_by = $1', [userId]);
+  if (rows[0]!.n >= MAX_WORKSPACES_PER_USER) throw new ConflictError(`a user creates at most ${MAX_WORKSPACES_PER_USER} workspaces; delete one before creating another`);
+}
+
+async function ensureRoomToAdd(tx: Queryable, userId: string, workspaceId: string): Promise<void> {
+  await lockUser(tx, userId);
   const { rows } = await tx.query<{ mine: number; members: number }>(
     `SELECT (SELECT count(*)::int FROM memberships WHERE user_id = $1) AS mine,
-            (SELECT count(*)::int FROM memberships WHERE workspace_id::text = $2) AS members`,
+            (SELECT count(*)::int FROM memberships WHERE workspace_id = $2) AS members`,
     [userId, workspaceId],
   );
-  if (rows[0]!.mine >= MAX_WORKSPACES_PER_USER) throw new ConflictError(`a user belongs to at most ${MAX_WORKSPACES_PER_USER} workspaces`);
+  if (rows[0]!.mine >= MAX_WORKSPACES_PER_USER) {
+    throw new ConflictError(`this user already belongs to ${MAX_WORKSPACES_PER_USER} workspaces, at most; they can leave one before being added to another`);
+  }
   if (rows[0]!.members >= MAX_MEMBERS_PER_WORKSPACE) throw new ConflictError(`a workspace holds at most ${MAX_MEMBERS_PER_WORKSPACE} members`);
 }
 
 export async function createWorkspace(ctx: AppContext, user: UserPrincipal, name: string) {
   const workspace = { id: newId(), name };
   await withTransaction(ctx.pg.pool, async (tx) => {
-    await ensureRoomForMembership(tx, user.userId, null);
+    await ensureRoomToCreate(tx, user.userId);
     await tx.query('INSERT INTO workspaces (id, name, created_by) VALUES ($1, $2, $3)', [workspace.id, name, user.userId]);
     await tx.query(`INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, 'ADMIN')`, [workspace.id, user.userId]);
   });
@@ -63,7 +80,7 @@ export async function addMember(ctx: AppContext, user: UserPrincipal, workspaceI
     const target = rows[0];
     if (!target) throw new NotFoundError('no user with this e-mail');
     await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE', [workspaceId]);
-    await ensureRoomForMembership(tx, target.id, workspaceId);
+    await ensureRoomToAdd(tx, target.id, workspaceId);
     const inserted = await tx.query(
       `INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, $3) ON CONFLICT (workspace_id, user_id) DO NOTHING`,
       [workspaceId, target.id, input.role],
@@ -84,12 +101,19 @@ export async function changeMemberRole(ctx: AppContext, user: UserPrincipal, wor
   });
 }
 
+/**
+ * An ADMIN removes anyone; any member removes themselves (leaving: nobody can be kept in a workspace
+ * someone else added them to). Either way the last ADMIN stays (409).
+ */
 export async function removeMember(ctx: AppContext, user: UserPrincipal, workspaceId: string, memberId: string) {
+  const leaving = memberId === user.userId;
   return withTransaction(ctx.pg.pool, async (tx) => {
-    await requireWorkspaceRole(tx, user, workspaceId, 'ADMIN');
+    await requireWorkspaceRole(tx, user, workspaceId, leaving ? 'VIEWER' : 'ADMIN');
     const member = await lockMember(tx, workspaceId, memberId);
-    if (member.role === 'ADMIN') await ensureAnotherAdmin(tx, workspaceId, 'the last ADMIN of a workspace cannot be removed');
-    await tx.query('DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2', [workspaceId, memberId]);
+    if (member.role === 'ADMIN') {
+      await ensureAnotherAdmin(tx, workspaceId, leaving ? 'the last ADMIN of a workspace cannot leave it; make another member ADMIN first' : 'the last ADMIN of a workspace cannot be removed');
+    }
+    await tx.query('DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2', [workspaceId, member.user_id]);
     return { deleted: true, workspace_id: workspaceId, user_id: memberId };
   });
 }

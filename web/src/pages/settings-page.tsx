@@ -1,8 +1,8 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useNavigate, useSearchParams } from 'react-router';
-import { api, ApiError } from '../api';
-import { useSession } from '../auth';
+import { api, ApiError, request } from '../api';
+import { SESSION_KEY, useSession } from '../auth';
 import { useProject } from '../project';
 import { Badge, CopyButton, Empty, ErrorBox, Loading, Modal, Time, useTitle } from '../components/ui';
 import type { ApiKey, Member, Role } from '../types';
@@ -13,6 +13,7 @@ const TABS = [
   ['members', 'Members'],
   ['project', 'Project'],
   ['prices', 'Model prices'],
+  ['account', 'Account'],
 ] as const;
 
 function errorText(error: unknown): string {
@@ -207,9 +208,14 @@ function Members() {
                     )}
                   </td>
                   <td className="num">
-                    {isAdmin && (
+                    {isAdmin && m.user_id !== session.data?.user.id && (
                       <button className="small danger" onClick={() => confirm(`Remove ${m.email} from the workspace?`) && remove.mutate(m.user_id)}>
                         Remove
+                      </button>
+                    )}
+                    {m.user_id === session.data?.user.id && (
+                      <button className="small danger" onClick={() => confirm(`Leave the workspace ${project.workspace_name}?`) && remove.mutate(m.user_id)}>
+                        Leave
                       </button>
                     )}
                   </td>
@@ -340,7 +346,76 @@ export function SettingsPage() {
           </button>
         ))}
       </div>
-      {tab === 'keys' ? <ApiKeys /> : tab === 'members' ? <Members /> : tab === 'prices' ? <ModelPricesTab /> : <ProjectSettings />}
+      {tab === 'keys' ? (
+        <ApiKeys />
+      ) : tab === 'members' ? (
+        <Members />
+      ) : tab === 'prices' ? (
+        <ModelPricesTab />
+      ) : tab === 'account' ? (
+        <AccountSettings />
+      ) : (
+        <ProjectSettings />
+      )}
     </div>
+  );
+}
+
+/** Account: change the password (other sessions end) and log out everywhere (docs/authentication.md). */
+function AccountSettings() {
+  const client = useQueryClient();
+  const navigate = useNavigate();
+  const change = useMutation({
+    mutationFn: (body: { current_password: string; new_password: string }) => request<{ revoked_sessions: number }>('/api/auth/password', { method: 'POST', body }),
+  });
+  const everywhere = useMutation({
+    mutationFn: () => request('/api/auth/logout-all', { method: 'POST' }),
+    onSettled: () => {
+      client.clear();
+      client.setQueryData(SESSION_KEY, undefined);
+      navigate('/login');
+    },
+  });
+  return (
+    <section className="stack">
+      <form
+        className="card stack"
+        data-testid="password-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const form = new FormData(e.currentTarget);
+          change.mutate({ current_password: String(form.get('current')), new_password: String(form.get('new')) });
+          e.currentTarget.reset();
+        }}
+      >
+        <h3>Change password</h3>
+        <div className="grid-form">
+          <label>
+            Current password
+            <input name="current" type="password" autoComplete="current-password" required maxLength={1024} />
+          </label>
+          <label>
+            New password (at least 8 characters)
+            <input name="new" type="password" autoComplete="new-password" required minLength={8} maxLength={1024} />
+          </label>
+        </div>
+        {change.error && <p className="form-error">{errorText(change.error)}</p>}
+        {change.isSuccess && <p className="muted">Password changed; {change.data.revoked_sessions} other session(s) logged out.</p>}
+        <div>
+          <button className="primary" type="submit" disabled={change.isPending}>
+            Change password
+          </button>
+        </div>
+      </form>
+      <div className="card stack">
+        <h3>Log out everywhere</h3>
+        <p className="muted">Ends every session of your account, this one too, and every CLI access token.</p>
+        <div>
+          <button className="danger" onClick={() => confirm('Log out of every session?') && everywhere.mutate()} disabled={everywhere.isPending}>
+            Log out everywhere
+          </button>
+        </div>
+      </div>
+    </section>
   );
 }
