@@ -23,15 +23,17 @@ export type TextSearch = { terms: string[]; scope: TextScope };
 
 /**
  * The terms of a query: words separated by whitespace, and text in double quotes as one term (a
- * phrase, spaces included). An unclosed quote runs to the end; empty quotes are dropped. Repeated
- * terms count once. Returns [] when nothing is left (`""`).
+ * phrase: those characters in that order, its spaces included, even at its ends; `\"` in it is a
+ * literal quote and `\\` a backslash, so JSON can be searched). An unclosed quote runs to the end;
+ * empty or blank quotes are dropped. Repeated terms count once.
+ * Returns [] when nothing is left (`""`).
  */
 export function parseTextQuery(raw: string): string[] {
   const terms: string[] = [];
-  const re = /"([^"]*)("|$)|([^\s"]+)/gu;
+  const re = /"((?:[^"\\]|\\.)*)(?:"|$)|([^\s"]+)/gsu;
   for (const m of raw.matchAll(re)) {
-    const term = m[1] !== undefined ? m[1].trim() : m[3]!;
-    if (term !== '' && !terms.includes(term)) terms.push(term);
+    const term = m[1] !== undefined ? m[1].replace(/\\(.)/gsu, '$1') : m[2]!;
+    if (term.trim() !== '' && !terms.includes(term)) terms.push(term);
   }
   return terms;
 }
