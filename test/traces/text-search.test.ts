@@ -61,6 +61,9 @@ function get(url: string, token: string, query: Record<string, string>): Promise
   return call(h().api, { method: 'GET', url: `${PUBLIC}${url}`, token, query });
 }
 
+/** No lone surrogate: a string cut in the middle of a pair would have one. */
+const wellFormed = (s: string) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
+
 type Item = { trace_id: string; text_match?: { span_id: string; field: string; snippet: string } };
 const ids = (res: LightMyRequestResponse): string[] => {
   expect(res.statusCode, res.body).toBe(200);
@@ -81,7 +84,7 @@ describe('text search: terms and snippets (pure)', () => {
     const s = snippetOf(around, offset);
     expect(s.length).toBeLessThanOrEqual(300);
     expect(s).toContain('MATCH');
-    expect(s.isWellFormed()).toBe(true);
+    expect(wellFormed(s)).toBe(true);
     expect(s.startsWith('😀')).toBe(true);
     expect(s.replace('MATCH', '').replaceAll('😀', '').replaceAll('👩‍💻', '')).toBe('');
     expect(snippetOf('short text', 6)).toBe('short text');
@@ -177,7 +180,7 @@ describe('text search: GET /traces', () => {
     expect(snippet.length).toBeLessThanOrEqual(300);
     expect(snippet.length).toBeGreaterThan(200);
     expect(snippet).toContain('NEEDLE-𝔘𝔫𝔦');
-    expect(snippet.isWellFormed()).toBe(true);
+    expect(wellFormed(snippet)).toBe(true);
   });
 
   it('combines with filters, the window and the other parameters', async () => {
