@@ -6,8 +6,8 @@
  * Substring semantics, no tokenizer: a term matches where its characters appear in that order in a
  * field, after both are lowercased by ClickHouse's `lowerUTF8` (so case folds where the script has
  * case, and scripts without spaces between words – Chinese, Japanese, Thai – or code and JSON are
- * found like any other text). Every condition below compares lowered text with lowered terms, so the
- * skip-index prefilter (clickhouse/0008_text_search.sql) and the exact check never disagree.
+ * found like any other text). Every condition compares lowered text with lowered terms, so the
+ * whole-span condition and the per-field ones agree.
  */
 
 export const TEXT_SCOPES = ['all', 'input', 'output', 'error'] as const;
@@ -53,8 +53,9 @@ const FIELD_SQL: Record<TextField, string> = {
 };
 
 /**
- * The lowered text of a span's three fields, one string: the expression of the `idx_text` skip index
- * (clickhouse/0008_text_search.sql), which ClickHouse uses only when a condition spells it the same.
+ * The lowered text of a span's three fields, one string: one pass of LIKE for the `all` scope. Spelled
+ * once here, so a skip index on this expression (measured in bench/text-search.ts; not kept, see
+ * clickhouse/0008_text_search.sql) would be used by every query without changing them.
  */
 export const SPAN_TEXT_EXPR = "lowerUTF8(concat(ifNull(input, ''), '\\n', ifNull(output, ''), '\\n', error_message))";
 
@@ -67,16 +68,11 @@ type Param = (type: string, value: unknown) => string;
 
 /** Per term: does a span's scoped text contain it (one boolean expression per term, in order)? */
 function termHits(s: TextSearch, param: Param): string[] {
-  const fields = scopeFields(s.scope);
   return s.terms.map((term) => {
-    const pattern = param('String', likeAnywhere(term));
-    // The prefilter on the whole lowered text lets the skip index drop granules; the fields of the
-    // scope decide (with all three, the prefilter decides unless the term could span two fields).
-    // Both lower the same way, so the prefilter never drops a real match.
-    const prefilter = `${SPAN_TEXT_EXPR} LIKE lowerUTF8(${pattern})`;
-    if (s.scope === 'all' && !term.includes('\n')) return prefilter;
-    const exact = fields.map((f) => `lowerUTF8(${FIELD_SQL[f]}) LIKE lowerUTF8(${pattern})`).join(' OR ');
-    return `(${prefilter} AND (${exact}))`;
+    const pattern = `lowerUTF8(${param('String', likeAnywhere(term))})`;
+    // All three fields in one pass, unless the term holds a line break and could span two of them.
+    if (s.scope === 'all' && !term.includes('\n')) return `${SPAN_TEXT_EXPR} LIKE ${pattern}`;
+    return `(${scopeFields(s.scope).map((f) => `lowerUTF8(${FIELD_SQL[f]}) LIKE ${pattern}`).join(' OR ')})`;
   });
 }
 
