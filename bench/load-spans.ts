@@ -43,8 +43,8 @@ export async function loadSpans(client: ClickHouseClient, options: LoadOptions, 
           multiIf(t % 20 < 16, 'production', t % 20 < 19, 'staging', 'development') AS environment,
           if(k = 0, concat('user_', toString(t % 997)), '') AS user_id,
           if(k = 0 AND t % 5 < 3, concat('sess_', toString(intDiv(t, 4))), '') AS session_id,
-          if(kind IN ('llm', 'agent'), substring({text:String}, h % 2000 + 1, 1200), NULL) AS input,
-          if(kind IN ('llm', 'agent'), substring({text:String}, h % 1500 + 1, 600), NULL) AS output,
+          if(kind IN ('llm', 'agent'), ${multilingual('h', 6, 18)}, NULL) AS input,
+          if(kind IN ('llm', 'agent'), ${multilingual('bitRotateLeft(h, 17)', 3, 9)}, NULL) AS output,
           multiIf(k = 0, map('app_version', concat('1.', toString(t % 12)), 'region', ['us-east', 'eu-west', 'ap-south'][t % 3 + 1],
                     'customer_tier', ['free', 'pro', 'enterprise'][t % 3 + 1], 'customer_id', concat('cust_', toString(intHash32(t) % 500))),
                   kind = 'llm', map('prompt_version', concat('v', toString((t + k) % 5))), map()) AS metadata,
@@ -64,16 +64,58 @@ export async function loadSpans(client: ClickHouseClient, options: LoadOptions, 
         step: windowMs / traces,
         offset,
         rows,
-        text: LOREM.repeat(8),
+        phrases: PHRASES,
       },
     });
     onProgress?.(offset + rows);
   }
 }
 
-const LOREM =
-  'You are a helpful assistant for an online store. The customer asks about the status of an order, ' +
-  'the return policy for electronics, and whether express shipping is available to their region. ' +
-  'Use the tools to look up the order, cite the policy document, and answer in two short paragraphs. ' +
-  'Order 48213 was shipped on Tuesday by ground freight and should arrive within five business days. ' +
-  'Electronics can be returned within thirty days if unopened; opened items carry a restocking fee. ';
+/**
+ * A span's text: `min` to `min + spread - 1` sentences drawn from PHRASES by the row's hash (about
+ * 70 characters each, so 400 to 1,600 characters of input and 200 to 800 of output), in many
+ * scripts, with an order number and a hex reference that make the text of every span differ (what
+ * a text search's index must tell apart; the bench's rare terms are such numbers).
+ */
+function multilingual(hash: string, min: number, spread: number): string {
+  const pick = `{phrases:Array(String)}[sipHash64(${hash}, i) % length({phrases:Array(String)}) + 1]`;
+  return `concat(arrayStringConcat(arrayMap(i -> ${pick}, range(${min} + ${hash} % ${spread})), ' '),
+            ' order ', toString(${hash} % 90000000 + 10000000), ', ref ', lower(hex(intHash32(${hash}))))`;
+}
+
+/** Sentences of support chats, tool calls and errors in the scripts users write in. */
+const PHRASES = [
+  'You are a helpful assistant for an online store; answer in two short paragraphs.',
+  'The customer asks about the status of an order and the return policy for electronics.',
+  'Use the tools to look up the order, cite the policy document, and keep it short.',
+  'Order was shipped on Tuesday by ground freight and should arrive within five business days.',
+  'Electronics can be returned within thirty days if unopened; opened items carry a restocking fee.',
+  'I would like a refund for the headphones, they stopped working after a week.',
+  'Can you check whether express shipping is available to my region before Friday?',
+  'calling get_weather(city="Paris", unit="celsius") returned {"temp": 18, "sky": "cloudy"}',
+  '{"tool": "search_docs", "arguments": {"query": "warranty claim", "top_k": 5}}',
+  'Traceback (most recent call last): File "agent/tools.py", line 88, in run_tool',
+  'SELECT order_id, status FROM orders WHERE customer_id = 4521 ORDER BY created_at DESC LIMIT 5',
+  'Le client demande où se trouve sa commande et si la livraison express est possible.',
+  'Ich möchte meine Bestellung stornieren, weil die Lieferung zu lange dauert.',
+  'El cliente pregunta por el reembolso de un pedido dañado durante el envío.',
+  'O cliente quer saber quando o pedido será entregue no endereço novo.',
+  'Здравствуйте! Где мой заказ? Прошло уже две недели с момента оплаты.',
+  'Ваш заказ передан в службу доставки и прибудет в течение трёх дней.',
+  'Καλησπέρα, θα ήθελα να επιστρέψω το προϊόν που αγόρασα την περασμένη εβδομάδα.',
+  '请帮我查询一下我的订单状态，我已经等了十天了。',
+  '您的订单已发货，预计三到五个工作日内送达。',
+  '注文した商品がまだ届いていません。配送状況を確認していただけますか？',
+  'ご注文の商品は明日お届け予定です。ありがとうございます。',
+  '주문한 상품이 아직 도착하지 않았습니다. 배송 상태를 확인해 주세요.',
+  'مرحبا، أريد إرجاع المنتج لأنه وصل تالفا، كيف يمكنني استرداد المبلغ؟',
+  'שלום, ההזמנה שלי עדיין לא הגיעה, אפשר לבדוק את סטטוס המשלוח?',
+  'สวัสดีครับ ผมต้องการตรวจสอบสถานะคำสั่งซื้อของผม',
+  'नमस्ते, मेरा ऑर्डर अभी तक नहीं आया है, कृपया स्थिति बताएं।',
+  'Thanks so much 🙏 the package arrived and everything works 🎉',
+  'The model answered with a summary of the three policy documents and a link to the form.',
+  'Retrieved 5 chunks from the knowledge base with similarity above 0.82 for the question.',
+  'The user is frustrated; apologise once, then give the tracking number and the next step.',
+  'ValidationError: field "quantity" must be a positive integer, got -1 in line item 3',
+];
+

@@ -9,6 +9,8 @@
 //   npm run bench -- --only ingest --ingest-rounds 3   # the ingest rows alone, no bulk data set (add
 //                                                      # --spans N to ingest beside N stored spans)
 //   npm run bench -- --only lists --keep  # the list-traces rows alone
+//   npm run bench -- --only text --spans 1000000 --dir /tmp/bench-text --keep
+//                                         # the text-search rows and the candidate structures (issue 21)
 //   npm run bench -- --only dashboards --spans 3000000 --dir /tmp/bench-dash --keep
 //                                         # the dashboard rows alone (default and metadata dashboards)
 //   npm run bench -- --only ready --spans 1000000 --keep   # time to ready (and to stop) of a server
@@ -32,6 +34,7 @@ import { benchDetection } from './detection.js';
 import { benchEvaluations } from './evaluations.js';
 import { benchAlerts } from './alerts.js';
 import { benchReady } from './ready.js';
+import { benchTextSearch, compareTextStructures } from './text-search.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -57,7 +60,7 @@ const { values: args } = parseArgs({
   },
 });
 const ONLY = args.only;
-if (ONLY !== undefined && !['ingest', 'dashboards', 'lists', 'ready'].includes(ONLY)) throw new Error(`--only takes 'ingest', 'dashboards', 'lists' or 'ready', not '${ONLY}'`);
+if (ONLY !== undefined && !['ingest', 'dashboards', 'lists', 'ready', 'text'].includes(ONLY)) throw new Error(`--only takes 'ingest', 'dashboards', 'lists', 'ready' or 'text', not '${ONLY}'`);
 const SPANS = Number(args.spans ?? (ONLY === 'ingest' ? 0 : 10_000_000));
 const PROJECTS = Number(args.projects);
 const DAYS = Number(args.days);
@@ -104,6 +107,14 @@ async function main(): Promise<void> {
     await ctx.close();
     return report(results, rows, `lists-${SPANS}`);
   }
+  const textSearch = () => benchTextSearch(ctx, (m, u, k) => inject(api, m, u, k), dataset.keys[0]!, dataset.projectIds[0]!, DAYS, RUNS, rows);
+  if (ONLY === 'text') {
+    results.text_search = await textSearch();
+    results.text_structures = await compareTextStructures(ctx, dataset.projectIds[0]!, Math.min(RUNS, 5), rows);
+    await Promise.all([api.close(), web.close()]);
+    await ctx.close();
+    return report(results, rows, `text-${SPANS}`);
+  }
   results.ingest = await benchIngest(ctx, api, web, dataset, rows);
   if (ONLY === 'ingest') {
     await Promise.all([api.close(), web.close()]);
@@ -111,6 +122,7 @@ async function main(): Promise<void> {
     return report(results, rows, 'ingest');
   }
   results.list = await benchList(ctx, api, dataset, rows);
+  results.text_search = await textSearch();
   results.detail = await benchDetail(ctx, api, dataset, rows);
   results.sql_guard = benchGuard(rows);
   results.dashboards = await benchDashboards(ctx, api, dataset.keys[0]!, dataset.projectIds[0]!, RUNS, rows);

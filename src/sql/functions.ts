@@ -55,6 +55,7 @@ const STRINGS = [
   'substring', 'substr', 'substringutf8', 'left', 'right', 'leftutf8', 'rightutf8', 'trim', 'trimboth', 'trimleft', 'trimright', 'ltrim', 'rtrim',
   'replace', 'replaceall', 'replaceone', 'replaceregexpall', 'replaceregexpone', 'position', 'positioncaseinsensitive', 'positionutf8',
   'positioncaseinsensitiveutf8', 'locate', 'startswith', 'endswith', 'like', 'ilike', 'notlike', 'notilike', 'match', 'extract', 'extractall',
+  'multisearchanyutf8', 'multisearchanycaseinsensitiveutf8', 'multisearchallpositionscaseinsensitiveutf8',
   'multisearchany', 'multisearchfirstindex', 'countsubstrings', 'splitbychar', 'splitbystring', 'splitbyregexp', 'arraystringconcat',
   'reverse', 'reverseutf8', 'repeat', 'leftpad', 'rightpad', 'lpad', 'rpad', 'format', 'tovalidutf8', 'base64encode', 'base64decode',
   'hex', 'unhex', 'md5', 'sipHash64', 'cityhash64', 'xxhash64', 'murmurhash3_64', 'lowcardinalityindices', 'normalizequery', 'domain',

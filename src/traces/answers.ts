@@ -26,7 +26,18 @@ export const TraceListItemAnswer = z.object({
   total_output_tokens: Count.nullable().optional().describe('default 0'),
 });
 
-export const TraceListAnswer = page(TraceListItemAnswer);
+/** Where a trace found by `text_query` matched (docs/traces.md, "Text search"). */
+const TextMatchAnswer = z.object({
+  span_id: z.string().describe('the earliest span of the trace holding a search term'),
+  field: z.enum(['input', 'output', 'error_message']).describe('the first field of the scope that holds one'),
+  snippet: z.string().describe('at most 300 characters of that field around the first match, cut between characters'),
+});
+
+export const TraceListAnswer = page(
+  TraceListItemAnswer.extend({
+    text_match: TextMatchAnswer.optional().describe('present on items found by `text_query`: where the text matched'),
+  }),
+);
 
 const Attributes = z.record(z.string(), z.string());
 const SpanEventAnswer = z.object({ name: z.string(), time: DateTime, attributes: Attributes });
@@ -84,6 +95,8 @@ const SessionSummaryAnswer = z.object({
   total_cost: z.number(),
   total_input_tokens: Count,
   total_output_tokens: Count,
+  error_count: Count.describe("errors in the session's traces (spans with status error)"),
+  duration_ms: z.number().nullable().describe("first trace's start to last trace's end; null while a trace has no end"),
   user_id: z.string().nullable(),
 });
 

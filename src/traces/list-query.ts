@@ -1,6 +1,7 @@
 import type { Predicate, SetField } from './filters.js';
 import { ROOT_SPAN_WITH, TRACE_ITEM_COLUMNS, type Query } from './queries.js';
 import { settingsClause, type QueryLimits } from '../query-limits.js';
+import { textTraceIdsSubquery, type TextSearch } from './text-search.js';
 
 /**
  * SQL for listing traces from the rollup (pure; see queries.ts for the tables). Two queries:
@@ -47,6 +48,8 @@ export type TraceListParams = {
    */
   sessionId?: string;
   order?: 'newest' | 'oldest';
+  /** `text_query`/`text_scope`: traces whose spans hold every term (src/traces/text-search.ts). */
+  text?: TextSearch;
 };
 
 export const LATE_ROOT_SLACK_HOURS = 24;
@@ -113,6 +116,7 @@ function build(p: TraceListParams): Built {
       OR positionCaseInsensitiveUTF8(${SESSION}, ${q}) > 0 OR positionCaseInsensitiveUTF8(${USER}, ${q}) > 0)`);
   }
   for (const f of p.filters) b.where.push(traceFilterCondition(f, param, p.signalIds, { project: '{project:String}', from }));
+  if (p.text) b.where.push(textCondition(p, p.text, param));
   return b;
 }
 
@@ -183,6 +187,26 @@ export function traceFilterCondition(
  */
 export function sessionTraceIdsSubquery(session: string): string {
   return `SELECT trace_id FROM spans WHERE project_id = {project:String} AND session_id = ${session}`;
+}
+
+/**
+ * `trace_id IN` the traces whose spans hold the text, reading only the spans the list's window can
+ * hold: a trace's spans start at or after the trace's start (so `start_after` bounds them by the
+ * spans' own key), and carry the trace's rollup hour (so `end_before` bounds them the way it bounds
+ * the rollup, late-root slack included, through the minmax index on `spans.trace_start_hour`).
+ */
+export function textCondition(p: Pick<TraceListParams, 'startAfter' | 'endBefore' | 'includeEvaluations'>, text: TextSearch, param: (type: string, value: unknown) => string): string {
+  const window: string[] = [];
+  if (p.startAfter !== undefined) {
+    const from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);
+    window.push(`start_time >= ${from}`, `trace_start_hour >= toStartOfHour(${from})`);
+  }
+  if (p.endBefore !== undefined) {
+    const to = param("DateTime64(3, 'UTC')", p.endBefore / 1000);
+    window.push(`trace_start_hour < toStartOfHour(${to}) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR`);
+  }
+  if (!p.includeEvaluations) window.push("evaluation_run_id = ''");
+  return `trace_id IN (${textTraceIdsSubquery(text, param, window)})`;
 }
 
 const FINAL_SETTINGS = ['do_not_merge_across_partitions_select_final = 1'];

@@ -13,6 +13,7 @@ import { parseFilters } from './filters.js';
 import { signalMembers } from '../signals/service.js';
 import { countOtlpSpans, decodeOtlpJson, decodeOtlpProtobuf, encodeOtlpProtobufResponse, otlpJsonResponse, otlpToSpans } from './otlp.js';
 import { getSession, getTrace, ingestSpans, listSessions, listTraces, storeSpans } from './service.js';
+import { MAX_TEXT_QUERY_LENGTH, MAX_TEXT_TERMS, parseTextQuery, TEXT_SCOPES, type TextSearch } from './text-search.js';
 import { IngestAnswer, OtlpAnswer, SessionDetailAnswer, SessionListAnswer, TraceDetailAnswer, TraceListAnswer } from './answers.js';
 
 /** docs/spans.md: a request body holds at most 10 MiB (413 beyond). */
@@ -33,6 +34,24 @@ const QueryBoolean = z
 
 const QueryInt = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
 
+/** `text_query` (docs/traces.md, "Text search"): 1 to 512 characters after trimming, parsed into its terms. */
+const TextQuery = z
+  .string()
+  .trim()
+  .min(1)
+  .max(MAX_TEXT_QUERY_LENGTH)
+  .transform((v, ctx) => {
+    const terms = parseTextQuery(v);
+    if (terms.length === 0) ctx.addIssue({ code: 'custom', message: 'Text query should contain a word or a quoted phrase' });
+    if (terms.length > MAX_TEXT_TERMS) ctx.addIssue({ code: 'custom', message: `Text query should have at most ${MAX_TEXT_TERMS} words or phrases` });
+    return terms;
+  })
+  .describe('full-text search over span input, output and error message: words (all required, in any span of the trace) and "quoted phrases", case-insensitive, any script');
+const TextScope = z.enum(TEXT_SCOPES).optional().describe('the span fields `text_query` searches: `all` (default), `input`, `output` or `error` (error message)');
+
+const textOf = (terms: string[] | undefined, scope: TextSearch['scope'] | undefined): TextSearch | undefined =>
+  terms === undefined ? undefined : { terms, scope: scope ?? 'all' };
+
 const ListTracesQuery = z.object({
   project_id: z.string().optional(),
   limit: QueryInt(1, 200, 50),
@@ -44,10 +63,18 @@ const ListTracesQuery = z.object({
   user_id: z.string().max(1024).optional(),
   search_query: z.string().max(1024).optional(),
   filters: z.string().optional(),
+  text_query: TextQuery.optional(),
+  text_scope: TextScope,
 });
 
 const ProjectQuery = z.object({ project_id: z.string().optional() });
-const SessionsQuery = ProjectQuery.extend({ limit: QueryInt(1, 200, 50), page: QueryInt(0, 10_000, 0) });
+const SessionsQuery = ProjectQuery.extend({
+  limit: QueryInt(1, 200, 50),
+  page: QueryInt(0, 10_000, 0),
+  text_query: TextQuery.optional(),
+  text_scope: TextScope,
+  filters: z.string().optional().describe('the predicate table of the trace list (docs/filters.md); a session matches when one of its traces does'),
+});
 
 const IngestBody = z.object({ spans: z.array(z.unknown()).min(1), project_id: z.string().nullish() });
 
@@ -110,6 +137,7 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
         userId: q.user_id || undefined,
         searchQuery: q.search_query || undefined,
         filters,
+        text: textOf(q.text_query, q.text_scope),
       }),
     );
   });
@@ -120,8 +148,12 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
   });
 
   r.get('/sessions', { ...reader, schema: { querystring: SessionsQuery, response: { 200: SessionListAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return answering(request, 'failed to list sessions', () => listSessions(ctx, scope.projectId, request.query.limit, request.query.page));
+    const q = request.query;
+    const filters = parseFilters(q.filters);
+    const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
+    const signalIds = await signalMembers(ctx.pg.pool, scope.projectId, filters.flatMap((f) => (f.field === 'signal_id' ? [f.value] : [])));
+    const where = { filters, signalIds, text: textOf(q.text_query, q.text_scope) };
+    return answering(request, 'failed to list sessions', () => listSessions(ctx, scope.projectId, q.limit, q.page, where));
   });
 
   r.get('/sessions/:session_id', { ...reader, schema: { params: z.object({ session_id: z.string().min(1).max(1024) }), querystring: ProjectQuery, response: { 200: SessionDetailAnswer } } }, async (request) => {

@@ -8,7 +8,9 @@ import { validateSpans, type NormalizedSpan, type RejectedSpan } from './span-in
 import { fetchTracesQuery, selectTracesQuery, traceItemBytesQuery, type PageKey, type TraceListParams } from './list-query.js';
 import { traceSpanBytesQuery, traceSpansQuery, type Query, type StoredSpanRow, type TraceAggregateRow } from './queries.js';
 import { deriveTrace, isoOf, listItemOf, roundCost, spanRecordOf, type SpanRecord, type TraceListItem } from './trace-item.js';
-import { sessionListQuery, type SessionRow } from './session-query.js';
+import { sessionListQuery, type SessionRow, type SessionWhere } from './session-query.js';
+import { snippetOf, textMatchQuery, type TextField, type TextSearch } from './text-search.js';
+import { settingsClause } from '../query-limits.js';
 import { answerLimits, DETAIL_BOUNDS, KEYS_LIMITS, leadingWithin, LIST_PAGE_BYTES, measuredLimits, SESSION_BOUNDS, SUMMARY_LIMITS, type DetailBounds, type SessionBounds } from './read-bounds.js';
 
 export type IngestResult = { accepted: number; rejected: RejectedSpan[] };
@@ -68,10 +70,28 @@ async function fetchItems(ctx: AppContext, params: TraceListParams, page: PageKe
  * `pageBytes` (LIST_PAGE_BYTES) of input, output and metadata is refused with a 400 asking for a
  * smaller `limit`, rather than cut: a list item's fields are the trace's own (docs/traces.md).
  */
-export async function listTraces(ctx: AppContext, params: TraceListParams, pageBytes = LIST_PAGE_BYTES): Promise<Page<TraceListItem>> {
+export async function listTraces(ctx: AppContext, params: TraceListParams, pageBytes = LIST_PAGE_BYTES): Promise<Page<TraceListItem & { text_match?: TextMatch }>> {
   const { page, total } = await choosePage(ctx, params);
   const data = await fetchItems(ctx, params, page, answerLimits(page.length, pageBytes));
-  return { data, meta: { page: params.page, limit: params.limit, total } };
+  if (!params.text || data.length === 0) return { data, meta: { page: params.page, limit: params.limit, total } };
+  const matches = await textMatches(ctx, params.projectId, params.text, page);
+  return { data: data.map((item) => withMatch(item, matches.get(item.trace_id))), meta: { page: params.page, limit: params.limit, total } };
+}
+
+export type TextMatch = { span_id: string; field: TextField; snippet: string };
+
+type TextMatchRow = { trace_id: string; span_id: string; field: TextField; pos: string | number; from: string | number; around: string };
+
+/** Where each found trace matched (its earliest span holding a term; text-search.ts `textMatchQuery`). */
+async function textMatches(ctx: AppContext, projectId: string, text: TextSearch, page: PageKey[]): Promise<Map<string, TextMatch>> {
+  const limits = answerLimits(page.length, page.length * 8 * 1024 + 1024 * 1024);
+  const found = await rows<TextMatchRow>(ctx, textMatchQuery(text, projectId, page, settingsClause(limits)), limits, LIST_ADVICE);
+  return new Map(found.map((r) => [r.trace_id, { span_id: r.span_id, field: r.field, snippet: snippetOf(r.around, Number(r.pos) - Number(r.from)) }]));
+}
+
+/** `text_match` goes after the item's own fields; a trace stored between the reads may lack one. */
+function withMatch(item: TraceListItem, match: TextMatch | undefined): TraceListItem & { text_match?: TextMatch } {
+  return match ? { ...item, text_match: match } : item;
 }
 
 export type TraceDetail = TraceListItem & { spans: SpanRecord[]; truncated?: true };
@@ -105,6 +125,8 @@ export type SessionSummary = {
   total_cost: number;
   total_input_tokens: number;
   total_output_tokens: number;
+  error_count: number;
+  duration_ms: number | null;
   user_id: string | null;
 };
 
@@ -117,18 +139,23 @@ function sessionOf(row: SessionRow): SessionSummary {
     total_cost: roundCost(row.total_cost),
     total_input_tokens: Number(row.total_input_tokens),
     total_output_tokens: Number(row.total_output_tokens),
+    error_count: Number(row.error_count),
+    duration_ms: row.end_ms === null ? null : Math.max(0, Number(row.end_ms) - Number(row.first_ms)),
     user_id: row.user_id === '' ? null : row.user_id,
   };
 }
 
 const SESSIONS_ADVICE = 'ask for a smaller limit';
 
-/** `GET /sessions`: sessions with their most recent trace first. */
-export async function listSessions(ctx: AppContext, projectId: string, limit: number, page: number): Promise<Page<SessionSummary>> {
-  const found = await rows<SessionRow>(ctx, sessionListQuery({ projectId, limit, offset: page * limit }, SUMMARY_LIMITS), SUMMARY_LIMITS, SESSIONS_ADVICE);
+/**
+ * `GET /sessions`: sessions with their most recent trace first; with `where`, those one of whose
+ * traces matches its filters and text.
+ */
+export async function listSessions(ctx: AppContext, projectId: string, limit: number, page: number, where?: SessionWhere): Promise<Page<SessionSummary>> {
+  const found = await rows<SessionRow>(ctx, sessionListQuery({ projectId, limit, offset: page * limit, where }, SUMMARY_LIMITS), SUMMARY_LIMITS, SESSIONS_ADVICE);
   let total = found.length ? Number(found[0]!.total) : 0;
   if (!found.length && page > 0) {
-    const first = await rows<SessionRow>(ctx, sessionListQuery({ projectId, limit: 1, offset: 0 }, SUMMARY_LIMITS), SUMMARY_LIMITS, SESSIONS_ADVICE);
+    const first = await rows<SessionRow>(ctx, sessionListQuery({ projectId, limit: 1, offset: 0, where }, SUMMARY_LIMITS), SUMMARY_LIMITS, SESSIONS_ADVICE);
     total = first.length ? Number(first[0]!.total) : 0;
   }
   return { data: found.map(sessionOf), meta: { page, limit, total } };

@@ -1,5 +1,7 @@
 import type { Query } from './queries.js';
-import { SESSION, sessionTraceIdsSubquery, USER } from './list-query.js';
+import { SESSION, sessionTraceIdsSubquery, textCondition, traceFilterCondition, USER } from './list-query.js';
+import type { Predicate } from './filters.js';
+import type { TextSearch } from './text-search.js';
 import { settingsClause, type QueryLimits } from '../query-limits.js';
 
 /**
@@ -16,18 +18,32 @@ export type SessionRow = {
   total_cost: number;
   total_input_tokens: string | number;
   total_output_tokens: string | number;
+  error_count: string | number;
+  end_ms: string | number | null;
   user_id: string;
   total: string | number;
 };
 
+/** Which sessions to list: those with a trace matching all the filters and the text (GET /sessions). */
+export type SessionWhere = {
+  filters: Predicate[];
+  signalIds?: Readonly<Record<string, readonly string[]>>;
+  text?: TextSearch;
+};
+
 /**
  * Sessions, most recent first; with `sessionId`, that one session, over only the traces with a span
- * in it (a subquery on `spans`, so no id list passes through the process).
+ * in it (a subquery on `spans`, so no id list passes through the process). With `where`, only the
+ * sessions one of whose traces matches it; their totals still count all their traces.
  */
-export function sessionListQuery(p: { projectId: string; limit: number; offset: number; sessionId?: string }, limits: QueryLimits): Query {
+export function sessionListQuery(
+  p: { projectId: string; limit: number; offset: number; sessionId?: string; where?: SessionWhere },
+  limits: QueryLimits,
+): Query {
   const params: Record<string, unknown> = { project: p.projectId, limit: p.limit, offset: p.offset };
   const where = ['project_id = {project:String}'];
   const outer = ["trace_session != ''"];
+  const matched = matchCondition(p.where, params);
   if (p.sessionId !== undefined) {
     where.push(`trace_id IN (${sessionTraceIdsSubquery('{session:String}')})`);
     outer.push('trace_session = {session:String}');
@@ -42,6 +58,9 @@ export function sessionListQuery(p: { projectId: string; limit: number; offset: 
     sum(cost_sum) AS total_cost,
     sum(input_tokens_sum) AS total_input_tokens,
     sum(output_tokens_sum) AS total_output_tokens,
+    sum(errors_sum) AS error_count,
+    -- The session's span of time: first trace start to last trace end (null while a trace is open).
+    if(countIf(trace_end IS NULL) > 0, NULL, toUnixTimestamp64Milli(max(assumeNotNull(trace_end)))) AS end_ms,
     argMinIf(trace_user, trace_start, trace_user != '') AS user_id,
     count() OVER () AS total
 FROM (
@@ -52,15 +71,33 @@ FROM (
     ${USER} AS trace_user,
     total_cost AS cost_sum,
     input_tokens AS input_tokens_sum,
-    output_tokens AS output_tokens_sum
+    output_tokens AS output_tokens_sum,
+    error_count AS errors_sum,
+    end_time AS trace_end,
+    ${matched} AS trace_matched
   FROM traces FINAL
   WHERE ${where.join(' AND ')}
 )
 WHERE ${outer.join(' AND ')}
 GROUP BY trace_session
+HAVING max(trace_matched)
 ORDER BY last_ms DESC, session_id DESC
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}
 ${settingsClause(limits, ['do_not_merge_across_partitions_select_final = 1'])}`,
     query_params: params,
   };
+}
+
+/** Whether a trace (a FINAL-merged rollup row) matches the session list's filters and text: SQL, 1 when none. */
+function matchCondition(where: SessionWhere | undefined, params: Record<string, unknown>): string {
+  if (!where) return '1';
+  let n = 0;
+  const param = (type: string, value: unknown) => {
+    const name = `w${n++}`;
+    params[name] = value;
+    return `{${name}:${type}}`;
+  };
+  const conditions = where.filters.map((f) => traceFilterCondition(f, param, where.signalIds));
+  if (where.text) conditions.push(textCondition({ includeEvaluations: true }, where.text, param));
+  return conditions.length ? `toUInt8(${conditions.join('\n    AND ')})` : '1';
 }

@@ -124,6 +124,8 @@ describe('GET /sessions', () => {
       total_cost: expect.closeTo(1, 9),
       total_input_tokens: 10,
       total_output_tokens: 100,
+      error_count: 0,
+      duration_ms: t.s1c + 1000 - t.s1a,
       user_id: 'u-a',
     });
     expect(s2).toEqual({
@@ -134,9 +136,11 @@ describe('GET /sessions', () => {
       total_cost: 1,
       total_input_tokens: 5,
       total_output_tokens: 50,
+      error_count: 0,
+      duration_ms: 1000,
       user_id: 'u-2',
     });
-    expect(s3).toEqual({ session_id: 's3', trace_count: 1, first_trace_time: iso(t.s3), last_trace_time: iso(t.s3), total_cost: 0, total_input_tokens: 0, total_output_tokens: 0, user_id: null });
+    expect(s3).toEqual({ session_id: 's3', trace_count: 1, first_trace_time: iso(t.s3), last_trace_time: iso(t.s3), total_cost: 0, total_input_tokens: 0, total_output_tokens: 0, error_count: 0, duration_ms: 1000, user_id: null });
   });
 
   it('pages with limit and page', async () => {

@@ -112,4 +112,38 @@ describe('web application: traces', () => {
     await screenshot(page, 'trace-span-details');
     await context.close();
   });
+
+  it('searches the text of inputs and outputs, highlights the match and opens the trace at the matching span', async () => {
+    const s = server();
+    const t = Date.now() - 60_000;
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const spans = [
+      { trace_id: 'web-text-1', span_id: 'wt-root', name: 'support chat', kind: 'agent', start_time: iso(t), end_time: iso(t + 3000), input: 'hello' },
+      { trace_id: 'web-text-1', span_id: 'wt-llm', parent_span_id: 'wt-root', name: 'answer', kind: 'llm', start_time: iso(t + 10), end_time: iso(t + 2000), output: '您的订单已发货，请查收 Ваш ЗАКАЗ готов' },
+    ];
+    const ingested = await call(s.h.api, { method: 'POST', url: `${PUBLIC}/traces`, token: s.demo.apiKey, payload: { spans } });
+    expect(ingested.statusCode).toBe(200);
+    const { context, page } = await newPage(s);
+    await logIn(page, s.demo.email, s.demo.password);
+    await page.goto(`/projects/${s.demo.projectId}/traces`);
+    await page.getByTestId('trace-row').first().waitFor();
+    await page.getByLabel('Search text in inputs, outputs and errors').fill('订单 заказ');
+    await page.waitForURL(/text=/);
+    const rows = page.getByTestId('trace-row');
+    await expect.poll(() => rows.count()).toBe(1);
+    const match = rows.first().getByTestId('text-match');
+    await expect(match.locator('mark').allInnerTexts()).resolves.toEqual(['订单', 'ЗАКАЗ']);
+    await expect(match.textContent()).resolves.toContain('output');
+    await screenshot(page, 'traces-text-search');
+    // Scoped to inputs, the output's words are not found.
+    await page.getByLabel('Search text in', { exact: true }).selectOption('input');
+    await page.waitForURL(/scope=input/);
+    await page.getByText('No traces match').waitFor();
+    await page.getByLabel('Search text in', { exact: true }).selectOption('all');
+    await rows.first().waitFor();
+    await rows.first().click();
+    await page.waitForURL(/span=wt-llm/);
+    await expect.poll(() => page.locator('[role="treeitem"][aria-selected="true"]').getAttribute('data-span-id')).toBe('wt-llm');
+    await context.close();
+  });
 });

@@ -23,6 +23,8 @@ export type TraceItem = {
   total_cost?: number | null;
   total_input_tokens?: number | null;
   total_output_tokens?: number | null;
+  /** Present on items found by `text_query`: where the text matched. */
+  text_match?: { span_id: string; field: 'input' | 'output' | 'error_message'; snippet: string };
 };
 
 export type Span = {

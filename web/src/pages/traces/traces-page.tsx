@@ -9,6 +9,7 @@ import { FilterBar } from '../../components/filter-bar';
 import { TimeRange, type TimeValue } from '../../components/time-range';
 import { Empty, ErrorBox, Loading, Pager, Time, useTitle } from '../../components/ui';
 import type { Page, Predicate, TraceItem } from '../../types';
+import { Snippet, TEXT_SCOPES, type TextScope } from './text-match';
 
 const PRESETS = ['1h', '24h', '7d', '30d', '90d', 'all'];
 const DEFAULT_RANGE = '7d';
@@ -25,6 +26,9 @@ export function useTraceListState() {
     filters: parseFilterParam(params.get('filters')),
     page: Math.max(0, Math.min(10_000, Number(params.get('page')) || 0)),
     evaluations: params.get('evals') === '1',
+    // Full-text search over span input, output and error message (`text_query`, `text_scope`).
+    text: params.get('text') ?? '',
+    scope: (TEXT_SCOPES.find((x) => x.value === params.get('scope'))?.value ?? 'all') as TextScope,
   };
   const update = (patch: Partial<typeof state>) => {
     const next = { ...state, page: 0, ...patch };
@@ -37,6 +41,8 @@ export function useTraceListState() {
     if (next.filters.length) out.set('filters', JSON.stringify(next.filters));
     if (next.page) out.set('page', String(next.page));
     if (next.evaluations) out.set('evals', '1');
+    if (next.text) out.set('text', next.text);
+    if (next.scope !== 'all') out.set('scope', next.scope);
     setParams(out, { replace: false });
   };
   return { state, update };
@@ -60,14 +66,16 @@ export function TracesPage() {
   const { state, update } = useTraceListState();
   const [search, setSearch] = useState(state.search);
   useEffect(() => setSearch(state.search), [state.search]);
+  const [text, setText] = useState(state.text);
+  useEffect(() => setText(state.text), [state.text]);
   // Typing settles for a moment before the URL (and the query) change.
   useEffect(() => {
-    if (search === state.search) return;
-    const t = setTimeout(() => update({ search }), 350);
+    if (search === state.search && text === state.text) return;
+    const t = setTimeout(() => update({ search, text: text.trim() ? text : '' }), 350);
     return () => clearTimeout(t);
   });
 
-  const key = JSON.stringify([state.time, state.search, state.filters, state.page, state.evaluations]);
+  const key = JSON.stringify([state.time, state.search, state.filters, state.page, state.evaluations, state.text, state.scope]);
   const traces = useQuery({
     queryKey: ['traces', projectId, key],
     placeholderData: keepPreviousData,
@@ -81,12 +89,17 @@ export function TracesPage() {
           search_query: state.search || undefined,
           filters: state.filters.length ? JSON.stringify(state.filters) : undefined,
           include_evaluations: state.evaluations || undefined,
+          text_query: state.text.trim() ? state.text.slice(0, 512) : undefined,
+          text_scope: state.text.trim() && state.scope !== 'all' ? state.scope : undefined,
           ...windowOf(state.time),
         },
       }),
   });
 
-  const open = (t: TraceItem) => navigate(`/projects/${projectId}/traces/${encodeURIComponent(t.trace_id)}`);
+  // A trace found by its text opens with the matching span selected.
+  const traceLink = (t: TraceItem) =>
+    `/projects/${projectId}/traces/${encodeURIComponent(t.trace_id)}${t.text_match ? `?span=${encodeURIComponent(t.text_match.span_id)}` : ''}`;
+  const open = (t: TraceItem) => navigate(traceLink(t));
   return (
     <div className="page">
       <div className="page-head">
@@ -109,6 +122,23 @@ export function TracesPage() {
           onChange={(e) => setSearch(e.target.value)}
           onKeyDown={(e) => e.key === 'Enter' && update({ search })}
         />
+        <input
+          className="search"
+          type="search"
+          aria-label="Search text in inputs, outputs and errors"
+          placeholder='Search inputs, outputs and errors (any language, "quoted phrase")…'
+          value={text}
+          maxLength={512}
+          onChange={(e) => setText(e.target.value)}
+          onKeyDown={(e) => e.key === 'Enter' && update({ text: text.trim() ? text : '' })}
+        />
+        <select aria-label="Search text in" value={state.scope} onChange={(e) => update({ scope: e.target.value as TextScope })}>
+          {TEXT_SCOPES.map((x) => (
+            <option key={x.value} value={x.value}>
+              {x.label}
+            </option>
+          ))}
+        </select>
         <label className="inline">
           <input type="checkbox" checked={state.evaluations} onChange={(e) => update({ evaluations: e.target.checked })} />
           Include evaluation traces
@@ -121,7 +151,7 @@ export function TracesPage() {
         <ErrorBox error={traces.error} title="The traces could not be listed" />
       ) : traces.data.data.length === 0 ? (
         <Empty title="No traces match">
-          {state.filters.length || state.search ? 'Remove a filter or widen the time range.' : 'Send spans with an API key (Settings → API keys), or widen the time range.'}
+          {state.filters.length || state.search || state.text ? 'Remove a filter or widen the time range.' : 'Send spans with an API key (Settings → API keys), or widen the time range.'}
         </Empty>
       ) : (
         <>
@@ -150,12 +180,13 @@ export function TracesPage() {
                       <Time iso={t.trace_start_time} short />
                     </td>
                     <td>
-                      <Link to={`/projects/${projectId}/traces/${encodeURIComponent(t.trace_id)}`} onClick={(e) => e.stopPropagation()}>
+                      <Link to={traceLink(t)} onClick={(e) => e.stopPropagation()}>
                         {t.name || <span className="muted">(unnamed)</span>}
                       </Link>
                       <div className="muted mono ellipsis" style={{ maxWidth: 180 }} title={t.trace_id}>
                         {t.trace_id}
                       </div>
+                      {t.text_match ? <Snippet match={t.text_match} query={state.text} /> : null}
                     </td>
                     <td className="io hide-phone">
                       <Fold text={t.input} />

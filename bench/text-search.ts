@@ -1,0 +1,137 @@
+import type { Runtime } from '../src/runtime.js';
+import { median, percentile, time, type Row } from './measure.js';
+import { SPAN_TEXT_EXPR } from '../src/traces/text-search.js';
+
+/**
+ * Full-text search rows (issue 21): `GET /traces?text_query=` over 90 days, total included, for a
+ * rare term (an order number of one span) and a common one (a word in about a third of the spans),
+ * alone and with a filter. And, with `--only text`, the candidate structures side by side on copies
+ * of the same spans: a plain scan (kept: clickhouse/0008_text_search.sql), n-gram bloom filters,
+ * a side table with small granules and a token bloom filter; their build (ingest) time and bytes per span.
+ */
+
+type Inject = (method: 'GET' | 'POST', url: string, token?: string) => Promise<{ meta: { total: number } }>;
+
+const COMMON = 'refund';
+const FILTER = JSON.stringify([{ field: 'model_name', op: 'in', value: ['gpt-4o'] }]);
+
+/**
+ * Order numbers that spans of the project hold (bench/load-spans.ts writes one per text), a new one
+ * for every run: ClickHouse 25.3+ caches which granules a condition matched (the query condition
+ * cache), so repeating one term would measure the cache, not a user's first search for it.
+ */
+async function rareTerms(ctx: Runtime, projectId: string, n: number): Promise<string[]> {
+  const r = await ctx.ch.client.query({
+    query: `SELECT extract(input, 'order (\\\\d{8})') AS term FROM spans WHERE project_id = {p:String} AND input IS NOT NULL
+            ORDER BY sipHash64(span_id) LIMIT {n:UInt32}`,
+    query_params: { p: projectId, n },
+    format: 'JSONEachRow',
+  });
+  const terms = (await r.json<{ term: string }>()).map((row) => row.term).filter(Boolean);
+  if (terms.length < n) throw new Error('too few order numbers in the bench spans; was the data set loaded by bench/load-spans.ts?');
+  return terms;
+}
+
+export async function benchTextSearch(ctx: Runtime, inject: Inject, key: string, projectId: string, days: number, runs: number, rows: Row[]) {
+  const out: Record<string, unknown>[] = [];
+  const rare = await rareTerms(ctx, projectId, 2 * (runs + 1));
+  const startAfter = new Date(Date.now() - days * 86_400_000).toISOString();
+  // Each case: a name and the parameters of run i (a fresh order number per run for the rare term).
+  const cases: [string, (i: number) => Record<string, string>, string][] = [
+    ['rare term (an order number, new each run)', (i) => ({ text_query: rare[i]! }), 'p50 ≤ 100 ms'],
+    ['rare term, model filter', (i) => ({ text_query: rare[runs + 1 + i]!, filters: FILTER }), 'p50 ≤ 100 ms'],
+    [`common term "${COMMON}"`, () => ({ text_query: COMMON }), 'p50 ≤ 300 ms'],
+    [`common term "${COMMON}", model filter`, () => ({ text_query: COMMON, filters: FILTER }), 'p50 ≤ 300 ms'],
+    [`common term "${COMMON}", scope output`, () => ({ text_query: COMMON, text_scope: 'output' }), 'p50 ≤ 300 ms'],
+  ];
+  for (const [name, params, target] of cases) {
+    const times: number[] = [];
+    let total = 0;
+    for (let i = 0; i < runs + 1; i++) {
+      const url = `/api/v1/public/traces?${new URLSearchParams({ start_after: startAfter, limit: '50', ...params(i) })}`;
+      const ms = await time(async () => {
+        total = (await inject('GET', url, key)).meta.total;
+      });
+      if (i >= 1) times.push(ms);
+    }
+    const p50 = median(times);
+    rows.push({ work: `text search ${days}d, ${name} (${total.toLocaleString()} traces)`, api: `p50 ${p50.toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`, reference: '', ratio: '', target });
+    out.push({ case: name, total, p50_ms: p50, p95_ms: percentile(times, 95) });
+  }
+  return out;
+}
+
+/** `granularity`: rows per granule of the copy (2048 as `spans`; smaller: a side table of the text). */
+type Structure = { name: string; index?: string; granularity?: number; condition: (term: string) => string };
+
+const STRUCTURES: Structure[] = [
+  { name: 'plain scan (kept)', condition: (t) => `${SPAN_TEXT_EXPR} LIKE '%${t}%'` },
+  { name: 'ngrambf_v1(3, 256 KiB)', index: `${SPAN_TEXT_EXPR} TYPE ngrambf_v1(3, 262144, 2, 0)`, condition: (t) => `${SPAN_TEXT_EXPR} LIKE '%${t}%'` },
+  { name: 'ngrambf_v1(4, 1 MiB)', index: `${SPAN_TEXT_EXPR} TYPE ngrambf_v1(4, 1048576, 2, 0)`, condition: (t) => `${SPAN_TEXT_EXPR} LIKE '%${t}%'` },
+  {
+    name: 'side table, 256-row granules, ngrambf_v1(4, 32 KiB)',
+    index: `${SPAN_TEXT_EXPR} TYPE ngrambf_v1(4, 32768, 2, 0)`,
+    granularity: 256,
+    condition: (t) => `${SPAN_TEXT_EXPR} LIKE '%${t}%'`,
+  },
+  // Whole tokens only (hasToken): a substring such as `get_weather(` or a Chinese word inside a sentence is not a token.
+  { name: 'tokenbf_v1(256 KiB), hasToken', index: `${SPAN_TEXT_EXPR} TYPE tokenbf_v1(262144, 2, 0)`, condition: (t) => `hasToken(${SPAN_TEXT_EXPR}, '${t}')` },
+];
+
+/**
+ * The candidates on copies of the project's spans: build time and bytes of each index, and the time
+ * of the text search's core (the traces whose spans hold the term, counted) over the whole window.
+ */
+export async function compareTextStructures(ctx: Runtime, projectId: string, runs: number, rows: Row[]) {
+  const c = ctx.ch.client;
+  const rare = await rareTerms(ctx, projectId, STRUCTURES.length * (runs + 1));
+  const out: Record<string, unknown>[] = [];
+  const spanCount = Number((await (await c.query({ query: 'SELECT count() AS n FROM spans WHERE project_id = {p:String}', query_params: { p: projectId }, format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n);
+  for (const [i, s] of STRUCTURES.entries()) {
+    const table = `bench_text_${i}`;
+    await c.command({ query: `DROP TABLE IF EXISTS ${table}` });
+    await c.command({
+      query: `CREATE TABLE ${table} (project_id LowCardinality(String), trace_id String, span_id String, start_time DateTime64(3, 'UTC'),
+        input Nullable(String) CODEC(ZSTD(3)), output Nullable(String) CODEC(ZSTD(3)), error_message String CODEC(ZSTD(3))
+        ${s.index ? `, INDEX idx ${s.index} GRANULARITY 1` : ''})
+        ENGINE = MergeTree ORDER BY (project_id, toStartOfHour(start_time), trace_id, span_id) SETTINGS index_granularity = ${s.granularity ?? 2048}`,
+    });
+    const buildMs = await time(() =>
+      c.command({ query: `INSERT INTO ${table} SELECT project_id, trace_id, span_id, start_time, input, output, error_message FROM spans WHERE project_id = {p:String}`, query_params: { p: projectId } }),
+    );
+    await c.command({ query: `OPTIMIZE TABLE ${table} FINAL` });
+    const bytes = await (await c.query({ query: `SELECT sum(data_compressed_bytes) AS b FROM system.data_skipping_indices WHERE table = '${table}'`, format: 'JSONEachRow' })).json<{ b: string }>();
+    const indexBytes = Number(bytes[0]?.b ?? 0);
+    const measured: Record<string, number> = {};
+    for (const label of ['rare', 'common'] as const) {
+      const times: number[] = [];
+      let traces = 0;
+      for (let r = 0; r < runs + 1; r++) {
+        const term = label === 'rare' ? rare[i * (runs + 1) + r]! : COMMON;
+        const ms = await time(async () => {
+          // No query condition cache (ClickHouse 25.3+): each run measures a first search.
+          const q = await c.query({
+            query: `SELECT uniqExact(trace_id) AS n FROM ${table} WHERE project_id = {p:String} AND ${s.condition(term)} SETTINGS use_query_condition_cache = 0`,
+            query_params: { p: projectId },
+            format: 'JSONEachRow',
+          });
+          traces = Number((await q.json<{ n: string }>())[0]!.n);
+        });
+        if (r >= 1) times.push(ms);
+      }
+      measured[label] = median(times);
+      measured[`${label}_traces`] = traces;
+    }
+    rows.push({
+      work: `text structure: ${s.name}, ${spanCount.toLocaleString()} spans`,
+      api: `rare p50 ${measured.rare!.toFixed(0)} ms (${measured.rare_traces} traces), common p50 ${measured.common!.toFixed(0)} ms (${measured.common_traces})`,
+      reference: `build ${buildMs.toFixed(0)} ms, index ${(indexBytes / spanCount).toFixed(0)} B/span`,
+      ratio: '',
+      target: '',
+    });
+    out.push({ structure: s.name, spans: spanCount, build_ms: buildMs, index_bytes: indexBytes, index_bytes_per_span: indexBytes / spanCount, ...measured });
+    await c.command({ query: `DROP TABLE ${table}` });
+  }
+  return out;
+}
+
