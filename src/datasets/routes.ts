@@ -12,7 +12,7 @@ import { keepsVersionValue, MAX_TEST_CASES_PER_VERSION, MAX_VERSION_BODY_BYTES, 
 import { DEFAULT_PAGE_LIMIT, findVersion, pageOfVersion, streamVersion } from './version-read.js';
 import { writtenAsText } from '../answer-schemas.js';
 import { MIB } from '../query-limits.js';
-import { MAX_RESOLVED_VERSION_BYTES } from './version-write.js';
+import { answerOfReference, MAX_RESOLVED_VERSION_BYTES } from './version-write.js';
 import { DatasetDetailAnswer, DatasetListAnswer, DatasetVersionAnswer } from './answers.js';
 
 const ProjectQuery = z.object({ project_id: z.string().optional() });
@@ -78,7 +78,8 @@ export function registerDatasetRoutes(app: FastifyInstance, ctx: AppContext): vo
       '/datasets/:dataset_id/versions',
       {
         ...author,
-        config: { idempotent: true },
+        // A long create: it never holds the store, and records its key as it numbers the version.
+        config: { idempotent: 'deferred', replayReference: async (reference) => ({ contentType: JSON_TYPE, body: Readable.from(await answerOfReference(ctx, reference)) }) },
         bodyLimit: MAX_VERSION_BODY_BYTES,
         schema: {
           description: VERSION_CREATE_DESCRIPTION,

@@ -5,7 +5,8 @@ import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { MIB } from '../query-limits.js';
 import { measureSources, readSources, type CopiedText, type SourceSpan, type TraceRef } from './trace-source.js';
 import type { TestCaseInput } from './test-case-input.js';
-import { caseJson, versionHeadJson, type VersionHead } from './version-read.js';
+import { caseJson, findVersion, streamVersion, versionHeadJson, type VersionHead } from './version-read.js';
+import { keyedCreate, recordKey } from '../idempotency/deferred.js';
 import type { RawJson } from './raw-json.js';
 
 /**
@@ -21,6 +22,11 @@ import type { RawJson } from './raw-json.js';
  *    session, and a transaction there holds it until commit. The version row is written first without
  *    a number (invisible to every read and run) and numbered in one short transaction at the end; a
  *    failure deletes it with its rows, so a refused request leaves nothing behind.
+ * 4. With an Idempotency-Key (the route is a deferred create, src/idempotency/deferred.ts), that short
+ *    transaction also records the key, with a reference to the version instead of its answer (up to
+ *    64 MiB): the answer, first and replayed alike, is the stored version read back (`answerOfReference`).
+ *    A duplicate that recorded the key first makes this create's numbering roll back and its
+ *    unnumbered version go, as any failure's.
  */
 
 /** A version's size as answered: the cases with every copied text spelled out. Same bound as a body. */
@@ -73,7 +79,20 @@ export async function writeVersion(ctx: AppContext, projectId: string, datasetId
   }
   const texts = await readSources(ctx, projectId, sources);
   const head = await store(ctx, projectId, datasetId, label, cases, sources, texts);
+  // Keyed, the answer is the one a replay rebuilds: the same bytes (values as stored, not as sent).
+  if (keyedCreate()) return answerOfReference(ctx, versionReference(projectId, head.versionId));
   return answerText(head, cases, texts);
+}
+
+/** What a keyed version create records instead of its answer (sealed with it: docs/idempotency.md). */
+function versionReference(projectId: string, versionId: string): string {
+  return JSON.stringify({ project_id: projectId, dataset_version_id: versionId });
+}
+
+/** The answer a version reference stands for: the version read back whole (immutable once numbered). */
+export async function answerOfReference(ctx: AppContext, reference: string): Promise<AsyncGenerator<string>> {
+  const { project_id: projectId, dataset_version_id: versionId } = JSON.parse(reference) as { project_id: string; dataset_version_id: string };
+  return streamVersion(ctx.pg.pool, await findVersion(ctx.pg.pool, projectId, versionId));
 }
 
 /** UTF-8 bytes of a case's own values, the unit the engine measures copied text in. */
@@ -138,6 +157,8 @@ async function number(ctx: AppContext, projectId: string, datasetId: string, ver
       [versionId, n, label ?? `v${n}`],
     );
     if (!rows[0]) throw new NotFoundError('dataset not found');
+    // The key commits with the number; a duplicate's key committed first rolls the number back (deferred.ts).
+    await recordKey(tx, { status: 201, reference: versionReference(projectId, versionId) });
     return { datasetId, versionId, versionNumber: n, label: rows[0].label, testCaseCount: count, createdAt: rows[0].created_at };
   });
 }

@@ -5,6 +5,7 @@ import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { findRun, type RunRow } from './summary.js';
 import { validateResults, type NormalizedResult, type RejectedResult } from './result-input.js';
 import { mirrorResults } from './result-mirror.js';
+import { recordKey } from '../idempotency/deferred.js';
 
 /**
  * `POST /evaluation-runs/{id}/results` (docs/datasets.md, "Runs and results"): stores each valid result of the run's
@@ -30,11 +31,19 @@ import { mirrorResults } from './result-mirror.js';
  * the run completed meanwhile), the earlier chunks stay stored. Results are keyed by test case and a
  * re-sent one replaces its result exactly, so sending the same request again converges on the same
  * state and counts; the answer's `accepted` counts only a request that wrote every chunk.
+ *
+ * With an Idempotency-Key (a deferred create, src/idempotency/deferred.ts), the last chunk's
+ * transaction records the key with the answer, after its results and before their ClickHouse copy:
+ * the key commits with the last chunk. A crash before that leaves earlier chunks that the retry
+ * replaces exactly; a duplicate that recorded the key first rolls the last chunk back before its
+ * copy is written, and answers the first one's answer. The answer is written here as text, so the
+ * recorded bytes are the bytes sent.
  */
 
 export type WriteAnswer = { accepted: number; rejected: RejectedResult[] };
 
-export async function writeResults(ctx: AppContext, projectId: string, runId: string, raw: readonly unknown[]): Promise<WriteAnswer> {
+/** The answer of `writeResults` as sent: `{accepted, rejected}` JSON text. */
+export async function writeResults(ctx: AppContext, projectId: string, runId: string, raw: readonly unknown[]): Promise<string> {
   const run = await findRun(ctx.pg.pool, projectId, runId);
   refuseUnlessRunning(run);
   const { accepted, rejected } = validateResults(raw);
@@ -45,23 +54,33 @@ export async function writeResults(ctx: AppContext, projectId: string, runId: st
     else rejected.push({ index: r.index, test_case_id: r.testCaseId, errors: [`test_case_id: not a test case of the run's dataset version ${run.dataset_version_id}`] });
   }
   rejected.sort((a, b) => a.index - b.index);
-  if (valid.length === 0) return { accepted: 0, rejected };
+  // Nothing to write: the idempotency plugin records a key of this answer by itself.
+  if (valid.length === 0) return answerText({ accepted: 0, rejected });
+  const answer = answerText({ accepted: valid.length, rejected });
 
   // A test case sent twice in one request: the later result replaces the earlier, as across requests.
   const last = new Map<string, NormalizedResult>();
   for (const r of valid) last.set(r.testCaseId, r);
   const rows = [...last.values()];
 
-  for (const chunk of chunkResults(rows)) {
+  const chunks = [...chunkResults(rows)];
+  for (const [i, chunk] of chunks.entries()) {
     await withTransaction(ctx.pg.pool, async (tx) => {
       const locked = await findRun(tx, projectId, runId, true);
       refuseUnlessRunning(locked);
       const revisions = await applyResults(tx, locked.id, chunk.texts);
+      if (i === chunks.length - 1) await recordKey(tx, { status: 200, contentType: JSON_TYPE, body: answer });
       // A failure here rolls the chunk's transaction back; the route answers 503 so the caller retries.
       await mirrorResults(ctx, locked, chunk.rows, revisions);
     });
   }
-  return { accepted: valid.length, rejected };
+  return answer;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function answerText(answer: WriteAnswer): string {
+  return JSON.stringify({ accepted: answer.accepted, rejected: answer.rejected.map((r) => ({ index: r.index, test_case_id: r.test_case_id, errors: r.errors })) });
 }
 
 /** Results per transaction: at most this much result text (a single larger result goes alone). */

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { typed } from '../http.js';
 import { AppError, PayloadTooLargeError, ServiceUnavailableError } from '../errors.js';
+import { KeyTakenError } from '../idempotency/deferred.js';
+import { writtenAsText } from '../answer-schemas.js';
 import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { keepRawJson } from '../datasets/raw-json-body.js';
@@ -70,13 +72,20 @@ export function registerEvaluationRoutes(app: FastifyInstance, ctx: AppContext):
     keepRawJson(child, keepsResultValue, MAX_VERSION_BODY_BYTES);
     typed(child).post(
       '/evaluation-runs/:run_id/results',
-      { ...writer, config: { idempotent: true }, bodyLimit: MAX_VERSION_BODY_BYTES, schema: { params: RunParams, querystring: ProjectQuery, body: WriteResultsBody, response: { 200: ResultsWrittenAnswer } } },
-      async (request) => {
+      {
+        ...writer,
+        // A long create (chunks of their own transactions): its key is recorded with the last chunk.
+        config: { idempotent: 'deferred' },
+        bodyLimit: MAX_VERSION_BODY_BYTES,
+        schema: { params: RunParams, querystring: ProjectQuery, body: WriteResultsBody, response: { 200: writtenAsText(ResultsWrittenAnswer) } },
+      },
+      async (request, reply) => {
         if (request.body.results.length > MAX_RESULTS_PER_REQUEST) {
           throw new PayloadTooLargeError(`at most ${MAX_RESULTS_PER_REQUEST} results per request; this request has ${request.body.results.length}`);
         }
         const scope = await project(request, request.body.project_id);
-        return storing(request, () => writeResults(ctx, scope.projectId, request.params.run_id, request.body.results));
+        const answer = await storing(request, () => writeResults(ctx, scope.projectId, request.params.run_id, request.body.results));
+        return reply.type('application/json; charset=utf-8').send(answer);
       },
     );
   });
@@ -103,7 +112,8 @@ async function storing<T>(request: FastifyRequest, fn: () => Promise<T>): Promis
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof AppError) throw error;
+    // A key a duplicate recorded first is the idempotency plugin's to answer (nothing failed).
+    if (error instanceof AppError || error instanceof KeyTakenError) throw error;
     request.log.error({ err: error }, 'storing evaluation results failed');
     throw new ServiceUnavailableError('the results could not be stored; retry the request');
   }

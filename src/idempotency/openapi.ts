@@ -5,7 +5,7 @@ import { IDEMPOTENCY_HEADER } from './plugin.js';
  * this for every route): the optional header, and the 409 of a key reused for another request.
  */
 export function documentIdempotency(
-  config: { idempotent?: boolean } | undefined,
+  config: { idempotent?: boolean | 'deferred' } | undefined,
   schema: Record<string, unknown>,
   conflict: object,
 ): Record<string, unknown> {

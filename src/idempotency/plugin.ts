@@ -7,14 +7,24 @@ import { BadRequestError, ConflictError } from '../errors.js';
 import { principalOf, type Principal } from '../auth/principal.js';
 import { newTransactionScope, runInTransactionScope, type TransactionScope } from '../stores/transaction-scope.js';
 import { BodyDigest, keyHash, open, requestHash, seal } from './seal.js';
-import { claimKey, findAnswer, purgeExpired, storeAnswer, type StoredAnswer } from './store.js';
+import { claimKey, findAnswer, purgeExpired, recordAnswer, storeAnswer, type StoredAnswer } from './store.js';
+import { crashPoint } from './crash-point.js';
+import { KeyTakenError, REFERENCE_TYPE, runWithDeferredKey, type DeferredKey } from './deferred.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route creates something and takes an `Idempotency-Key` (docs/idempotency.md). */
-    idempotent?: boolean;
+    /**
+     * The route creates something and takes an `Idempotency-Key` (docs/idempotency.md). `'deferred'`:
+     * a long create that records the key in its own final transaction (deferred.ts).
+     */
+    idempotent?: boolean | 'deferred';
+    /** A deferred route that records references (deferred.ts): the answer a reference stands for. */
+    replayReference?: (reference: string) => Promise<RebuiltAnswer>;
   }
 }
+
+/** An answer rebuilt from a reference: sent as is (a stream for a large one). */
+export type RebuiltAnswer = { contentType: string; body: string | Buffer | Readable };
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 /** Set on an answer that is the stored answer of an earlier request with the same key. */
@@ -27,7 +37,7 @@ export const KEY_REUSED_DETAIL =
 export const INVALID_KEY_DETAIL = 'the Idempotency-Key header must be 1 to 255 printable ASCII characters (a UUID is a good key)';
 const KEY_BUSY_DETAIL = 'a request with this Idempotency-Key is in progress; retry later';
 
-type KeyedRequest = { key: string; credential: string; digest: BodyDigest; scope?: TransactionScope };
+type KeyedRequest = { key: string; credential: string; digest: BodyDigest; scope?: TransactionScope; deferred?: DeferredKey };
 const keyed = new WeakMap<FastifyRequest, KeyedRequest>();
 
 /**
@@ -46,6 +56,10 @@ const keyed = new WeakMap<FastifyRequest, KeyedRequest>();
  * So a crash before the commit leaves neither create nor key (the retry creates, once), and a crash
  * after it leaves both (the retry answers the stored answer). Requests without the header, and
  * routes that don't opt in, are untouched.
+ *
+ * Long creates (`config: { idempotent: 'deferred' }`, deferred.ts) keep step 1; step 2 only looks for
+ * a completed key (replay or 409) and runs the handler outside any transaction; the create's own
+ * final transaction records the key (deferred.ts), and onSend has nothing left to commit.
  */
 export function registerIdempotency(app: FastifyInstance, ctx: AppContext): void {
   app.addHook('preParsing', async (request, _reply, payload) => {
@@ -61,6 +75,13 @@ export function registerIdempotency(app: FastifyInstance, ctx: AppContext): void
   app.addHook('preValidation', (request, reply, done) => {
     const entry = keyed.get(request);
     if (!entry) return done();
+    if (request.routeOptions.config?.idempotent === 'deferred') {
+      lookUp(ctx, request, entry).then(
+        (found) => (found ? void replay(reply, found) : done()),
+        (error: Error) => done(error as Parameters<typeof done>[0]),
+      );
+      return;
+    }
     claim(ctx, request, entry).then(
       (outcome) => {
         if ('replay' in outcome) return void replay(reply, outcome.replay);
@@ -72,8 +93,25 @@ export function registerIdempotency(app: FastifyInstance, ctx: AppContext): void
     );
   });
 
+  // A deferred handler runs with its key, and a key lost to a duplicate answers the winner's answer.
+  app.addHook('onRoute', (route) => {
+    if (route.config?.idempotent !== 'deferred') return;
+    const handler = route.handler;
+    route.handler = async function deferredCreate(this: FastifyInstance, request, reply) {
+      const entry = keyed.get(request);
+      if (!entry?.deferred) return handler.call(this, request, reply);
+      try {
+        return await runWithDeferredKey(entry.deferred, () => handler.call(this, request, reply));
+      } catch (error) {
+        if (!(error instanceof KeyTakenError)) throw error;
+        return replay(reply, await winner(ctx, request, entry));
+      }
+    };
+  });
+
   app.addHook('onSend', async (request, reply, payload) => {
     const entry = keyed.get(request);
+    if (entry?.deferred) return finishDeferred(ctx, request, reply, entry, entry.deferred, payload);
     if (!entry?.scope?.open) return payload;
     return finish(ctx, reply, entry, entry.scope, payload);
   });
@@ -107,7 +145,7 @@ function digesting(payload: Readable, digest: BodyDigest): Readable {
   return payload.pipe(through);
 }
 
-type Stored = { status: number; contentType: string; body: Buffer };
+type Stored = { status: number; contentType: string; body: string | Buffer | Readable };
 
 /** Claims the key in a new transaction (then the create runs in it), or finds what answers instead. */
 async function claim(ctx: AppContext, request: FastifyRequest, entry: KeyedRequest): Promise<{ scope: TransactionScope } | { replay: Stored }> {
@@ -129,12 +167,66 @@ async function claim(ctx: AppContext, request: FastifyRequest, entry: KeyedReque
     if (!claimed) await abandon(client);
   }
   if (!stored) throw new ConflictError(KEY_BUSY_DETAIL);
-  if (!crypto.timingSafeEqual(stored.requestHash, hashOfRequest)) throw new ConflictError(KEY_REUSED_DETAIL);
-  return { replay: { status: stored.status, contentType: stored.contentType, body: open(entry.key, entry.credential, stored.answer) } };
+  return { replay: await storedAnswer(request, entry, hashOfRequest, stored) };
 }
 
-function replay(reply: FastifyReply, stored: Stored): void {
-  reply.code(stored.status).header(REPLAYED_HEADER, 'true').type(stored.contentType).send(stored.body);
+/** What answers a keyed request of a key already used: the stored answer (rebuilt from its reference), or 409. */
+async function storedAnswer(request: FastifyRequest, entry: KeyedRequest, hashOfRequest: Buffer, stored: StoredAnswer): Promise<Stored> {
+  if (!crypto.timingSafeEqual(stored.requestHash, hashOfRequest)) throw new ConflictError(KEY_REUSED_DETAIL);
+  const body = open(entry.key, entry.credential, stored.answer);
+  if (stored.contentType !== REFERENCE_TYPE) return { status: stored.status, contentType: stored.contentType, body };
+  const rebuild = request.routeOptions.config?.replayReference;
+  if (!rebuild) throw new Error(`route ${request.routeOptions.url} recorded an answer reference but rebuilds none`);
+  return { status: stored.status, ...(await rebuild(body.toString('utf8'))) };
+}
+
+/**
+ * A deferred route (deferred.ts), before its handler: the answer of a completed key, if any (replay,
+ * or 409 for another request); else the handler runs, with no transaction, and records the key.
+ */
+async function lookUp(ctx: AppContext, request: FastifyRequest, entry: KeyedRequest): Promise<Stored | undefined> {
+  const hashOfKey = keyHash(entry.key);
+  const hashOfRequest = requestHash(request.method, request.url, entry.digest.done());
+  await purgeExpired(ctx.pg.pool);
+  const stored = await findAnswer(ctx.pg.pool, entry.credential, hashOfKey);
+  if (stored) return storedAnswer(request, entry, hashOfRequest, stored);
+  entry.deferred = { ctx, key: entry.key, credential: entry.credential, keyHash: hashOfKey, requestHash: hashOfRequest, recorded: false };
+  return undefined;
+}
+
+/** The answer of the duplicate that committed the key while this request ran (its own work was rolled back). */
+async function winner(ctx: AppContext, request: FastifyRequest, entry: KeyedRequest): Promise<Stored> {
+  const deferred = entry.deferred!;
+  const stored = await findAnswer(ctx.pg.pool, deferred.credential, deferred.keyHash);
+  if (!stored) throw new ConflictError(KEY_BUSY_DETAIL);
+  return storedAnswer(request, entry, deferred.requestHash, stored);
+}
+
+function replay(reply: FastifyReply, stored: Stored): FastifyReply {
+  return reply.code(stored.status).header(REPLAYED_HEADER, 'true').type(stored.contentType).send(stored.body);
+}
+
+/**
+ * A deferred create's answer on its way out. Recorded in its final transaction (committed by now):
+ * nothing to do. A 2xx answer that never reached a final transaction wrote nothing (results that
+ * were all rejected): its key is recorded here, alone; a duplicate that recorded first answers instead.
+ */
+async function finishDeferred(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, entry: KeyedRequest, deferred: DeferredKey, payload: unknown): Promise<unknown> {
+  if (reply.statusCode < 200 || reply.statusCode > 299 || reply.hasHeader(REPLAYED_HEADER)) return payload;
+  if (!deferred.recorded) {
+    const body = await bytesOf(payload);
+    const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
+    const row = { credential: deferred.credential, keyHash: deferred.keyHash, requestHash: deferred.requestHash, status: reply.statusCode, contentType };
+    if (!(await recordAnswer(ctx.pg.pool, { ...row, sealed: seal(entry.key, entry.credential, body.bytes) }))) {
+      const first = await winner(ctx, request, entry);
+      reply.code(first.status).header(REPLAYED_HEADER, 'true').type(first.contentType);
+      return first.body;
+    }
+    deferred.recorded = true;
+    payload = body.sent;
+  }
+  await crashPoint(ctx, 'after_commit');
+  return payload;
 }
 
 /** Stores a 2xx answer and commits it with the create; rolls back anything else. Answers the payload. */
@@ -190,11 +282,4 @@ async function bytesOf(payload: unknown): Promise<{ bytes: Buffer; sent: unknown
   for await (const chunk of payload as AsyncIterable<Buffer | string>) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
   const bytes = Buffer.concat(chunks);
   return { bytes, sent: bytes };
-}
-
-/** Tests only (config.idempotencyTestCrash): the process dies here, as a power cut or OOM kill would. */
-async function crashPoint(ctx: AppContext, point: 'before_commit' | 'after_commit'): Promise<void> {
-  if (ctx.config.idempotencyTestCrash !== point) return;
-  process.kill(process.pid, 'SIGKILL');
-  await new Promise(() => {});
 }

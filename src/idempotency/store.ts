@@ -71,3 +71,25 @@ export async function storeAnswer(
     sealed,
   ]);
 }
+
+/**
+ * A deferred create's key (docs/idempotency.md, "Long creates"): inserted complete, answer and all,
+ * by the create's own final transaction, and committed with it. A live row already there (a
+ * concurrent duplicate committed first) is left alone: false, and the caller rolls back. An expired
+ * one is taken over. On a server, a duplicate's uncommitted insert makes this one wait for its end.
+ * $1 credential, $2 key hash, $3 request hash, $4 status, $5 content type, $6 sealed answer
+ */
+export async function recordAnswer(
+  tx: Queryable,
+  row: { credential: string; keyHash: Buffer; requestHash: Buffer; status: number; contentType: string; sealed: Buffer },
+): Promise<boolean> {
+  const { rowCount } = await tx.query(
+    `INSERT INTO idempotency_keys AS k (credential, key_hash, request_hash, status, content_type, answer) VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (credential, key_hash) DO UPDATE
+        SET request_hash = EXCLUDED.request_hash, status = EXCLUDED.status, content_type = EXCLUDED.content_type,
+            answer = EXCLUDED.answer, created_at = now()
+      WHERE k.created_at <= now() - ${KEY_TTL}`,
+    [row.credential, row.keyHash, row.requestHash, row.status, row.contentType, row.sealed],
+  );
+  return rowCount === 1;
+}

@@ -7,6 +7,8 @@ import type pg from 'pg';
  * scope's client, and `withTransaction` becomes a savepoint on it. This is how an idempotent create
  * (src/idempotency/) commits the created rows and its stored answer together, without the services
  * that create knowing: they keep calling `ctx.pg.pool` and `withTransaction` as they always did.
+ * Long creates written in chunks (dataset versions, evaluation results) never run in a scope: one
+ * transaction around their whole write would hold embedded PGlite for all of it (src/idempotency/deferred.ts).
  *
  * Invariants:
  * - The scope's owner opened the transaction on `client` and alone commits or rolls it back; it
