@@ -1,8 +1,6 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
+import { loadOtlpFixture, OTLP_FIXTURES } from '../support/otlp-fixtures.js';
 
 /**
  * The recorded fixtures (test/fixtures/otlp/) are what the libraries really sent: the OTLP route takes
@@ -10,26 +8,7 @@ import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js'
  */
 
 const h = useHarness();
-const DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/otlp');
-const FIXTURES = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
-
-type OtlpSpan = { traceId: string; spanId: string; startTimeUnixNano: string; endTimeUnixNano: string; events?: { timeUnixNano: string }[] };
-type Fixture = { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
-
-/**
- * Moves the recording's times so that it starts a minute ago: spans older than a project's retention
- * (30 days by default) expire from the store.
- */
-function shiftToNow(spans: OtlpSpan[]): void {
-  const start = spans.reduce((min, s) => (BigInt(s.startTimeUnixNano) < min ? BigInt(s.startTimeUnixNano) : min), BigInt(spans[0]!.startTimeUnixNano));
-  const delta = BigInt(Date.now() - 60_000) * 1_000_000n - start;
-  const shift = (nanos: string) => String(BigInt(nanos) + delta);
-  for (const s of spans) {
-    s.startTimeUnixNano = shift(s.startTimeUnixNano);
-    s.endTimeUnixNano = shift(s.endTimeUnixNano);
-    for (const e of s.events ?? []) e.timeUnixNano = shift(e.timeUnixNano);
-  }
-}
+const FIXTURES = OTLP_FIXTURES;
 
 describe('recorded OTLP fixtures', () => {
   it('has the five libraries', () => {
@@ -37,11 +16,8 @@ describe('recorded OTLP fixtures', () => {
   });
 
   it.each(FIXTURES)('%s is accepted whole by POST /otel/v1/traces as one trace', async (file) => {
-    const body = JSON.parse(fs.readFileSync(path.join(DIR, file), 'utf8')) as Fixture;
-    const spans = body.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
-    const traceIds = [...new Set(spans.map((s) => s.traceId))];
+    const { body, spans, traceIds } = loadOtlpFixture(file);
     expect(traceIds).toHaveLength(1);
-    shiftToNow(spans);
 
     const { key } = await projectWithKey(h());
     const res = await call(h().api, {

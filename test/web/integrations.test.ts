@@ -1,9 +1,7 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { call, PUBLIC } from '../support/harness.js';
 import { logIn, newPage, screenshot, useWebServer } from '../support/browser.js';
+import { loadOtlpFixture, OTLP_FIXTURES } from '../support/otlp-fixtures.js';
 
 /**
  * Issue 19's "in the web app": each real library's recorded export (test/fixtures/otlp/), sent over
@@ -13,32 +11,13 @@ import { logIn, newPage, screenshot, useWebServer } from '../support/browser.js'
  */
 
 const server = useWebServer();
-const DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/otlp');
-const FIXTURES = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
-
-type OtlpSpan = { traceId: string; startTimeUnixNano: string; endTimeUnixNano: string; events?: { timeUnixNano: string }[] };
-type Fixture = { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
 type Span = { span_id: string; kind: string; model_name: string | null; cost: number; cost_source: string; input: string | null };
 
-/** The recording moved to a minute ago, so it lies inside the list's default window and the retention. */
-function loadShifted(file: string): { body: Fixture; traceId: string } {
-  const body = JSON.parse(fs.readFileSync(path.join(DIR, file), 'utf8')) as Fixture;
-  const spans = body.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
-  const start = spans.reduce((min, s) => (BigInt(s.startTimeUnixNano) < min ? BigInt(s.startTimeUnixNano) : min), BigInt(spans[0]!.startTimeUnixNano));
-  const delta = BigInt(Date.now() - 60_000) * 1_000_000n - start;
-  const shift = (nanos: string) => String(BigInt(nanos) + delta);
-  for (const s of spans) {
-    s.startTimeUnixNano = shift(s.startTimeUnixNano);
-    s.endTimeUnixNano = shift(s.endTimeUnixNano);
-    for (const e of s.events ?? []) e.timeUnixNano = shift(e.timeUnixNano);
-  }
-  return { body, traceId: spans[0]!.traceId };
-}
-
 describe('web application: traces from the real instrumentation libraries', () => {
-  it.each(FIXTURES)('%s: kinds, model, cost, user, session, input and metadata show in the trace view', async (file) => {
+  it.each(OTLP_FIXTURES)('%s: kinds, model, cost, user, session, input and metadata show in the trace view', async (file) => {
     const s = server();
-    const { body, traceId } = loadShifted(file);
+    const { body, traceIds } = loadOtlpFixture(file);
+    const traceId = traceIds[0]!;
     const sent = await call(s.h.api, { method: 'POST', url: `${PUBLIC}/otel/v1/traces`, token: s.demo.apiKey, payload: body, headers: { 'content-type': 'application/json' } });
     expect(sent.statusCode, sent.body).toBe(200);
     const trace = (await call(s.h.api, { method: 'GET', url: `${PUBLIC}/traces/${traceId}`, token: s.demo.apiKey })).json() as {
