@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { LightMyRequestResponse } from 'fastify';
 import { call, projectWithKey, PUBLIC, uniqueEmail, useHarness } from '../support/harness.js';
+import { OTHER_TENANT_BOUND_MS, timed } from '../support/other-tenant.js';
 import { ingestSpans } from '../support/ingest.js';
 import { HASH_QUEUE, HASH_THREADS, hashPool } from '../../src/auth/hash-pool.js';
 import { hashPassword } from '../../src/auth/secrets.js';
@@ -15,14 +15,6 @@ import { TooManyRequestsError } from '../../src/errors.js';
 const h = useHarness();
 
 /** Another tenant's reads while the logins run must be answered within this (the behaviour under test). */
-const OTHER_TENANT_BOUND_MS = 5_000;
-
-async function timed(run: () => Promise<LightMyRequestResponse>) {
-  const started = performance.now();
-  const res = await run();
-  return { status: res.statusCode, ms: performance.now() - started };
-}
-
 describe('logins cannot starve reads', () => {
   it('16 concurrent unknown-e-mail logins: another tenant reads traces and logs in within the bound', async () => {
     const other = await projectWithKey(h(), 'reader');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { LightMyRequestResponse } from 'fastify';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
+import { OTHER_TENANT_BOUND_MS, timed } from '../support/other-tenant.js';
 import { ingestSpans } from '../support/ingest.js';
 import { createDataset, getVersion } from '../support/datasets.js';
 import { MAX_RESOLVED_VERSION_BYTES } from '../../src/datasets/version-write.js';
@@ -13,8 +13,6 @@ import { MAX_RESOLVED_VERSION_BYTES } from '../../src/datasets/version-write.js'
 const h = useHarness();
 
 /** Another tenant's requests while the big one runs must be answered within this (the behaviour under test). */
-const OTHER_TENANT_BOUND_MS = 5_000;
-
 const iso = (ms: number) => new Date(ms).toISOString();
 
 async function traceWithRootInput(key: string, traceId: string, bytes: number) {
@@ -29,11 +27,6 @@ function postVersion(key: string, datasetId: string, cases: unknown[]) {
 
 /** Another tenant's requests, each timed: an API key whoami, a session read, a login-free health check. */
 async function otherTenantRequests(other: Awaited<ReturnType<typeof projectWithKey>>) {
-  const timed = async (run: () => Promise<LightMyRequestResponse>) => {
-    const started = performance.now();
-    const res = await run();
-    return { status: res.statusCode, ms: performance.now() - started };
-  };
   return Promise.all([
     timed(() => call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: other.key.key })),
     timed(() => call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces`, token: other.owner.token })),

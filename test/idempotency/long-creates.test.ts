@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
+import { OTHER_TENANT_BOUND_MS, timed } from '../support/other-tenant.js';
 import { ingestSpans } from '../support/ingest.js';
 import { createDataset, createVersion, getVersion, simpleCases } from '../support/datasets.js';
 import { createRun, summary } from '../support/evaluations.js';
@@ -18,8 +19,6 @@ import { keyHash } from '../../src/idempotency/seal.js';
 const h = useHarness();
 
 /** As test/datasets/bounded-versions.test.ts: another tenant's requests are answered within this. */
-const OTHER_TENANT_BOUND_MS = 5_000;
-
 const newKey = () => crypto.randomUUID();
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -34,11 +33,6 @@ async function count(sql: string, params: unknown[]): Promise<number> {
 
 /** Another tenant's requests, each timed: an API key whoami, a session read, a health check. */
 async function otherTenantRequests(other: Awaited<ReturnType<typeof projectWithKey>>) {
-  const timed = async (run: () => Promise<LightMyRequestResponse>) => {
-    const started = performance.now();
-    const res = await run();
-    return { status: res.statusCode, ms: performance.now() - started };
-  };
   return Promise.all([
     timed(() => call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: other.key.key })),
     timed(() => call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces`, token: other.owner.token })),
