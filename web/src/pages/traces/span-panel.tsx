@@ -3,7 +3,7 @@ import { fmtCost, fmtInt, fmtMs, fmtNumber } from '../../format';
 import { Payload } from '../../components/payload';
 import { Badge, CopyButton, Time } from '../../components/ui';
 import type { Span } from '../../types';
-import { costSourceLabel, SpanEvents, SpanLinks, SpanResource } from './span-details';
+import { Attributes, costSourceLabel, SpanEvents, SpanLinks, SpanResource } from './span-details';
 
 /** The selected span: what it did, what went in and out, its metadata and its error. */
 export function SpanPanel({ span, projectId }: { span: Span; projectId: string }) {
@@ -117,16 +117,7 @@ export function SpanPanel({ span, projectId }: { span: Span; projectId: string }
         {meta.length === 0 ? (
           <p className="muted">No metadata.</p>
         ) : (
-          <table className="data compact">
-            <tbody>
-              {meta.map(([k, v]) => (
-                <tr key={k}>
-                  <td className="mono">{k}</td>
-                  <td style={{ overflowWrap: 'anywhere' }}>{v}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <Attributes values={span.metadata} label="Metadata" />
         )}
       </section>
       <SpanEvents span={span} />
