@@ -23,7 +23,15 @@ import { median, percentile, type Row } from './measure.js';
 export type AlertBenchAccount = { email: string; password: string; projectIds: string[]; keys: string[] };
 
 const WINDOWS = ['1m', '5m', '10m', '30m', '1h', '2h'];
-const MEASURES: [string, string][] = [['count', 'count'], ['latency', 'p95'], ['cost', 'sum'], ['error_rate', 'avg'], ['total_tokens', 'sum'], ['user_id', 'uniq'], ['cost', 'max']];
+const MEASURES: [string, string][] = [
+  ['count', 'count'],
+  ['latency', 'p95'],
+  ['cost', 'sum'],
+  ['error_rate', 'avg'],
+  ['total_tokens', 'sum'],
+  ['user_id', 'uniq'],
+  ['cost', 'max'],
+];
 const FILTERS: Record<string, unknown>[][] = [
   [],
   [{ field: 'model_name', value: 'gpt-4o' }],
@@ -34,7 +42,12 @@ const FILTERS: Record<string, unknown>[][] = [
 ];
 
 async function inject(app: FastifyInstance, method: 'GET' | 'POST', url: string, token?: string, payload?: unknown) {
-  const res = await app.inject({ method, url, payload: payload as never, headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const res = await app.inject({
+    method,
+    url,
+    payload: payload as never,
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
   if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
   return res.json();
 }
@@ -59,7 +72,14 @@ function alertBody(projectId: string, i: number, webhookUrl: string) {
   };
 }
 
-export async function benchAlerts(ctx: Runtime, api: FastifyInstance, web: FastifyInstance, account: AlertBenchAccount, rows: Row[], options = { alerts: 1000, projects: 50 }) {
+export async function benchAlerts(
+  ctx: Runtime,
+  api: FastifyInstance,
+  web: FastifyInstance,
+  account: AlertBenchAccount,
+  rows: Row[],
+  options = { alerts: 1000, projects: 50 },
+) {
   const received: number[] = [];
   const receiver = http.createServer((req, res) => {
     req.resume();
@@ -70,7 +90,10 @@ export async function benchAlerts(ctx: Runtime, api: FastifyInstance, web: Fasti
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-  const login = await inject(web, 'POST', '/api/auth/login', undefined, { email: account.email, password: account.password });
+  const login = await inject(web, 'POST', '/api/auth/login', undefined, {
+    email: account.email,
+    password: account.password,
+  });
   const token = login.session_token as string;
   const workspaceId = (await inject(api, 'GET', '/api/v1/public/workspaces', token)).data[0].id as string;
 
@@ -78,18 +101,31 @@ export async function benchAlerts(ctx: Runtime, api: FastifyInstance, web: Fasti
   const projects = account.projectIds.slice(0, options.projects).map((id, i) => ({ id, key: account.keys[i]! }));
   const stamp = Date.now();
   for (let i = projects.length; i < options.projects; i++) {
-    const p = await inject(api, 'POST', '/api/v1/public/projects', token, { name: `alerts-bench-${stamp}-${i}`, workspace_id: workspaceId });
-    projects.push({ id: p.id, key: (await inject(api, 'POST', `/api/v1/public/projects/${p.id}/api-keys`, token, { name: 'bench' })).key });
+    const p = await inject(api, 'POST', '/api/v1/public/projects', token, {
+      name: `alerts-bench-${stamp}-${i}`,
+      workspace_id: workspaceId,
+    });
+    projects.push({
+      id: p.id,
+      key: (await inject(api, 'POST', `/api/v1/public/projects/${p.id}/api-keys`, token, { name: 'bench' })).key,
+    });
   }
   const now = Date.now();
   for (const [i, p] of projects.entries()) {
-    const spans = generateSpans({ traces: 60, startMs: now - 2 * 3_600_000, endMs: now - 60_000, seed: 1000 + i, errorShare: 0.1 });
+    const spans = generateSpans({
+      traces: 60,
+      startMs: now - 2 * 3_600_000,
+      endMs: now - 60_000,
+      seed: 1000 + i,
+      errorShare: 0.1,
+    });
     await inject(api, 'POST', '/api/v1/public/traces', p.key, { spans });
   }
   const perProject = Math.ceil(options.alerts / projects.length);
   let created = 0;
   for (const p of projects) {
-    for (let i = 0; i < perProject && created < options.alerts; i++, created++) await inject(api, 'POST', '/api/v1/public/alerts', token, alertBody(p.id, i, hookUrl));
+    for (let i = 0; i < perProject && created < options.alerts; i++, created++)
+      await inject(api, 'POST', '/api/v1/public/alerts', token, alertBody(p.id, i, hookUrl));
   }
   const projectIds = projects.map((p) => p.id);
 
@@ -104,9 +140,15 @@ export async function benchAlerts(ctx: Runtime, api: FastifyInstance, web: Fasti
     const firedAt = Date.now();
     const start = performance.now();
     const report = await runTick(ctx, { token: `bench-${windowEndMs}`, windowEndMs, projectIds });
-    ticks.push({ seconds: (performance.now() - start) / 1000, queries: report.queries, committed: report.committed, notifications: report.notifications });
+    ticks.push({
+      seconds: (performance.now() - start) / 1000,
+      queries: report.queries,
+      committed: report.committed,
+      notifications: report.notifications,
+    });
     if (ticks.length > 1) continue;
-    for (let i = 0; i < 1200 && received.length < report.notifications; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 1200 && received.length < report.notifications; i++)
+      await new Promise((r) => setTimeout(r, 50));
     latencies = received.map((t) => t - firedAt);
   }
   await Promise.all(workers.map((w) => w.close()));
@@ -129,5 +171,16 @@ export async function benchAlerts(ctx: Runtime, api: FastifyInstance, web: Fasti
     ratio: '',
     target: '',
   });
-  return { alerts: created, projects: projects.length, ticks, notifications: { expected, received: latencies.length, p50_ms: p50, p95_ms: percentile(latencies, 95), window_end_p50_ms: p50 + LATENESS_MS } };
+  return {
+    alerts: created,
+    projects: projects.length,
+    ticks,
+    notifications: {
+      expected,
+      received: latencies.length,
+      p50_ms: p50,
+      p95_ms: percentile(latencies, 95),
+      window_end_p50_ms: p50 + LATENESS_MS,
+    },
+  };
 }

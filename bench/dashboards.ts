@@ -10,8 +10,20 @@ import { median, percentile, time, type Row } from './measure.js';
  * over 1d/7d/30d/90d, and its widgets read from the rollups against the same widgets read from raw
  * spans (90d).
  */
-export async function benchDashboards(ctx: Runtime, api: FastifyInstance, key: string, projectId: string, runs: number, rows: Row[], label = '') {
-  const list = await api.inject({ method: 'GET', url: '/api/v1/public/dashboards', headers: { authorization: `Bearer ${key}` } });
+export async function benchDashboards(
+  ctx: Runtime,
+  api: FastifyInstance,
+  key: string,
+  projectId: string,
+  runs: number,
+  rows: Row[],
+  label = '',
+) {
+  const list = await api.inject({
+    method: 'GET',
+    url: '/api/v1/public/dashboards',
+    headers: { authorization: `Bearer ${key}` },
+  });
   const overview = (list.json() as { data: { id: string; is_default: boolean }[] }).data.find((d) => d.is_default);
   if (!overview) throw new Error(`no default dashboard: ${list.body.slice(0, 200)}`);
   const out: Record<string, unknown> = {};
@@ -19,15 +31,26 @@ export async function benchDashboards(ctx: Runtime, api: FastifyInstance, key: s
     const times: number[] = [];
     for (let i = 0; i < runs + 2; i++) {
       const ms = await time(async () => {
-        const res = await api.inject({ method: 'GET', url: `/api/v1/public/dashboards/${overview.id}/data?range=${range}`, headers: { authorization: `Bearer ${key}` } });
-        if (res.statusCode !== 200) throw new Error(`dashboard data ${range}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+        const res = await api.inject({
+          method: 'GET',
+          url: `/api/v1/public/dashboards/${overview.id}/data?range=${range}`,
+          headers: { authorization: `Bearer ${key}` },
+        });
+        if (res.statusCode !== 200)
+          throw new Error(`dashboard data ${range}: ${res.statusCode} ${res.body.slice(0, 200)}`);
         const body = res.json() as { failed: number; widgets: { error: string }[] };
         if (body.failed) throw new Error(`dashboard data ${range}: ${body.widgets.map((w) => w.error).join('; ')}`);
       });
       if (i >= 2) times.push(ms);
     }
     out[range] = { p50_ms: median(times), p95_ms: percentile(times, 95) };
-    rows.push({ work: `default dashboard ${range}${label} (7 widgets)`, api: `p50 ${median(times).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`, reference: '', ratio: '', target: range === '90d' ? 'p50 ≤ 300 ms' : '' });
+    rows.push({
+      work: `default dashboard ${range}${label} (7 widgets)`,
+      api: `p50 ${median(times).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`,
+      reference: '',
+      ratio: '',
+      target: range === '90d' ? 'p50 ≤ 300 ms' : '',
+    });
   }
   const window = resolveWindow({ range: '90d' }, Date.now(), 3650);
   const pathTimes = async (raw: boolean) => {
@@ -42,19 +65,32 @@ export async function benchDashboards(ctx: Runtime, api: FastifyInstance, key: s
   };
   const rollup = await pathTimes(false);
   const raw = await pathTimes(true);
-  rows.push({ work: `Overview widgets 90d${label}: rollups vs raw spans`, api: `${rollup.toFixed(1)} ms`, reference: `${raw.toFixed(1)} ms (raw)`, ratio: `${(raw / rollup).toFixed(1)}× faster`, target: '' });
+  rows.push({
+    work: `Overview widgets 90d${label}: rollups vs raw spans`,
+    api: `${rollup.toFixed(1)} ms`,
+    reference: `${raw.toFixed(1)} ms (raw)`,
+    ratio: `${(raw / rollup).toFixed(1)}× faster`,
+    target: '',
+  });
   out.rollup_vs_raw_90d = { rollup_ms: rollup, raw_ms: raw };
   return out;
 }
 
 type Session = { token: string; key: string; projectId: string };
-type BenchWidget = { title: string; type: WidgetType; spec: WidgetSpec; reference: (w: { from: number; to: number; step: number }) => string };
+type BenchWidget = {
+  title: string;
+  type: WidgetType;
+  spec: WidgetSpec;
+  reference: (w: { from: number; to: number; step: number }) => string;
+};
 
 const REGION = { field: 'metadata' as const, op: 'eq' as const, key: 'region', value: 'us-east' };
 const DURATION = 'toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time))';
 /** The hand-written raw-span query of a widget: one project, the aligned window, `extra` conditions. */
-const raw = (select: string, extra: string, groupBy: string, tail = '') => (w: { from: number; to: number; step: number }) =>
-  `SELECT ${select} FROM spans WHERE project_id = {p:String} AND start_time >= toDateTime64(${w.from}, 3, 'UTC') AND start_time < toDateTime64(${w.to}, 3, 'UTC')${extra}${groupBy ? ` GROUP BY ${groupBy}` : ''}${tail}`;
+const raw =
+  (select: string, extra: string, groupBy: string, tail = '') =>
+  (w: { from: number; to: number; step: number }) =>
+    `SELECT ${select} FROM spans WHERE project_id = {p:String} AND start_time >= toDateTime64(${w.from}, 3, 'UTC') AND start_time < toDateTime64(${w.to}, 3, 'UTC')${extra}${groupBy ? ` GROUP BY ${groupBy}` : ''}${tail}`;
 const bucket = (w: { step: number }) => `toUnixTimestamp(toStartOfInterval(start_time, INTERVAL ${w.step} SECOND))`;
 const inRegion = " AND metadata['region'] = 'us-east'";
 const tier = "metadata['customer_tier']";
@@ -68,27 +104,81 @@ const METADATA_DASHBOARDS: { name: string; widgets: BenchWidget[] }[] = [
   {
     name: 'region us-east',
     widgets: [
-      { title: 'Spans', type: 'timeseries', spec: { view: 'SPANS', measure: 'count', aggregation: 'count', interval: 'auto', filters: [REGION] },
-        reference: (w) => raw(`${bucket(w)} AS b, count()`, inRegion, 'b', ' ORDER BY b')(w) },
-      { title: 'Cost', type: 'timeseries', spec: { view: 'SPANS', measure: 'cost', aggregation: 'sum', interval: 'auto', filters: [REGION] },
-        reference: (w) => raw(`${bucket(w)} AS b, sum(cost)`, inRegion, 'b', ' ORDER BY b')(w) },
-      { title: 'Latency p95 by model', type: 'bar', spec: { view: 'SPANS', measure: 'latency', aggregation: 'p95', group_by: ['model_name'], filters: [REGION] },
-        reference: raw(`toString(model_name) AS g, quantileTDigest(0.95)(if(end_time IS NULL, NULL, ${DURATION})) AS v`, inRegion, 'g', ' ORDER BY v DESC NULLS LAST, g LIMIT 100') },
-      { title: 'Error rate', type: 'stat', spec: { view: 'SPANS', measure: 'error_rate', aggregation: 'avg', filters: [REGION] },
-        reference: raw("countIf(status = 'error') / count()", inRegion, '') },
+      {
+        title: 'Spans',
+        type: 'timeseries',
+        spec: { view: 'SPANS', measure: 'count', aggregation: 'count', interval: 'auto', filters: [REGION] },
+        reference: (w) => raw(`${bucket(w)} AS b, count()`, inRegion, 'b', ' ORDER BY b')(w),
+      },
+      {
+        title: 'Cost',
+        type: 'timeseries',
+        spec: { view: 'SPANS', measure: 'cost', aggregation: 'sum', interval: 'auto', filters: [REGION] },
+        reference: (w) => raw(`${bucket(w)} AS b, sum(cost)`, inRegion, 'b', ' ORDER BY b')(w),
+      },
+      {
+        title: 'Latency p95 by model',
+        type: 'bar',
+        spec: { view: 'SPANS', measure: 'latency', aggregation: 'p95', group_by: ['model_name'], filters: [REGION] },
+        reference: raw(
+          `toString(model_name) AS g, quantileTDigest(0.95)(if(end_time IS NULL, NULL, ${DURATION})) AS v`,
+          inRegion,
+          'g',
+          ' ORDER BY v DESC NULLS LAST, g LIMIT 100',
+        ),
+      },
+      {
+        title: 'Error rate',
+        type: 'stat',
+        spec: { view: 'SPANS', measure: 'error_rate', aggregation: 'avg', filters: [REGION] },
+        reference: raw("countIf(status = 'error') / count()", inRegion, ''),
+      },
     ],
   },
   {
     name: 'by customer tier',
     widgets: [
-      { title: 'Spans by tier', type: 'timeseries', spec: { view: 'SPANS', measure: 'count', aggregation: 'count', interval: 'auto', group_by: ['metadata.customer_tier'] },
-        reference: (w) => raw(`${bucket(w)} AS b, ${tier} AS g, count()`, '', 'b, g', ' ORDER BY b, g')(w) },
-      { title: 'Cost by tier', type: 'timeseries', spec: { view: 'SPANS', measure: 'cost', aggregation: 'sum', interval: 'auto', group_by: ['metadata.customer_tier'] },
-        reference: (w) => raw(`${bucket(w)} AS b, ${tier} AS g, sum(cost)`, '', 'b, g', ' ORDER BY b, g')(w) },
-      { title: 'Latency p95 by tier', type: 'bar', spec: { view: 'SPANS', measure: 'latency', aggregation: 'p95', group_by: ['metadata.customer_tier'] },
-        reference: raw(`${tier} AS g, quantileTDigest(0.95)(if(end_time IS NULL, NULL, ${DURATION})) AS v`, '', 'g', ' ORDER BY v DESC NULLS LAST, g LIMIT 100') },
-      { title: 'Tokens by tier', type: 'table', spec: { view: 'SPANS', measure: 'total_tokens', aggregation: 'sum', group_by: ['metadata.customer_tier'] },
-        reference: raw(`${tier} AS g, sum(total_tokens) AS v`, '', 'g', ' ORDER BY v DESC NULLS LAST, g LIMIT 100') },
+      {
+        title: 'Spans by tier',
+        type: 'timeseries',
+        spec: {
+          view: 'SPANS',
+          measure: 'count',
+          aggregation: 'count',
+          interval: 'auto',
+          group_by: ['metadata.customer_tier'],
+        },
+        reference: (w) => raw(`${bucket(w)} AS b, ${tier} AS g, count()`, '', 'b, g', ' ORDER BY b, g')(w),
+      },
+      {
+        title: 'Cost by tier',
+        type: 'timeseries',
+        spec: {
+          view: 'SPANS',
+          measure: 'cost',
+          aggregation: 'sum',
+          interval: 'auto',
+          group_by: ['metadata.customer_tier'],
+        },
+        reference: (w) => raw(`${bucket(w)} AS b, ${tier} AS g, sum(cost)`, '', 'b, g', ' ORDER BY b, g')(w),
+      },
+      {
+        title: 'Latency p95 by tier',
+        type: 'bar',
+        spec: { view: 'SPANS', measure: 'latency', aggregation: 'p95', group_by: ['metadata.customer_tier'] },
+        reference: raw(
+          `${tier} AS g, quantileTDigest(0.95)(if(end_time IS NULL, NULL, ${DURATION})) AS v`,
+          '',
+          'g',
+          ' ORDER BY v DESC NULLS LAST, g LIMIT 100',
+        ),
+      },
+      {
+        title: 'Tokens by tier',
+        type: 'table',
+        spec: { view: 'SPANS', measure: 'total_tokens', aggregation: 'sum', group_by: ['metadata.customer_tier'] },
+        reference: raw(`${tier} AS g, sum(total_tokens) AS v`, '', 'g', ' ORDER BY v DESC NULLS LAST, g LIMIT 100'),
+      },
     ],
   },
 ];
@@ -98,23 +188,49 @@ const METADATA_DASHBOARDS: { name: string; widgets: BenchWidget[] }[] = [
  * through the dashboard data route, against the hand-written raw-span queries of the same widgets
  * run one after the other (the reference: ≤ 10 groups here, so no top-groups step is needed).
  */
-export async function benchMetadataDashboards(ctx: Runtime, api: FastifyInstance, session: Session, runs: number, rows: Row[]) {
+export async function benchMetadataDashboards(
+  ctx: Runtime,
+  api: FastifyInstance,
+  session: Session,
+  runs: number,
+  rows: Row[],
+) {
   const post = async (url: string, payload: unknown) => {
-    const res = await api.inject({ method: 'POST', url, payload: payload as never, headers: { authorization: `Bearer ${session.token}` } });
+    const res = await api.inject({
+      method: 'POST',
+      url,
+      payload: payload as never,
+      headers: { authorization: `Bearer ${session.token}` },
+    });
     if (res.statusCode >= 300) throw new Error(`POST ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
     return res.json() as { id: string };
   };
   const out: Record<string, unknown> = {};
   for (const d of METADATA_DASHBOARDS) {
-    const dashboard = await post('/api/v1/public/dashboards', { project_id: session.projectId, name: `bench ${d.name} ${Date.now()}` });
-    for (const w of d.widgets) await post('/api/v1/public/widgets', { project_id: session.projectId, dashboard_id: dashboard.id, title: w.title, type: w.type, spec: w.spec });
+    const dashboard = await post('/api/v1/public/dashboards', {
+      project_id: session.projectId,
+      name: `bench ${d.name} ${Date.now()}`,
+    });
+    for (const w of d.widgets)
+      await post('/api/v1/public/widgets', {
+        project_id: session.projectId,
+        dashboard_id: dashboard.id,
+        title: w.title,
+        type: w.type,
+        spec: w.spec,
+      });
     for (const range of ['30d', '90d']) {
       const times: number[] = [];
       const sources = new Set<string>();
       for (let i = 0; i < runs + 2; i++) {
         const ms = await time(async () => {
-          const res = await api.inject({ method: 'GET', url: `/api/v1/public/dashboards/${dashboard.id}/data?range=${range}`, headers: { authorization: `Bearer ${session.key}` } });
-          if (res.statusCode !== 200) throw new Error(`dashboard data ${range}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+          const res = await api.inject({
+            method: 'GET',
+            url: `/api/v1/public/dashboards/${dashboard.id}/data?range=${range}`,
+            headers: { authorization: `Bearer ${session.key}` },
+          });
+          if (res.statusCode !== 200)
+            throw new Error(`dashboard data ${range}: ${res.statusCode} ${res.body.slice(0, 200)}`);
           const body = res.json() as { failed: number; widgets: { error: string; meta: { source: string } }[] };
           if (body.failed) throw new Error(`dashboard data ${range}: ${body.widgets.map((w) => w.error).join('; ')}`);
           for (const w of body.widgets) sources.add(w.meta.source);
@@ -127,8 +243,16 @@ export async function benchMetadataDashboards(ctx: Runtime, api: FastifyInstance
         const ms = await time(async () => {
           for (const w of d.widgets) {
             const plan = planWidget(w.type, w.spec, session.projectId, window);
-            const query = w.reference({ from: plan.rangeStartMs / 1000, to: plan.rangeEndMs / 1000, step: plan.stepSeconds });
-            const r = await ctx.ch.client.query({ query, query_params: { p: session.projectId }, format: 'JSONCompactEachRow' });
+            const query = w.reference({
+              from: plan.rangeStartMs / 1000,
+              to: plan.rangeEndMs / 1000,
+              step: plan.stepSeconds,
+            });
+            const r = await ctx.ch.client.query({
+              query,
+              query_params: { p: session.projectId },
+              format: 'JSONCompactEachRow',
+            });
             await r.json();
           }
         });
@@ -136,7 +260,12 @@ export async function benchMetadataDashboards(ctx: Runtime, api: FastifyInstance
       }
       const p50 = median(times);
       const ref = median(refTimes);
-      out[`${d.name} ${range}`] = { p50_ms: p50, p95_ms: percentile(times, 95), reference_p50_ms: ref, sources: [...sources] };
+      out[`${d.name} ${range}`] = {
+        p50_ms: p50,
+        p95_ms: percentile(times, 95),
+        reference_p50_ms: ref,
+        sources: [...sources],
+      };
       rows.push({
         work: `dashboard "${d.name}" ${range} (${d.widgets.length} widgets; ${[...sources].join(', ')})`,
         api: `p50 ${p50.toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`,

@@ -30,7 +30,14 @@ async function inject(api: FastifyInstance, method: 'GET' | 'POST', url: string,
 function largeCase(i: number) {
   const text = `Question ${i}: ${'explain the trade-offs of the approach in detail, with examples. '.repeat(20)}`;
   return {
-    input: { messages: [{ role: 'system', content: 'You are a careful assistant.' }, { role: 'user', content: text }], temperature: 0.2, seed: 9007199254740993 + i },
+    input: {
+      messages: [
+        { role: 'system', content: 'You are a careful assistant.' },
+        { role: 'user', content: text },
+      ],
+      temperature: 0.2,
+      seed: 9007199254740993 + i,
+    },
     expected: { answer: `Answer ${i}: ${'a considered answer. '.repeat(30)}`, citations: [i, i + 1, i + 2] },
     metadata: { topic: `t${i % 17}`, difficulty: i % 5, tags: ['bench', `g${i % 3}`] },
   };
@@ -38,7 +45,9 @@ function largeCase(i: number) {
 
 export async function benchEvaluations(ctx: Runtime, api: FastifyInstance, key: string, runs: number, rows: Row[]) {
   const out: Record<string, unknown> = {};
-  const dataset = (await inject(api, 'POST', '/datasets', key, { name: `bench-${Date.now()}` })).json() as { id: string };
+  const dataset = (await inject(api, 'POST', '/datasets', key, { name: `bench-${Date.now()}` })).json() as {
+    id: string;
+  };
 
   // A 10,000-case version through the API.
   const cases = Array.from({ length: CASES }, (_, i) => largeCase(i));
@@ -47,7 +56,13 @@ export async function benchEvaluations(ctx: Runtime, api: FastifyInstance, key: 
   const createMs = await time(async () => {
     versionId = (await inject(api, 'POST', `/datasets/${dataset.id}/versions`, key, body)).json().dataset_version_id;
   });
-  rows.push({ work: `create a ${CASES.toLocaleString()}-case version (${(body.length / 1e6).toFixed(1)} MB of JSON)`, api: `${createMs.toFixed(0)} ms`, reference: '', ratio: '', target: '' });
+  rows.push({
+    work: `create a ${CASES.toLocaleString()}-case version (${(body.length / 1e6).toFixed(1)} MB of JSON)`,
+    api: `${createMs.toFixed(0)} ms`,
+    reference: '',
+    ratio: '',
+    target: '',
+  });
   out.create_version_ms = createMs;
 
   out.whole_read = await benchWholeRead(api, key, versionId, rows);
@@ -103,7 +118,11 @@ async function benchWholeRead(api: FastifyInstance, key: string, versionId: stri
   // buffers its answer costs), so the streamed figure can be read against it.
   gc?.();
   const controlBase = held();
-  const whole = await api.inject({ method: 'GET', url: `${PUBLIC}/dataset-versions/${versionId}`, headers: { authorization: `Bearer ${key}` } });
+  const whole = await api.inject({
+    method: 'GET',
+    url: `${PUBLIC}/dataset-versions/${versionId}`,
+    headers: { authorization: `Bearer ${key}` },
+  });
   gc?.();
   const buffered = held() - controlBase;
   if (whole.body.length === 0) throw new Error('empty control read');
@@ -116,7 +135,13 @@ async function benchWholeRead(api: FastifyInstance, key: string, versionId: stri
     ratio: '',
     target: 'bounded memory',
   });
-  return { p50_ms: p50, answer_bytes: bytes, memory_growth_bytes: peak, buffered_control_bytes: buffered, memory_measure: gc ? 'live (gc every 256 KB)' : 'peak including garbage' };
+  return {
+    p50_ms: p50,
+    answer_bytes: bytes,
+    memory_growth_bytes: peak,
+    buffered_control_bytes: buffered,
+    memory_measure: gc ? 'live (gc every 256 KB)' : 'peak including garbage',
+  };
 }
 
 /** The same version in pages of 1,000, following next_cursor. */
@@ -129,7 +154,12 @@ async function benchPagedRead(api: FastifyInstance, key: string, versionId: stri
     const total = await time(async () => {
       do {
         const start = performance.now();
-        const res = await inject(api, 'GET', `/dataset-versions/${versionId}?limit=1000${cursor ? `&cursor=${cursor}` : ''}`, key);
+        const res = await inject(
+          api,
+          'GET',
+          `/dataset-versions/${versionId}?limit=1000${cursor ? `&cursor=${cursor}` : ''}`,
+          key,
+        );
         const page = res.json() as { items: unknown[]; next_cursor: string | null };
         if (i > 0) pages.push(performance.now() - start);
         items += page.items.length;
@@ -139,7 +169,13 @@ async function benchPagedRead(api: FastifyInstance, key: string, versionId: stri
     if (items !== CASES) throw new Error(`paged read gave ${items} cases`);
     if (i > 0) totals.push(total);
   }
-  rows.push({ work: `paged read, same version, limit 1000 (10 pages)`, api: `p50 ${median(totals).toFixed(0)} ms in all, ${median(pages).toFixed(1)} ms a page`, reference: '', ratio: '', target: '' });
+  rows.push({
+    work: `paged read, same version, limit 1000 (10 pages)`,
+    api: `p50 ${median(totals).toFixed(0)} ms in all, ${median(pages).toFixed(1)} ms a page`,
+    reference: '',
+    ratio: '',
+    target: '',
+  });
   return { p50_total_ms: median(totals), p50_page_ms: median(pages), p95_page_ms: percentile(pages, 95) };
 }
 
@@ -148,8 +184,17 @@ async function benchPagedRead(api: FastifyInstance, key: string, versionId: stri
  * version is put in place with SQL; the results then go through the API in batches of 10,000 (which
  * keeps the run's aggregates), then 10% of them are re-sent (replacements). Then the summary's p50.
  */
-async function benchSummary(ctx: Runtime, api: FastifyInstance, key: string, datasetId: string, runs: number, rows: Row[]) {
-  const projectId = (await ctx.pg.pool.query<{ project_id: string }>('SELECT project_id FROM datasets WHERE id = $1', [datasetId])).rows[0]!.project_id;
+async function benchSummary(
+  ctx: Runtime,
+  api: FastifyInstance,
+  key: string,
+  datasetId: string,
+  runs: number,
+  rows: Row[],
+) {
+  const projectId = (
+    await ctx.pg.pool.query<{ project_id: string }>('SELECT project_id FROM datasets WHERE id = $1', [datasetId])
+  ).rows[0]!.project_id;
   const versionId = crypto.randomUUID();
   await ctx.pg.pool.query('UPDATE datasets SET version_count = version_count + 1 WHERE id = $1', [datasetId]);
   await ctx.pg.pool.query(
@@ -162,8 +207,20 @@ async function benchSummary(ctx: Runtime, api: FastifyInstance, key: string, dat
      SELECT $1, g, gen_random_uuid(), jsonb_build_object('q', g), to_jsonb(g) FROM generate_series(1, $2::int) g`,
     [versionId, RESULTS],
   );
-  const ids = (await ctx.pg.pool.query<{ id: string }>('SELECT id FROM dataset_test_cases WHERE version_id = $1 ORDER BY ordinal', [versionId])).rows.map((r) => r.id);
-  const run = (await inject(api, 'POST', '/evaluation-runs', key, { evaluation_name: 'bench', dataset_version_id: versionId, candidate_version: 'bench', environment: 'bench' })).json() as { evaluation_run_id: string };
+  const ids = (
+    await ctx.pg.pool.query<{ id: string }>(
+      'SELECT id FROM dataset_test_cases WHERE version_id = $1 ORDER BY ordinal',
+      [versionId],
+    )
+  ).rows.map((r) => r.id);
+  const run = (
+    await inject(api, 'POST', '/evaluation-runs', key, {
+      evaluation_name: 'bench',
+      dataset_version_id: versionId,
+      candidate_version: 'bench',
+      environment: 'bench',
+    })
+  ).json() as { evaluation_run_id: string };
   const result = (id: string, i: number, round: number) => ({
     test_case_id: id,
     output: { text: `output ${i}` },
@@ -173,17 +230,34 @@ async function benchSummary(ctx: Runtime, api: FastifyInstance, key: string, dat
       { name: 'relevance', value: ((i * 13) % 10) / 10 },
       i % 50 === 0 ? { name: 'judge', error: 'judge unavailable' } : { name: 'judge', value: (i % 3) / 2 },
     ],
-    metrics: [{ name: 'latency_ms', value: 100 + (i % 900), unit: 'ms' }, { name: 'tokens', value: 50 + (i % 200) }],
+    metrics: [
+      { name: 'latency_ms', value: 100 + (i % 900), unit: 'ms' },
+      { name: 'tokens', value: 50 + (i % 200) },
+    ],
   });
   const writes: number[] = [];
   for (let from = 0; from < RESULTS; from += RESULT_BATCH) {
     const batch = ids.slice(from, from + RESULT_BATCH).map((id, j) => result(id, from + j, 0));
-    writes.push(await time(() => inject(api, 'POST', `/evaluation-runs/${run.evaluation_run_id}/results`, key, { results: batch })));
+    writes.push(
+      await time(() =>
+        inject(api, 'POST', `/evaluation-runs/${run.evaluation_run_id}/results`, key, { results: batch }),
+      ),
+    );
   }
   const replaced = ids.flatMap((id, i) => (i % 10 === 0 ? [result(id, i, 1)] : []));
-  writes.push(await time(() => inject(api, 'POST', `/evaluation-runs/${run.evaluation_run_id}/results`, key, { results: replaced })));
+  writes.push(
+    await time(() =>
+      inject(api, 'POST', `/evaluation-runs/${run.evaluation_run_id}/results`, key, { results: replaced }),
+    ),
+  );
   const perSecond = (RESULTS + replaced.length) / (writes.reduce((a, b) => a + b, 0) / 1000);
-  rows.push({ work: `result writes, ${RESULT_BATCH.toLocaleString()} per request (3 scores, 2 metrics each)`, api: `${Math.round(perSecond).toLocaleString()} results/s`, reference: '', ratio: '', target: '' });
+  rows.push({
+    work: `result writes, ${RESULT_BATCH.toLocaleString()} per request (3 scores, 2 metrics each)`,
+    api: `${Math.round(perSecond).toLocaleString()} results/s`,
+    reference: '',
+    ratio: '',
+    target: '',
+  });
 
   const times: number[] = [];
   let count = 0;
@@ -195,13 +269,21 @@ async function benchSummary(ctx: Runtime, api: FastifyInstance, key: string, dat
   }
   if (count !== RESULTS) throw new Error(`summary counted ${count} results`);
   const p50 = median(times);
-  rows.push({ work: `run summary, ${RESULTS.toLocaleString()} results (3 scores, 2 metrics)`, api: `p50 ${p50.toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`, reference: '', ratio: '', target: 'p50 < 50 ms' });
+  rows.push({
+    work: `run summary, ${RESULTS.toLocaleString()} results (3 scores, 2 metrics)`,
+    api: `p50 ${p50.toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`,
+    reference: '',
+    ratio: '',
+    target: 'p50 < 50 ms',
+  });
   return { results: RESULTS, writes_per_s: perSecond, p50_ms: p50, p95_ms: percentile(times, 95) };
 }
 
 /** Standalone: fresh embedded stores, one project, the rows above. */
 async function main(): Promise<void> {
-  const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '30' }, dir: { type: 'string', default: 'bench/data/evaluations' } } });
+  const { values: args } = parseArgs({
+    options: { runs: { type: 'string', default: '30' }, dir: { type: 'string', default: 'bench/data/evaluations' } },
+  });
   const dir = path.resolve(args.dir);
   fs.rmSync(dir, { recursive: true, force: true });
   const { loadConfig } = await import('../src/config.js');
@@ -212,9 +294,29 @@ async function main(): Promise<void> {
   const api = buildApiApp(ctx);
   const web = buildWebApp(ctx);
   await Promise.all([api.ready(), web.ready()]);
-  const signup = (await web.inject({ method: 'POST', url: '/api/auth/signup', payload: { email: `bench-${Date.now()}@sightline.local`, password: 'bench password 1', name: 'Bench' } })).json();
-  const project = (await api.inject({ method: 'POST', url: `${PUBLIC}/projects`, headers: { authorization: `Bearer ${signup.session_token}` }, payload: { name: 'bench', workspace_id: signup.workspace.id } })).json();
-  const key = (await api.inject({ method: 'POST', url: `${PUBLIC}/projects/${project.id}/api-keys`, headers: { authorization: `Bearer ${signup.session_token}` }, payload: { name: 'bench' } })).json().key;
+  const signup = (
+    await web.inject({
+      method: 'POST',
+      url: '/api/auth/signup',
+      payload: { email: `bench-${Date.now()}@sightline.local`, password: 'bench password 1', name: 'Bench' },
+    })
+  ).json();
+  const project = (
+    await api.inject({
+      method: 'POST',
+      url: `${PUBLIC}/projects`,
+      headers: { authorization: `Bearer ${signup.session_token}` },
+      payload: { name: 'bench', workspace_id: signup.workspace.id },
+    })
+  ).json();
+  const key = (
+    await api.inject({
+      method: 'POST',
+      url: `${PUBLIC}/projects/${project.id}/api-keys`,
+      headers: { authorization: `Bearer ${signup.session_token}` },
+      payload: { name: 'bench' },
+    })
+  ).json().key;
   const rows: Row[] = [];
   const results = await benchEvaluations(ctx, api, key, Number(args.runs), rows);
   printTable(rows);

@@ -13,7 +13,11 @@ export type LoadOptions = { spans: number; projects: string[]; days: number; now
 
 const SPANS_PER_TRACE = 10;
 
-export async function loadSpans(client: ClickHouseClient, options: LoadOptions, onProgress?: (done: number) => void): Promise<void> {
+export async function loadSpans(
+  client: ClickHouseClient,
+  options: LoadOptions,
+  onProgress?: (done: number) => void,
+): Promise<void> {
   const batch = options.batch ?? 1_000_000;
   const traces = Math.floor(options.spans / SPANS_PER_TRACE);
   const windowMs = options.days * 86_400_000;
@@ -118,4 +122,3 @@ const PHRASES = [
   'The user is frustrated; apologise once, then give the tracking number and the next step.',
   'ValidationError: field "quantity" must be a positive integer, got -1 in line item 3',
 ];
-

@@ -13,7 +13,12 @@ export async function time(fn: () => Promise<unknown>): Promise<number> {
  * end: a 429 or 503 (the ingest queue full, docs/operations.md) is sent again after its Retry-After,
  * as a producer would. Answers how many such retries it took.
  */
-export async function postIngestBodies(url: string, key: string, bodies: readonly string[], concurrency: number): Promise<number> {
+export async function postIngestBodies(
+  url: string,
+  key: string,
+  bodies: readonly string[],
+  concurrency: number,
+): Promise<number> {
   let next = 0;
   let retries = 0;
   await Promise.all(
@@ -21,7 +26,11 @@ export async function postIngestBodies(url: string, key: string, bodies: readonl
       while (next < bodies.length) {
         const body = bodies[next++]!;
         for (;;) {
-          const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` } });
+          const res = await fetch(url, {
+            method: 'POST',
+            body,
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+          });
           if ((res.status === 429 || res.status === 503) && res.headers.has('retry-after')) {
             await res.arrayBuffer();
             retries++;

@@ -37,7 +37,16 @@ async function startOnce(args: string[], dataDir: string): Promise<Start> {
   const started = performance.now();
   const child = spawn(process.execPath, [...args, 'api'], {
     cwd: path.resolve(import.meta.dirname, '..'),
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DATA_DIR: dataDir, PORT: String(port), WEB_PORT: String(webPort), HOST: '127.0.0.1', LOG_LEVEL: 'silent', SEED_DEMO: 'false' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      WEB_PORT: String(webPort),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      SEED_DEMO: 'false',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -46,7 +55,10 @@ async function startOnce(args: string[], dataDir: string): Promise<Start> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the server exited before it was ready:\n${output}`);
-    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) break;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -55,7 +67,13 @@ async function startOnce(args: string[], dataDir: string): Promise<Start> {
   const stopping = performance.now();
   child.kill('SIGTERM');
   const code = await exited;
-  return { readyMs, cpuMs: cpu, stopMs: performance.now() - stopping, code, line: /is running: (.*)/.exec(output)?.[1] ?? '' };
+  return {
+    readyMs,
+    cpuMs: cpu,
+    stopMs: performance.now() - stopping,
+    code,
+    line: /is running: (.*)/.exec(output)?.[1] ?? '',
+  };
 }
 
 /**
@@ -63,7 +81,9 @@ async function startOnce(args: string[], dataDir: string): Promise<Start> {
  * stores take one process per directory).
  */
 export async function benchReady(dataDir: string, spans: number, runs: number, rows: Row[]) {
-  const { buildServer } = (await import('../scripts/build-server.mjs' as string)) as { buildServer(o?: { quiet?: boolean }): Promise<string | null> };
+  const { buildServer } = (await import('../scripts/build-server.mjs' as string)) as {
+    buildServer(o?: { quiet?: boolean }): Promise<string | null>;
+  };
   const bundle = await buildServer({ quiet: true });
   const bundled: Start[] = [];
   const source: Start[] = [];
@@ -77,12 +97,20 @@ export async function benchReady(dataDir: string, spans: number, runs: number, r
   rows.push({
     work: `time to ready (api process, ${stored}; spawn → /readyz 200)`,
     api: `${ms(main, (s) => s.readyMs)} ms (CPU ${ms(main, (s) => s.cpuMs)} ms)${bundle ? '' : ' from tsx: no esbuild'}`,
-    reference: bundle ? `${ms(source, (s) => s.readyMs)} ms from TypeScript via tsx (CPU ${ms(source, (s) => s.cpuMs)} ms)` : '',
+    reference: bundle
+      ? `${ms(source, (s) => s.readyMs)} ms from TypeScript via tsx (CPU ${ms(source, (s) => s.cpuMs)} ms)`
+      : '',
     ratio: bundle ? `${((ms(main, (s) => s.readyMs) / ms(source, (s) => s.readyMs)) * 100).toFixed(0)}% of tsx` : '',
     target: '≤ 5 s at 10M spans',
   });
   const codes = [...new Set([...bundled, ...source].map((s) => s.code))];
-  rows.push({ work: 'time to stop (idle api process; SIGTERM → exit)', api: `${ms(main, (s) => s.stopMs)} ms, exit code ${codes.join('/')}`, reference: '', ratio: '', target: `exit 0 within STOP_TIMEOUT_MS (9 s)` });
+  rows.push({
+    work: 'time to stop (idle api process; SIGTERM → exit)',
+    api: `${ms(main, (s) => s.stopMs)} ms, exit code ${codes.join('/')}`,
+    reference: '',
+    ratio: '',
+    target: `exit 0 within STOP_TIMEOUT_MS (9 s)`,
+  });
   return {
     bundled: bundled.map(({ line, ...s }) => ({ ...s, line })),
     source: source.map(({ line, ...s }) => ({ ...s, line })),

@@ -37,7 +37,13 @@ export const LIST_CASES: ListCase[] = [
     rollup: "has(models, 'claude-3-haiku')",
     spans: "countIf(model_name = 'claude-3-haiku') > 0",
   },
-  { name: 'cost >', filters: [{ field: 'cost', op: 'gt', value: 0.02 }], final: 'total_cost > 0.02', rollup: 'cost_sum > 0.02', spans: 'sum(cost) > 0.02' },
+  {
+    name: 'cost >',
+    filters: [{ field: 'cost', op: 'gt', value: 0.02 }],
+    final: 'total_cost > 0.02',
+    rollup: 'cost_sum > 0.02',
+    spans: 'sum(cost) > 0.02',
+  },
   {
     name: 'metadata eq (customer_id, 1 in 500)',
     filters: [{ field: 'metadata', op: 'eq', key: 'customer_id', value: 'cust_7' }],
@@ -63,7 +69,10 @@ export const LIST_CASES: ListCase[] = [
   },
   {
     name: 'metadata eq + model_name in',
-    filters: [{ field: 'model_name', op: 'in', value: ['claude-3-haiku', 'gpt-4o'] }, { field: 'metadata', op: 'eq', key: 'customer_id', value: 'cust_7' }],
+    filters: [
+      { field: 'model_name', op: 'in', value: ['claude-3-haiku', 'gpt-4o'] },
+      { field: 'metadata', op: 'eq', key: 'customer_id', value: 'cust_7' },
+    ],
     final: `hasAny(model_names, ${MODELS}) AND ${CUSTOMER_EQ_FINAL}`,
     rollup: `hasAny(models, ${MODELS}) AND ${CUSTOMER_EQ_ROLLUP}`,
     spans: `countIf(model_name IN ${MODELS}) > 0 AND ${metaSpans('customer_id', (v) => `${v} = 'cust_7'`)}`,
@@ -82,9 +91,12 @@ export const LIST_CASES: ListCase[] = [
   {
     name: 'search_query',
     search: 'research',
-    final: "(positionCaseInsensitiveUTF8(trace_id, 'research') > 0 OR positionCaseInsensitiveUTF8(JSONExtractString(substring(root_head, 17), 1), 'research') > 0 OR positionCaseInsensitiveUTF8(substring(session_head, 18), 'research') > 0 OR positionCaseInsensitiveUTF8(substring(user_head, 18), 'research') > 0)",
-    rollup: "(positionCaseInsensitiveUTF8(trace_id, 'research') > 0 OR positionCaseInsensitiveUTF8(JSONExtractString(substring(head, 17), 1), 'research') > 0 OR positionCaseInsensitiveUTF8(trace_session, 'research') > 0 OR positionCaseInsensitiveUTF8(trace_user, 'research') > 0)",
-    spans: "(positionCaseInsensitiveUTF8(trace_id, 'research') > 0 OR positionCaseInsensitiveUTF8(trace_name, 'research') > 0 OR positionCaseInsensitiveUTF8(trace_session, 'research') > 0 OR positionCaseInsensitiveUTF8(trace_user, 'research') > 0)",
+    final:
+      "(positionCaseInsensitiveUTF8(trace_id, 'research') > 0 OR positionCaseInsensitiveUTF8(JSONExtractString(substring(root_head, 17), 1), 'research') > 0 OR positionCaseInsensitiveUTF8(substring(session_head, 18), 'research') > 0 OR positionCaseInsensitiveUTF8(substring(user_head, 18), 'research') > 0)",
+    rollup:
+      "(positionCaseInsensitiveUTF8(trace_id, 'research') > 0 OR positionCaseInsensitiveUTF8(JSONExtractString(substring(head, 17), 1), 'research') > 0 OR positionCaseInsensitiveUTF8(trace_session, 'research') > 0 OR positionCaseInsensitiveUTF8(trace_user, 'research') > 0)",
+    spans:
+      "(positionCaseInsensitiveUTF8(trace_id, 'research') > 0 OR positionCaseInsensitiveUTF8(trace_name, 'research') > 0 OR positionCaseInsensitiveUTF8(trace_session, 'research') > 0 OR positionCaseInsensitiveUTF8(trace_user, 'research') > 0)",
   },
 ];
 

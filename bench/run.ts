@@ -60,7 +60,8 @@ const { values: args } = parseArgs({
   },
 });
 const ONLY = args.only;
-if (ONLY !== undefined && !['ingest', 'dashboards', 'lists', 'ready', 'text'].includes(ONLY)) throw new Error(`--only takes 'ingest', 'dashboards', 'lists', 'ready' or 'text', not '${ONLY}'`);
+if (ONLY !== undefined && !['ingest', 'dashboards', 'lists', 'ready', 'text'].includes(ONLY))
+  throw new Error(`--only takes 'ingest', 'dashboards', 'lists', 'ready' or 'text', not '${ONLY}'`);
 const SPANS = Number(args.spans ?? (ONLY === 'ingest' ? 0 : 10_000_000));
 const PROJECTS = Number(args.projects);
 const DAYS = Number(args.days);
@@ -72,21 +73,42 @@ const RUNS = Number(args.runs);
 const DIR = path.resolve(args.dir);
 const MARKER = path.join(DIR, 'bench-dataset.json');
 
-type Dataset = { spans: number; projects: number; days: number; nowMs: number; keys: string[]; projectIds: string[]; email: string; password: string };
+type Dataset = {
+  spans: number;
+  projects: number;
+  days: number;
+  nowMs: number;
+  keys: string[];
+  projectIds: string[];
+  email: string;
+  password: string;
+};
 
 async function main(): Promise<void> {
   const reuse = args.keep && fs.existsSync(MARKER) && sameSize(JSON.parse(fs.readFileSync(MARKER, 'utf8')) as Dataset);
   if (!reuse) fs.rmSync(DIR, { recursive: true, force: true });
   fs.mkdirSync(DIR, { recursive: true });
   // Alert webhooks go to a receiver on 127.0.0.1 (bench/alerts.ts).
-  const config = loadConfig({ DATA_DIR: DIR, LOG_LEVEL: 'silent', SEED_DEMO: 'false', WEB_URL: 'http://localhost:3000', ALERT_WEBHOOK_ALLOW_PRIVATE: 'true' });
+  const config = loadConfig({
+    DATA_DIR: DIR,
+    LOG_LEVEL: 'silent',
+    SEED_DEMO: 'false',
+    WEB_URL: 'http://localhost:3000',
+    ALERT_WEBHOOK_ALLOW_PRIVATE: 'true',
+  });
   const ctx = await openRuntime(config);
   const api = buildApiApp(ctx);
   const web = buildWebApp(ctx);
   await Promise.all([api.ready(), web.ready()]);
   const dataset = reuse ? (JSON.parse(fs.readFileSync(MARKER, 'utf8')) as Dataset) : await createDataset(ctx, api, web);
   const rows: Row[] = [];
-  const results: Record<string, unknown> = { started_at: new Date().toISOString(), spans: SPANS, projects: PROJECTS, days: DAYS, runs: RUNS };
+  const results: Record<string, unknown> = {
+    started_at: new Date().toISOString(),
+    spans: SPANS,
+    projects: PROJECTS,
+    days: DAYS,
+    runs: RUNS,
+  };
 
   if (ONLY === 'dashboards') {
     results.dashboards = await benchDashboards(ctx, api, dataset.keys[0]!, dataset.projectIds[0]!, RUNS, rows);
@@ -107,7 +129,8 @@ async function main(): Promise<void> {
     await ctx.close();
     return report(results, rows, `lists-${SPANS}`);
   }
-  const textSearch = () => benchTextSearch(ctx, (m, u, k) => inject(api, m, u, k), dataset.keys[0]!, dataset.projectIds[0]!, DAYS, RUNS, rows);
+  const textSearch = () =>
+    benchTextSearch(ctx, (m, u, k) => inject(api, m, u, k), dataset.keys[0]!, dataset.projectIds[0]!, DAYS, RUNS, rows);
   if (ONLY === 'text') {
     results.text_search = await textSearch();
     results.text_structures = await compareTextStructures(ctx, dataset.projectIds[0]!, Math.min(RUNS, 5), rows);
@@ -128,7 +151,10 @@ async function main(): Promise<void> {
   results.dashboards = await benchDashboards(ctx, api, dataset.keys[0]!, dataset.projectIds[0]!, RUNS, rows);
   results.metadata_dashboards = await benchMetadataDashboards(ctx, api, await benchSession(web, dataset), RUNS, rows);
   if (Number(args['detection-samples']) > 0) {
-    const login = await inject(web, 'POST', '/api/auth/login', undefined, { email: dataset.email, password: dataset.password });
+    const login = await inject(web, 'POST', '/api/auth/login', undefined, {
+      email: dataset.email,
+      password: dataset.password,
+    });
     const session = { token: login.session_token, projectId: dataset.projectIds[0]!, key: dataset.keys[0]! };
     results.detection = await benchDetection(ctx, api, session, Number(args['detection-samples']), rows);
   }
@@ -163,19 +189,36 @@ async function benchGrowth(rows: Row[], main: { '90d': { p50_ms: number } }) {
   if (!spans || spans >= SPANS) return null;
   const dir = `${DIR}-growth-${spans}`;
   const marker = path.join(dir, 'bench-dataset.json');
-  const reuse = args.keep && fs.existsSync(marker) && sameSize(JSON.parse(fs.readFileSync(marker, 'utf8')) as Dataset, spans);
+  const reuse =
+    args.keep && fs.existsSync(marker) && sameSize(JSON.parse(fs.readFileSync(marker, 'utf8')) as Dataset, spans);
   if (!reuse) fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   const ctx = await openRuntime(loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', SEED_DEMO: 'false' }));
   const api = buildApiApp(ctx);
   const web = buildWebApp(ctx);
   await Promise.all([api.ready(), web.ready()]);
-  const d = reuse ? (JSON.parse(fs.readFileSync(marker, 'utf8')) as Dataset) : await createDataset(ctx, api, web, spans, marker);
-  const small = (await benchDashboards(ctx, api, d.keys[0]!, d.projectIds[0]!, RUNS, rows, ` at ${spans.toLocaleString()} spans`)) as { '90d': { p50_ms: number } };
+  const d = reuse
+    ? (JSON.parse(fs.readFileSync(marker, 'utf8')) as Dataset)
+    : await createDataset(ctx, api, web, spans, marker);
+  const small = (await benchDashboards(
+    ctx,
+    api,
+    d.keys[0]!,
+    d.projectIds[0]!,
+    RUNS,
+    rows,
+    ` at ${spans.toLocaleString()} spans`,
+  )) as { '90d': { p50_ms: number } };
   await Promise.all([api.close(), web.close()]);
   await ctx.close();
   const growth = main['90d'].p50_ms / small['90d'].p50_ms;
-  rows.push({ work: `dashboard cost growth, 90d, ${spans.toLocaleString()} → ${SPANS.toLocaleString()} spans`, api: `${growth.toFixed(2)}×`, reference: `${(SPANS / spans).toFixed(0)}× the spans`, ratio: '', target: '≤ 2×' });
+  rows.push({
+    work: `dashboard cost growth, 90d, ${spans.toLocaleString()} → ${SPANS.toLocaleString()} spans`,
+    api: `${growth.toFixed(2)}×`,
+    reference: `${(SPANS / spans).toFixed(0)}× the spans`,
+    ratio: '',
+    target: '≤ 2×',
+  });
   return { small_spans: spans, growth };
 }
 
@@ -185,32 +228,67 @@ async function benchSession(web: ReturnType<typeof buildWebApp>, d: Dataset) {
   return { token: login.session_token as string, projectId: d.projectIds[0]!, key: d.keys[0]! };
 }
 
-async function inject(app: ReturnType<typeof buildApiApp>, method: 'GET' | 'POST', url: string, token?: string, payload?: unknown) {
-  const res = await app.inject({ method, url, payload: payload as never, headers: token ? { authorization: `Bearer ${token}` } : {} });
+async function inject(
+  app: ReturnType<typeof buildApiApp>,
+  method: 'GET' | 'POST',
+  url: string,
+  token?: string,
+  payload?: unknown,
+) {
+  const res = await app.inject({
+    method,
+    url,
+    payload: payload as never,
+    headers: token ? { authorization: `Bearer ${token}` } : {},
+  });
   if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
   return res.json();
 }
 
 /** A user, `PROJECTS` projects with a key each, and the bulk span history spread over them. */
-async function createDataset(ctx: Runtime, api: ReturnType<typeof buildApiApp>, web: ReturnType<typeof buildWebApp>, spanCount = SPANS, marker = MARKER): Promise<Dataset> {
+async function createDataset(
+  ctx: Runtime,
+  api: ReturnType<typeof buildApiApp>,
+  web: ReturnType<typeof buildWebApp>,
+  spanCount = SPANS,
+  marker = MARKER,
+): Promise<Dataset> {
   const email = `bench-${Date.now()}@sightline.local`;
   const password = 'bench password 1';
   const signup = await inject(web, 'POST', '/api/auth/signup', undefined, { email, password, name: 'Bench' });
   const projectIds: string[] = [];
   const keys: string[] = [];
   for (let i = 0; i < PROJECTS; i++) {
-    const p = await inject(api, 'POST', '/api/v1/public/projects', signup.session_token, { name: `bench-${i}`, workspace_id: signup.workspace.id, trace_ttl_days: 3650 });
+    const p = await inject(api, 'POST', '/api/v1/public/projects', signup.session_token, {
+      name: `bench-${i}`,
+      workspace_id: signup.workspace.id,
+      trace_ttl_days: 3650,
+    });
     projectIds.push(p.id);
-    keys.push((await inject(api, 'POST', `/api/v1/public/projects/${p.id}/api-keys`, signup.session_token, { name: 'bench' })).key);
+    keys.push(
+      (await inject(api, 'POST', `/api/v1/public/projects/${p.id}/api-keys`, signup.session_token, { name: 'bench' }))
+        .key,
+    );
   }
   const nowMs = Date.now();
   const t0 = performance.now();
   await loadSpans(ctx.ch.client, { spans: spanCount, projects: projectIds, days: DAYS, nowMs }, (done) => {
     const s = (performance.now() - t0) / 1000;
-    process.stdout.write(`\rloading spans: ${done.toLocaleString()} in ${s.toFixed(0)} s (${Math.round(done / s).toLocaleString()} rows/s)   `);
+    process.stdout.write(
+      `\rloading spans: ${done.toLocaleString()} in ${s.toFixed(0)} s (${Math.round(done / s).toLocaleString()} rows/s)   `,
+    );
   });
   process.stdout.write('\n');
-  const dataset: Dataset = { spans: spanCount, projects: PROJECTS, days: DAYS, nowMs, keys, projectIds, email, password };
+  const dataset: Dataset = {
+    spans: spanCount,
+    projects: PROJECTS,
+    days: DAYS,
+    nowMs,
+    keys,
+    projectIds,
+    email,
+    password,
+  };
   fs.writeFileSync(marker, JSON.stringify(dataset));
   return dataset;
 }
@@ -228,20 +306,42 @@ const PLAIN_TABLE = 'bench_spans_plain';
  * `INGEST_ROUNDS` rounds interleave the three so a noisy machine's drift hits all alike; the rows
  * report each rate's median over the rounds and the ratio of the medians.
  */
-async function benchIngest(ctx: Runtime, api: ReturnType<typeof buildApiApp>, web: ReturnType<typeof buildWebApp>, d: Dataset, rows: Row[]) {
+async function benchIngest(
+  ctx: Runtime,
+  api: ReturnType<typeof buildApiApp>,
+  web: ReturnType<typeof buildWebApp>,
+  d: Dataset,
+  rows: Row[],
+) {
   const login = await inject(web, 'POST', '/api/auth/login', undefined, { email: d.email, password: d.password });
   const me = await inject(api, 'GET', '/api/v1/public/workspaces', login.session_token);
   const workspaceId = me.data[0].id;
-  const newProject = async (name: string) => inject(api, 'POST', '/api/v1/public/projects', login.session_token, { name: `${name}-${Date.now()}`, workspace_id: workspaceId });
+  const newProject = async (name: string) =>
+    inject(api, 'POST', '/api/v1/public/projects', login.session_token, {
+      name: `${name}-${Date.now()}`,
+      workspace_id: workspaceId,
+    });
 
   const stamp = Date.now();
-  const spans = generateSpans({ traces: Math.ceil(INGEST_SPANS / 7), startMs: stamp - 86_400_000, endMs: stamp, seed: 7 }).slice(0, INGEST_SPANS);
+  const spans = generateSpans({
+    traces: Math.ceil(INGEST_SPANS / 7),
+    startMs: stamp - 86_400_000,
+    endMs: stamp,
+    seed: 7,
+  }).slice(0, INGEST_SPANS);
   const batches: unknown[][] = [];
   for (let i = 0; i < spans.length; i += INGEST_BATCH) batches.push(spans.slice(i, i + INGEST_BATCH));
   const bodies = batches.map((b) => JSON.stringify({ spans: b }));
   // The same rows as the writer would insert them (validated and normalised outside the timing).
   const rowsOf = (projectId: string) =>
-    batches.map((b) => validateSpans(b).accepted.map((s) => ({ ...s, project_id: projectId, trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600, ttl_days: 30 })));
+    batches.map((b) =>
+      validateSpans(b).accepted.map((s) => ({
+        ...s,
+        project_id: projectId,
+        trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600,
+        ttl_days: 30,
+      })),
+    );
 
   await ctx.ch.client.command({ query: `DROP TABLE IF EXISTS ${PLAIN_TABLE} SYNC` });
   await ctx.ch.client.command({
@@ -271,7 +371,11 @@ async function benchIngest(ctx: Runtime, api: ReturnType<typeof buildApiApp>, we
   };
   for (let round = 0; round < INGEST_ROUNDS; round++) {
     const apiProject = await newProject('ingest-api');
-    const key = (await inject(api, 'POST', `/api/v1/public/projects/${apiProject.id}/api-keys`, login.session_token, { name: 'bench' })).key;
+    const key = (
+      await inject(api, 'POST', `/api/v1/public/projects/${apiProject.id}/api-keys`, login.session_token, {
+        name: 'bench',
+      })
+    ).key;
     const apiTime = await timed(() => postIngestBodies(url, key, bodies, CONCURRENCY));
     record('api', apiTime);
     record('spans', await insertAll('spans', rowsOf((await newProject('ingest-raw')).id)));
@@ -290,10 +394,28 @@ async function benchIngest(ctx: Runtime, api: ReturnType<typeof buildApiApp>, we
   const [apiRate, spansRate, plainRate] = [median(rates.api), median(rates.spans), median(rates.plain)];
   const work = `ingest ${spans.length.toLocaleString()} spans, ${INGEST_BATCH}/request, ${CONCURRENCY} in flight${INGEST_ROUNDS > 1 ? `, median of ${INGEST_ROUNDS}` : ''}`;
   const spansPerS = (r: number) => `${Math.round(r).toLocaleString()} spans/s`;
-  rows.push({ work, api: spansPerS(apiRate), reference: `${spansPerS(plainRate)} (client.insert, plain MergeTree, no views)`, ratio: `${((apiRate / plainRate) * 100).toFixed(0)}% of ceiling`, target: '≥ 50% of ceiling' });
-  rows.push({ work: `${work}, against the project's own schema`, api: spansPerS(apiRate), reference: `${spansPerS(spansRate)} (client.insert into spans, views fire)`, ratio: `${((apiRate / spansRate) * 100).toFixed(0)}% of raw`, target: '' });
+  rows.push({
+    work,
+    api: spansPerS(apiRate),
+    reference: `${spansPerS(plainRate)} (client.insert, plain MergeTree, no views)`,
+    ratio: `${((apiRate / plainRate) * 100).toFixed(0)}% of ceiling`,
+    target: '≥ 50% of ceiling',
+  });
+  rows.push({
+    work: `${work}, against the project's own schema`,
+    api: spansPerS(apiRate),
+    reference: `${spansPerS(spansRate)} (client.insert into spans, views fire)`,
+    ratio: `${((apiRate / spansRate) * 100).toFixed(0)}% of raw`,
+    target: '',
+  });
   const [apiCpu, spansCpu, plainCpu] = [median(cpu.api), median(cpu.spans), median(cpu.plain)];
-  rows.push({ work: `${work}, process CPU per span (engine threads included)`, api: `${apiCpu.toFixed(0)} µs/span`, reference: `${plainCpu.toFixed(0)} µs/span plain, ${spansCpu.toFixed(0)} µs/span spans`, ratio: `${((plainCpu / apiCpu) * 100).toFixed(0)}% of ceiling`, target: '' });
+  rows.push({
+    work: `${work}, process CPU per span (engine threads included)`,
+    api: `${apiCpu.toFixed(0)} µs/span`,
+    reference: `${plainCpu.toFixed(0)} µs/span plain, ${spansCpu.toFixed(0)} µs/span spans`,
+    ratio: `${((plainCpu / apiCpu) * 100).toFixed(0)}% of ceiling`,
+    target: '',
+  });
   return {
     spans: spans.length,
     rounds: INGEST_ROUNDS,
@@ -342,7 +464,11 @@ async function benchList(ctx: Runtime, api: ReturnType<typeof buildApiApp>, d: D
         refTimes[name] = [];
         for (let i = 0; i < RUNS + 2; i++) {
           const ms = await time(async () => {
-            const r = await ctx.ch.client.query({ query: sql.query, query_params: sql.query_params, format: 'JSONEachRow' });
+            const r = await ctx.ch.client.query({
+              query: sql.query,
+              query_params: sql.query_params,
+              format: 'JSONEachRow',
+            });
             const got = await r.json<{ total: string | number }>();
             refTotals[name] = Number(got[0]?.total ?? 0);
           });
@@ -350,8 +476,11 @@ async function benchList(ctx: Runtime, api: ReturnType<typeof buildApiApp>, d: D
         }
       }
       // A reference that answers a different total is not the same answer: say so rather than compare.
-      const differing = Object.entries(refTotals).filter(([, t]) => t !== total).map(([n, t]) => `${n}: ${t}`);
-      if (differing.length) console.warn(`list ${windowName} ${filterName}: API total ${total}, references ${differing.join(', ')}`);
+      const differing = Object.entries(refTotals)
+        .filter(([, t]) => t !== total)
+        .map(([n, t]) => `${n}: ${t}`);
+      if (differing.length)
+        console.warn(`list ${windowName} ${filterName}: API total ${total}, references ${differing.join(', ')}`);
       const [bestName, bestTimes] = Object.entries(refTimes).sort((a, b) => median(a[1]) - median(b[1]))[0]!;
       const p50 = median(apiTimes);
       const ref = median(bestTimes);
@@ -362,7 +491,17 @@ async function benchList(ctx: Runtime, api: ReturnType<typeof buildApiApp>, d: D
         ratio: `${(p50 / ref).toFixed(2)}×`,
         target: 'p50 ≤ 50 ms, ≤ 1.5×',
       });
-      out.push({ window: windowName, filter: filterName, total, p50_ms: p50, p95_ms: percentile(apiTimes, 95), reference: bestName, reference_p50_ms: ref, references: Object.fromEntries(Object.entries(refTimes).map(([k, v]) => [k, median(v)])), ratio: p50 / ref });
+      out.push({
+        window: windowName,
+        filter: filterName,
+        total,
+        p50_ms: p50,
+        p95_ms: percentile(apiTimes, 95),
+        reference: bestName,
+        reference_p50_ms: ref,
+        references: Object.fromEntries(Object.entries(refTimes).map(([k, v]) => [k, median(v)])),
+        ratio: p50 / ref,
+      });
     }
   }
   return out;
@@ -379,7 +518,13 @@ async function benchDetail(ctx: Runtime, api: ReturnType<typeof buildApiApp>, d:
   const times: number[] = [];
   for (const id of ids) times.push(await time(() => inject(api, 'GET', `/api/v1/public/traces/${id}`, d.keys[0])));
   const p50 = median(times);
-  rows.push({ work: `trace detail (${ids.length} random traces)`, api: `p50 ${p50.toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`, reference: '', ratio: '', target: '' });
+  rows.push({
+    work: `trace detail (${ids.length} random traces)`,
+    api: `p50 ${p50.toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`,
+    reference: '',
+    ratio: '',
+    target: '',
+  });
   return { p50_ms: p50, p95_ms: percentile(times, 95) };
 }
 
@@ -388,7 +533,7 @@ const GUARD_QUERIES = [
   'WITH x AS (SELECT trace_id, count() AS n FROM spans GROUP BY trace_id) SELECT t.name, x.n, t.user_id FROM traces t JOIN x ON x.trace_id = t.trace_id WHERE t.total_cost > 0.01 ORDER BY x.n DESC LIMIT 20',
   'SELECT user_id, sum(total_cost) AS cost, rank() OVER (ORDER BY sum(total_cost) DESC) AS r FROM traces GROUP BY user_id',
   "SELECT kind, countIf(status = 'error') / count() AS error_rate FROM spans GROUP BY kind ORDER BY error_rate DESC",
-  'SELECT session_id, count() AS traces, sum(total_cost) AS cost FROM traces WHERE session_id != \'\' GROUP BY session_id ORDER BY traces DESC LIMIT 10',
+  "SELECT session_id, count() AS traces, sum(total_cost) AS cost FROM traces WHERE session_id != '' GROUP BY session_id ORDER BY traces DESC LIMIT 10",
 ];
 
 /** The SQL guard's own cost (parse, check, rewrite, re-parse) per query, first sight and repeated. */
@@ -406,7 +551,13 @@ function benchGuard(rows: Row[]) {
   };
   const cold = sample((q) => guardUncached(q, 'default'));
   const warm = sample((q) => guardSql(q, 'default'));
-  rows.push({ work: `SQL guard, ${GUARD_QUERIES.length} analyst queries (parse + check + rewrite)`, api: `p50 ${median(cold).toFixed(2)} ms first sight, ${median(warm).toFixed(3)} ms repeated`, reference: '', ratio: '', target: '≤ 2 ms p50' });
+  rows.push({
+    work: `SQL guard, ${GUARD_QUERIES.length} analyst queries (parse + check + rewrite)`,
+    api: `p50 ${median(cold).toFixed(2)} ms first sight, ${median(warm).toFixed(3)} ms repeated`,
+    reference: '',
+    ratio: '',
+    target: '≤ 2 ms p50',
+  });
   return { first_sight_p50_ms: median(cold), first_sight_p95_ms: percentile(cold, 95), repeated_p50_ms: median(warm) };
 }
 

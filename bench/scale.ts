@@ -66,7 +66,8 @@ function jsCpuSeconds(): number {
     }
     const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(tid) === process.pid || comm.startsWith('V8 ')) total += (Number(fields[11]) + Number(fields[12])) / ticks;
+    if (Number(tid) === process.pid || comm.startsWith('V8 '))
+      total += (Number(fields[11]) + Number(fields[12])) / ticks;
   }
   return total;
 }
@@ -86,36 +87,78 @@ async function measure(fn: () => Promise<void>): Promise<Run> {
   const wall = (performance.now() - t0) / 1000;
   const cores = os.cpus().length;
   const cpu = (c.user + c.system) / 1e6;
-  return { wall, cpu, jsCpu, engineCpu: cpu - jsCpu, machineBusyCores: ((m1.busy - m0.busy) / (m1.total - m0.total)) * cores };
+  return {
+    wall,
+    cpu,
+    jsCpu,
+    engineCpu: cpu - jsCpu,
+    machineBusyCores: ((m1.busy - m0.busy) / (m1.total - m0.total)) * cores,
+  };
 }
 
 async function main(): Promise<void> {
   fs.rmSync(DIR, { recursive: true, force: true });
   fs.mkdirSync(DIR, { recursive: true });
-  const ctx = await openRuntime(loadConfig({ DATA_DIR: DIR, LOG_LEVEL: 'silent', SEED_DEMO: 'false', RATE_LIMIT_INGEST_PER_MINUTE: '10000000' }));
+  const ctx = await openRuntime(
+    loadConfig({ DATA_DIR: DIR, LOG_LEVEL: 'silent', SEED_DEMO: 'false', RATE_LIMIT_INGEST_PER_MINUTE: '10000000' }),
+  );
   const api = buildApiApp(ctx);
   const web = buildWebApp(ctx);
   await Promise.all([api.ready(), web.ready()]);
   const inject = async (app: typeof api, url: string, token: string | undefined, payload: unknown) => {
-    const res = await app.inject({ method: 'POST', url, payload: payload as never, headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const res = await app.inject({
+      method: 'POST',
+      url,
+      payload: payload as never,
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
     if (res.statusCode >= 300) throw new Error(`${url}: ${res.statusCode} ${res.body.slice(0, 200)}`);
     return res.json();
   };
-  const signup = await inject(web, '/api/auth/signup', undefined, { email: `scale-${Date.now()}@sightline.local`, password: 'scale password 1', name: 'Scale' });
-  const project = async (name: string) => (await inject(api, '/api/v1/public/projects', signup.session_token, { name, workspace_id: signup.workspace.id, trace_ttl_days: 365 })).id as string;
+  const signup = await inject(web, '/api/auth/signup', undefined, {
+    email: `scale-${Date.now()}@sightline.local`,
+    password: 'scale password 1',
+    name: 'Scale',
+  });
+  const project = async (name: string) =>
+    (
+      await inject(api, '/api/v1/public/projects', signup.session_token, {
+        name,
+        workspace_id: signup.workspace.id,
+        trace_ttl_days: 365,
+      })
+    ).id as string;
   if (args.load) {
     const count = Number(args.load);
     const projects = await Promise.all(Array.from({ length: 5 }, (_, i) => project(`scale-load-${i}`)));
     await loadSpans(ctx.ch.client, { spans: count, projects, days: Number(args['load-days']), nowMs: Date.now() });
-    console.log(JSON.stringify({ at: new Date().toISOString(), loaded: count, days: Number(args['load-days']), bytes_per_span: await bytesPerSpan(ctx, count) }, null, 2));
+    console.log(
+      JSON.stringify(
+        {
+          at: new Date().toISOString(),
+          loaded: count,
+          days: Number(args['load-days']),
+          bytes_per_span: await bytesPerSpan(ctx, count),
+        },
+        null,
+        2,
+      ),
+    );
     await Promise.all([api.close(), web.close()]);
     return ctx.close();
   }
   const apiProject = await project('scale-api');
-  const key = (await inject(api, `/api/v1/public/projects/${apiProject}/api-keys`, signup.session_token, { name: 'scale' })).key as string;
+  const key = (
+    await inject(api, `/api/v1/public/projects/${apiProject}/api-keys`, signup.session_token, { name: 'scale' })
+  ).key as string;
 
   const now = Date.now();
-  const spans = generateSpans({ traces: Math.ceil(SPANS / 7), startMs: now - 7 * 86_400_000, endMs: now, seed: 11 }).slice(0, SPANS);
+  const spans = generateSpans({
+    traces: Math.ceil(SPANS / 7),
+    startMs: now - 7 * 86_400_000,
+    endMs: now,
+    seed: 11,
+  }).slice(0, SPANS);
   const bodies: string[] = [];
   for (let i = 0; i < spans.length; i += BATCH) bodies.push(JSON.stringify({ spans: spans.slice(i, i + BATCH) }));
   const jsonBytes = bodies.reduce((n, b) => n + Buffer.byteLength(b), 0);
@@ -128,7 +171,14 @@ async function main(): Promise<void> {
   const rawProject = await project('scale-raw');
   const rows: object[][] = [];
   for (let i = 0; i < spans.length; i += BATCH) {
-    rows.push(validateSpans(spans.slice(i, i + BATCH)).accepted.map((s) => ({ ...s, project_id: rawProject, trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600, ttl_days: 365 })));
+    rows.push(
+      validateSpans(spans.slice(i, i + BATCH)).accepted.map((s) => ({
+        ...s,
+        project_id: rawProject,
+        trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600,
+        ttl_days: 365,
+      })),
+    );
   }
   const rawRun = await measure(async () => {
     for (const values of rows) await ctx.ch.client.insert({ table: 'spans', values, format: 'JSONEachRow' });
@@ -139,8 +189,19 @@ async function main(): Promise<void> {
     machine: { cores: os.cpus().length, model: os.cpus()[0]?.model, loadavg: os.loadavg() },
     spans: spans.length,
     json_bytes_per_span: jsonBytes / spans.length,
-    api: { ...apiRun, spans_per_s: spans.length / apiRun.wall, spans_per_cpu_s: spans.length / apiRun.cpu, spans_per_js_cpu_s: spans.length / apiRun.jsCpu, spans_per_engine_cpu_s: spans.length / apiRun.engineCpu },
-    engine_insert: { ...rawRun, spans_per_s: spans.length / rawRun.wall, spans_per_cpu_s: spans.length / rawRun.cpu, spans_per_engine_cpu_s: spans.length / rawRun.engineCpu },
+    api: {
+      ...apiRun,
+      spans_per_s: spans.length / apiRun.wall,
+      spans_per_cpu_s: spans.length / apiRun.cpu,
+      spans_per_js_cpu_s: spans.length / apiRun.jsCpu,
+      spans_per_engine_cpu_s: spans.length / apiRun.engineCpu,
+    },
+    engine_insert: {
+      ...rawRun,
+      spans_per_s: spans.length / rawRun.wall,
+      spans_per_cpu_s: spans.length / rawRun.cpu,
+      spans_per_engine_cpu_s: spans.length / rawRun.engineCpu,
+    },
     bytes_per_span: await bytesPerSpan(ctx, spans.length * 2),
   };
   console.log(JSON.stringify(out, null, 2));
@@ -157,12 +218,31 @@ async function bytesPerSpan(ctx: Runtime, storedSpans: number) {
                GROUP BY table ORDER BY bytes DESC`,
       format: 'JSONEachRow',
     });
-    return (await r.json<{ table: string; rows: string; parts: string; bytes: string; uncompressed: string }>()).map((p) => ({ ...p, rows: Number(p.rows), parts: Number(p.parts), bytes: Number(p.bytes), uncompressed: Number(p.uncompressed) }));
+    return (await r.json<{ table: string; rows: string; parts: string; bytes: string; uncompressed: string }>()).map(
+      (p) => ({
+        ...p,
+        rows: Number(p.rows),
+        parts: Number(p.parts),
+        bytes: Number(p.bytes),
+        uncompressed: Number(p.uncompressed),
+      }),
+    );
   };
   const perSpan = (list: Awaited<ReturnType<typeof parts>>) => ({
     spans: list.filter((p) => p.table === 'spans').reduce((n, p) => n + p.bytes, 0) / storedSpans,
     derived: list.filter((p) => p.table !== 'spans').reduce((n, p) => n + p.bytes, 0) / storedSpans,
-    tables: Object.fromEntries(list.map((p) => [p.table, { rows: p.rows, parts: p.parts, bytes: p.bytes, bytes_per_span: +(p.bytes / storedSpans).toFixed(1), uncompressed_per_span: +(p.uncompressed / storedSpans).toFixed(1) }])),
+    tables: Object.fromEntries(
+      list.map((p) => [
+        p.table,
+        {
+          rows: p.rows,
+          parts: p.parts,
+          bytes: p.bytes,
+          bytes_per_span: +(p.bytes / storedSpans).toFixed(1),
+          uncompressed_per_span: +(p.uncompressed / storedSpans).toFixed(1),
+        },
+      ]),
+    ),
   });
   const stored = await parts();
   for (const t of stored.map((p) => p.table)) await ctx.ch.client.command({ query: `OPTIMIZE TABLE ${t} FINAL` });

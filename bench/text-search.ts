@@ -28,11 +28,20 @@ async function rareTerms(ctx: Runtime, projectId: string, n: number): Promise<st
     format: 'JSONEachRow',
   });
   const terms = (await r.json<{ term: string }>()).map((row) => row.term).filter(Boolean);
-  if (terms.length < n) throw new Error('too few order numbers in the bench spans; was the data set loaded by bench/load-spans.ts?');
+  if (terms.length < n)
+    throw new Error('too few order numbers in the bench spans; was the data set loaded by bench/load-spans.ts?');
   return terms;
 }
 
-export async function benchTextSearch(ctx: Runtime, inject: Inject, key: string, projectId: string, days: number, runs: number, rows: Row[]) {
+export async function benchTextSearch(
+  ctx: Runtime,
+  inject: Inject,
+  key: string,
+  projectId: string,
+  days: number,
+  runs: number,
+  rows: Row[],
+) {
   const out: Record<string, unknown>[] = [];
   const rare = await rareTerms(ctx, projectId, 2 * (runs + 1));
   const startAfter = new Date(Date.now() - days * 86_400_000).toISOString();
@@ -55,7 +64,13 @@ export async function benchTextSearch(ctx: Runtime, inject: Inject, key: string,
       if (i >= 1) times.push(ms);
     }
     const p50 = median(times);
-    rows.push({ work: `text search ${days}d, ${name} (${total.toLocaleString()} traces)`, api: `p50 ${p50.toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`, reference: '', ratio: '', target });
+    rows.push({
+      work: `text search ${days}d, ${name} (${total.toLocaleString()} traces)`,
+      api: `p50 ${p50.toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`,
+      reference: '',
+      ratio: '',
+      target,
+    });
     out.push({ case: name, total, p50_ms: p50, p95_ms: percentile(times, 95) });
   }
   return out;
@@ -66,8 +81,16 @@ type Structure = { name: string; index?: string; granularity?: number; condition
 
 const STRUCTURES: Structure[] = [
   { name: 'plain scan (kept)', condition: (t) => `${SPAN_TEXT_EXPR} LIKE '%${t}%'` },
-  { name: 'ngrambf_v1(3, 256 KiB)', index: `${SPAN_TEXT_EXPR} TYPE ngrambf_v1(3, 262144, 2, 0)`, condition: (t) => `${SPAN_TEXT_EXPR} LIKE '%${t}%'` },
-  { name: 'ngrambf_v1(4, 1 MiB)', index: `${SPAN_TEXT_EXPR} TYPE ngrambf_v1(4, 1048576, 2, 0)`, condition: (t) => `${SPAN_TEXT_EXPR} LIKE '%${t}%'` },
+  {
+    name: 'ngrambf_v1(3, 256 KiB)',
+    index: `${SPAN_TEXT_EXPR} TYPE ngrambf_v1(3, 262144, 2, 0)`,
+    condition: (t) => `${SPAN_TEXT_EXPR} LIKE '%${t}%'`,
+  },
+  {
+    name: 'ngrambf_v1(4, 1 MiB)',
+    index: `${SPAN_TEXT_EXPR} TYPE ngrambf_v1(4, 1048576, 2, 0)`,
+    condition: (t) => `${SPAN_TEXT_EXPR} LIKE '%${t}%'`,
+  },
   {
     name: 'side table, 256-row granules, ngrambf_v1(4, 32 KiB)',
     index: `${SPAN_TEXT_EXPR} TYPE ngrambf_v1(4, 32768, 2, 0)`,
@@ -75,7 +98,11 @@ const STRUCTURES: Structure[] = [
     condition: (t) => `${SPAN_TEXT_EXPR} LIKE '%${t}%'`,
   },
   // Whole tokens only (hasToken): a substring such as `get_weather(` or a Chinese word inside a sentence is not a token.
-  { name: 'tokenbf_v1(256 KiB), hasToken', index: `${SPAN_TEXT_EXPR} TYPE tokenbf_v1(262144, 2, 0)`, condition: (t) => `hasToken(${SPAN_TEXT_EXPR}, '${t}')` },
+  {
+    name: 'tokenbf_v1(256 KiB), hasToken',
+    index: `${SPAN_TEXT_EXPR} TYPE tokenbf_v1(262144, 2, 0)`,
+    condition: (t) => `hasToken(${SPAN_TEXT_EXPR}, '${t}')`,
+  },
 ];
 
 /**
@@ -86,7 +113,17 @@ export async function compareTextStructures(ctx: Runtime, projectId: string, run
   const c = ctx.ch.client;
   const rare = await rareTerms(ctx, projectId, STRUCTURES.length * (runs + 1));
   const out: Record<string, unknown>[] = [];
-  const spanCount = Number((await (await c.query({ query: 'SELECT count() AS n FROM spans WHERE project_id = {p:String}', query_params: { p: projectId }, format: 'JSONEachRow' })).json<{ n: string }>())[0]!.n);
+  const spanCount = Number(
+    (
+      await (
+        await c.query({
+          query: 'SELECT count() AS n FROM spans WHERE project_id = {p:String}',
+          query_params: { p: projectId },
+          format: 'JSONEachRow',
+        })
+      ).json<{ n: string }>()
+    )[0]!.n,
+  );
   for (const [i, s] of STRUCTURES.entries()) {
     const table = `bench_text_${i}`;
     await c.command({ query: `DROP TABLE IF EXISTS ${table}` });
@@ -97,10 +134,18 @@ export async function compareTextStructures(ctx: Runtime, projectId: string, run
         ENGINE = MergeTree ORDER BY (project_id, toStartOfHour(start_time), trace_id, span_id) SETTINGS index_granularity = ${s.granularity ?? 2048}`,
     });
     const buildMs = await time(() =>
-      c.command({ query: `INSERT INTO ${table} SELECT project_id, trace_id, span_id, start_time, input, output, error_message FROM spans WHERE project_id = {p:String}`, query_params: { p: projectId } }),
+      c.command({
+        query: `INSERT INTO ${table} SELECT project_id, trace_id, span_id, start_time, input, output, error_message FROM spans WHERE project_id = {p:String}`,
+        query_params: { p: projectId },
+      }),
     );
     await c.command({ query: `OPTIMIZE TABLE ${table} FINAL` });
-    const bytes = await (await c.query({ query: `SELECT sum(data_compressed_bytes) AS b FROM system.data_skipping_indices WHERE table = '${table}'`, format: 'JSONEachRow' })).json<{ b: string }>();
+    const bytes = await (
+      await c.query({
+        query: `SELECT sum(data_compressed_bytes) AS b FROM system.data_skipping_indices WHERE table = '${table}'`,
+        format: 'JSONEachRow',
+      })
+    ).json<{ b: string }>();
     const indexBytes = Number(bytes[0]?.b ?? 0);
     const measured: Record<string, number> = {};
     for (const label of ['rare', 'common'] as const) {
@@ -129,9 +174,15 @@ export async function compareTextStructures(ctx: Runtime, projectId: string, run
       ratio: '',
       target: '',
     });
-    out.push({ structure: s.name, spans: spanCount, build_ms: buildMs, index_bytes: indexBytes, index_bytes_per_span: indexBytes / spanCount, ...measured });
+    out.push({
+      structure: s.name,
+      spans: spanCount,
+      build_ms: buildMs,
+      index_bytes: indexBytes,
+      index_bytes_per_span: indexBytes / spanCount,
+      ...measured,
+    });
     await c.command({ query: `DROP TABLE ${table}` });
   }
   return out;
 }
-

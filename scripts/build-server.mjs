@@ -24,7 +24,9 @@ function newest(entry) {
 /** True when dist/server/main.js was built after every source, the lock file and this script changed. */
 export function serverBundleFresh() {
   if (!fs.existsSync(stamp) || !fs.existsSync(SERVER_BUNDLE)) return false;
-  const inputs = ['src', 'workers', 'package-lock.json', 'tsconfig.json', 'scripts/build-server.mjs'].map((p) => path.join(root, p));
+  const inputs = ['src', 'workers', 'package-lock.json', 'tsconfig.json', 'scripts/build-server.mjs'].map((p) =>
+    path.join(root, p),
+  );
   return fs.statSync(stamp).mtimeMs >= Math.max(...inputs.map(newest));
 }
 
@@ -61,7 +63,8 @@ export async function buildServer({ force = false, quiet = false } = {}) {
   if (fs.existsSync(outdir)) fs.renameSync(outdir, old);
   fs.renameSync(partial, outdir);
   fs.rmSync(old, { recursive: true, force: true });
-  if (!quiet) process.stdout.write(`Built the server (dist/server/main.js) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
+  if (!quiet)
+    process.stdout.write(`Built the server (dist/server/main.js) in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   return SERVER_BUNDLE;
 }
 

@@ -14,7 +14,12 @@ function newest(entry) {
   return Math.max(stat.mtimeMs, ...fs.readdirSync(entry).map((name) => newest(path.join(entry, name))));
 }
 
-const inputs = [path.join(web, 'src'), path.join(web, 'index.html'), path.join(web, 'vite.config.ts'), path.join(root, 'package-lock.json')];
+const inputs = [
+  path.join(web, 'src'),
+  path.join(web, 'index.html'),
+  path.join(web, 'vite.config.ts'),
+  path.join(root, 'package-lock.json'),
+];
 const force = process.argv.includes('--force');
 const fresh = !force && fs.existsSync(stamp) && fs.statSync(stamp).mtimeMs >= Math.max(...inputs.map(newest));
 if (!fresh) {

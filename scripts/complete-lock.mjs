@@ -24,10 +24,18 @@ for (const [path, entry] of Object.entries(packages)) {
     if (packages[key] || packages[`${path}/node_modules/${name}`]) continue;
     const platform = PLATFORM.find(([re]) => re.test(name));
     if (!platform) continue;
-    packages[key] = { version: String(version).replace(/^[\^~]/, ''), cpu: platform[2], license: 'see package', optional: true, os: platform[1] };
+    packages[key] = {
+      version: String(version).replace(/^[\^~]/, ''),
+      cpu: platform[2],
+      license: 'see package',
+      optional: true,
+      os: platform[1],
+    };
     added++;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+);
 writeFileSync(lockPath, JSON.stringify(lock, null, 2) + '\n');
 process.stdout.write(`complete-lock: added ${added} optional platform entr${added === 1 ? 'y' : 'ies'}\n`);

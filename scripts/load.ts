@@ -20,11 +20,13 @@ const { values } = parseArgs({
 });
 
 async function main(): Promise<void> {
-  if (!values.key) throw new Error('pass --key with a project API key (npm start prints the demo key on its first run)');
+  if (!values.key)
+    throw new Error('pass --key with a project API key (npm start prints the demo key on its first run)');
   const api = values.api!.replace(/\/+$/, '');
   const headers = { authorization: `Bearer ${values.key}`, 'content-type': 'application/json' };
   const dashboards = await fetch(`${api}/api/v1/public/dashboards`, { headers });
-  if (!dashboards.ok) throw new Error(`the server answered ${dashboards.status} to GET /dashboards: ${await dashboards.text()}`);
+  if (!dashboards.ok)
+    throw new Error(`the server answered ${dashboards.status} to GET /dashboards: ${await dashboards.text()}`);
   const dashboardId = ((await dashboards.json()) as { data: { id: string }[] }).data[0]!.id;
   let batch = 0;
   const run = `load-${Date.now().toString(36)}`;
@@ -42,21 +44,42 @@ async function main(): Promise<void> {
           const trace = `${run}-${batch++}`;
           const now = Date.now();
           const spans = Array.from({ length: 100 }, (_, i) => ({
-            trace_id: trace, span_id: `s${i}`, parent_span_id: i ? 's0' : null, name: i ? 'llm.chat' : 'agent', kind: i ? 'llm' : 'agent',
-            model_name: i % 2 ? 'gpt-4o' : 'claude-3-haiku', start_time: new Date(now + i).toISOString(), end_time: new Date(now + i + 40).toISOString(),
-            input_tokens: 120, output_tokens: 30, cost: 0.0004, metadata: { tenant: `t${batch % 7}` },
+            trace_id: trace,
+            span_id: `s${i}`,
+            parent_span_id: i ? 's0' : null,
+            name: i ? 'llm.chat' : 'agent',
+            kind: i ? 'llm' : 'agent',
+            model_name: i % 2 ? 'gpt-4o' : 'claude-3-haiku',
+            start_time: new Date(now + i).toISOString(),
+            end_time: new Date(now + i + 40).toISOString(),
+            input_tokens: 120,
+            output_tokens: 30,
+            cost: 0.0004,
+            metadata: { tenant: `t${batch % 7}` },
           }));
           return { ...request, body: JSON.stringify({ spans }) };
         },
       },
       { method: 'GET', path: '/api/v1/public/traces?limit=50', headers },
       { method: 'GET', path: `/api/v1/public/dashboards/${dashboardId}/data?range=1d`, headers },
-      { method: 'POST', path: '/api/v1/public/sql', headers, body: JSON.stringify({ query: 'SELECT model_name, count() AS calls, quantile(0.95)(duration_ms) AS p95 FROM spans GROUP BY model_name' }) },
+      {
+        method: 'POST',
+        path: '/api/v1/public/sql',
+        headers,
+        body: JSON.stringify({
+          query:
+            'SELECT model_name, count() AS calls, quantile(0.95)(duration_ms) AS p95 FROM spans GROUP BY model_name',
+        }),
+      },
     ],
   });
 
-  const statuses = Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => `${code}: ${(s as { count: number }).count}`);
-  const fiveXx = Object.entries(result.statusCodeStats ?? {}).filter(([code]) => Number(code) >= 500).reduce((n, [, s]) => n + (s as { count: number }).count, 0);
+  const statuses = Object.entries(result.statusCodeStats ?? {}).map(
+    ([code, s]) => `${code}: ${(s as { count: number }).count}`,
+  );
+  const fiveXx = Object.entries(result.statusCodeStats ?? {})
+    .filter(([code]) => Number(code) >= 500)
+    .reduce((n, [, s]) => n + (s as { count: number }).count, 0);
   const lines = [
     `Load: ${result.requests.total} requests in ${result.duration} s over ${values.connections} connections (${Math.round(result.requests.average)} req/s; ${batch * 100} spans ingested)`,
     `Latency ms: p50 ${result.latency.p50}, p90 ${result.latency.p90}, p99 ${result.latency.p99}, max ${result.latency.max}`,

@@ -21,12 +21,18 @@ async function recordOne(library: Library): Promise<void> {
   const provider = await startFakeOpenAi();
   const capture = await startOtlpCapture();
   try {
-    const { traceId } = await SCENARIOS[library]({ origin: capture.origin, apiKey: 'sl_fixture_not_a_real_key', openaiBaseUrl: provider.baseUrl });
+    const { traceId } = await SCENARIOS[library]({
+      origin: capture.origin,
+      apiKey: 'sl_fixture_not_a_real_key',
+      openaiBaseUrl: provider.baseUrl,
+    });
     const resourceSpans = capture.requests.flatMap((r) => toOtlpJson(r).resourceSpans).map(withoutMachineId);
     writeFileSync(path.join(outDir, `${library}.json`), `${JSON.stringify({ resourceSpans }, null, 2)}\n`);
     const seen = capture.requests.map((r) => `${r.path} ${r.contentType} auth=${r.authScheme}`);
     const spans = JSON.stringify(resourceSpans).match(/"spanId"/g)?.length ?? 0;
-    process.stdout.write(`${library}: trace ${traceId}, ${capture.requests.length} request(s), ~${spans} spans: ${[...new Set(seen)].join('; ')}\n`);
+    process.stdout.write(
+      `${library}: trace ${traceId}, ${capture.requests.length} request(s), ~${spans} spans: ${[...new Set(seen)].join('; ')}\n`,
+    );
   } finally {
     await capture.close();
     await provider.close();
@@ -35,7 +41,9 @@ async function recordOne(library: Library): Promise<void> {
 
 /** The recording machine's id (`host.id`, Traceloop's resource detectors) is not kept. */
 function withoutMachineId(resourceSpan: unknown): unknown {
-  const attributes = (resourceSpan as { resource?: { attributes?: { key: string; value: Record<string, unknown> }[] } }).resource?.attributes ?? [];
+  const attributes =
+    (resourceSpan as { resource?: { attributes?: { key: string; value: Record<string, unknown> }[] } }).resource
+      ?.attributes ?? [];
   for (const a of attributes) if (a.key === 'host.id') a.value = { stringValue: 'recorded-host-id' };
   return resourceSpan;
 }
@@ -48,7 +56,10 @@ if (only) {
   process.exit(0);
 } else {
   for (const library of Object.keys(SCENARIOS)) {
-    const run = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), library], { cwd: root, stdio: 'inherit' });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), library], {
+      cwd: root,
+      stdio: 'inherit',
+    });
     if (run.status !== 0) process.exit(run.status ?? 1);
   }
 }

@@ -11,7 +11,9 @@ if (!fromSource) {
   try {
     bundle = await buildServer();
   } catch (error) {
-    process.stderr.write(`Could not build dist/server/main.js (${error instanceof Error ? error.message.split('\n')[0] : error}); starting from the TypeScript sources\n`);
+    process.stderr.write(
+      `Could not build dist/server/main.js (${error instanceof Error ? error.message.split('\n')[0] : error}); starting from the TypeScript sources\n`,
+    );
   }
 }
 if (bundle) {

@@ -38,7 +38,11 @@ export function langfuseOtlpAlias(url: string): string {
 
 /** The API process's HTTP surface. No I/O here: the stores arrive open in `ctx`. */
 export function buildApiApp(ctx: AppContext): FastifyInstance {
-  const app = createServer({ logLevel: ctx.config.logLevel, trustProxy: ctx.config.trustProxy, rewriteUrl: langfuseOtlpAlias });
+  const app = createServer({
+    logLevel: ctx.config.logLevel,
+    trustProxy: ctx.config.trustProxy,
+    rewriteUrl: langfuseOtlpAlias,
+  });
   registerHealthRoutes(app, ctx);
   registerMetrics(app, 'api', { token: ctx.config.metricsToken, spanWriter: ctx.spanWriter });
   registerApiSecurityHeaders(app, ctx.config);

@@ -40,7 +40,10 @@ const envSchema = z.object({
   CLICKHOUSE_SQL_USER: optionalString,
   CLICKHOUSE_SQL_PASSWORD: optionalString,
   // A cluster of <remote_servers> (or a macro such as {cluster}): quoted into ON CLUSTER '…' and Distributed('…').
-  CLICKHOUSE_CLUSTER: optionalString.refine((v) => v === undefined || /^[A-Za-z0-9_.{}-]{1,128}$/.test(v), 'CLICKHOUSE_CLUSTER must be a cluster name'),
+  CLICKHOUSE_CLUSTER: optionalString.refine(
+    (v) => v === undefined || /^[A-Za-z0-9_.{}-]{1,128}$/.test(v),
+    'CLICKHOUSE_CLUSTER must be a cluster name',
+  ),
   CORS_ORIGINS: z.string().optional(),
   TRUST_PROXY: optionalString,
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(20_000),
@@ -53,12 +56,24 @@ const envSchema = z.object({
   SQL_MAX_CONCURRENT_PER_WORKSPACE: z.coerce.number().int().min(1).max(32).default(2),
   SQL_MAX_CONCURRENT_PER_USER: z.coerce.number().int().min(1).max(32).default(2),
   SQL_TIME_LIMIT_SECONDS: z.coerce.number().int().min(1).max(300).default(10),
-  METRICS_TOKEN: optionalString.refine((v) => v === undefined || v.length >= 16, 'METRICS_TOKEN must be at least 16 characters'),
-  CLICKHOUSE_DATABASE: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('sightline'),
+  METRICS_TOKEN: optionalString.refine(
+    (v) => v === undefined || v.length >= 16,
+    'METRICS_TOKEN must be at least 16 characters',
+  ),
+  CLICKHOUSE_DATABASE: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+    .default('sightline'),
   DATABASE_URL: optionalString,
   REDIS_URL: optionalString,
-  QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('sightline'),
-  JWT_SECRET: optionalString.refine((v) => v === undefined || v.length >= 32, 'JWT_SECRET must be at least 32 characters'),
+  QUEUE_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .default('sightline'),
+  JWT_SECRET: optionalString.refine(
+    (v) => v === undefined || v.length >= 32,
+    'JWT_SECRET must be at least 32 characters',
+  ),
   SIGNUP_ENABLED: booleanFlag(true),
   SEED_DEMO: booleanFlag(true),
   SESSION_TTL_DAYS: z.coerce.number().int().min(1).max(365).default(30),
@@ -69,7 +84,11 @@ const envSchema = z.object({
   ALERT_WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(1).max(3_600_000).default(5_000),
   IDEMPOTENCY_TEST_CRASH: z.enum(['before_commit', 'after_commit']).optional(),
   INGEST_QUEUE_MAX_SPANS: z.coerce.number().int().min(1).default(30_000),
-  INGEST_QUEUE_MAX_BYTES: z.coerce.number().int().min(1).default(32 * 1024 * 1024),
+  INGEST_QUEUE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(32 * 1024 * 1024),
   STOP_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(9_000),
 });
 
@@ -85,14 +104,29 @@ export type Config = Readonly<{
    * `cluster`: run the clustered migrations (replicated local tables, Distributed tables under the usual
    * names) on that cluster of the server (docs/scaling.md); unset, the single-node schema.
    */
-  clickhouse: Readonly<{ url?: string; user?: string; password?: string; database: string; sqlUser?: string; sqlPassword?: string; cluster?: string }>;
+  clickhouse: Readonly<{
+    url?: string;
+    user?: string;
+    password?: string;
+    database: string;
+    sqlUser?: string;
+    sqlPassword?: string;
+    cluster?: string;
+  }>;
   /**
    * Public SQL's share of the engine (src/sql/scheduler.ts): `sessions` embedded engine sessions run
    * side by side; a project runs at most `perProject` queries at once, `queuePerProject` more wait;
    * a workspace at most `perWorkspace`, a user (or the user who made the key or detector) `perUser`.
    * `timeLimitSeconds`: a query's deadline, enforced by the application too (src/sql/deadline.ts).
    */
-  sql: Readonly<{ sessions: number; perProject: number; queuePerProject: number; perWorkspace: number; perUser: number; timeLimitSeconds: number }>;
+  sql: Readonly<{
+    sessions: number;
+    perProject: number;
+    queuePerProject: number;
+    perWorkspace: number;
+    perUser: number;
+    timeLimitSeconds: number;
+  }>;
   /** METRICS_TOKEN: when set, `/metrics` answers only `Authorization: Bearer <token>` (docs/limits.md). */
   metricsToken?: string;
   /** Origins besides WEB_URL's whose pages may call the API from a browser (CORS_ORIGINS, comma-separated). */
@@ -117,7 +151,12 @@ export type Config = Readonly<{
    * Alert webhooks: loopback/private targets refused unless `webhookAllowPrivate`; each attempt times
    * out after `webhookTimeoutMs`; up to `webhookAttempts` attempts, `webhookBackoffMs` doubling between.
    */
-  alerts: Readonly<{ webhookAllowPrivate: boolean; webhookTimeoutMs: number; webhookAttempts: number; webhookBackoffMs: number }>;
+  alerts: Readonly<{
+    webhookAllowPrivate: boolean;
+    webhookTimeoutMs: number;
+    webhookAttempts: number;
+    webhookBackoffMs: number;
+  }>;
   /**
    * Tests only (test/faults/idempotency-crash.test.ts): the process SIGKILLs itself in a keyed create,
    * right before or right after its commit, so a test can show what a retry finds. Unset in real use.
@@ -142,7 +181,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const e = parsed.data;
   if (e.CLICKHOUSE_CLUSTER && !e.CLICKHOUSE_URL) {
-    throw new ConfigError('invalid configuration:\n  CLICKHOUSE_CLUSTER: needs CLICKHOUSE_URL (the embedded engine is one node)');
+    throw new ConfigError(
+      'invalid configuration:\n  CLICKHOUSE_CLUSTER: needs CLICKHOUSE_URL (the embedded engine is one node)',
+    );
   }
   const config: Config = {
     host: e.HOST,
@@ -169,8 +210,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       signupPerMinute: e.RATE_LIMIT_SIGNUP_PER_MINUTE,
     }),
     sql: Object.freeze({
-      sessions: e.SQL_SESSIONS, perProject: e.SQL_MAX_CONCURRENT_PER_PROJECT, queuePerProject: e.SQL_QUEUE_PER_PROJECT,
-      perWorkspace: e.SQL_MAX_CONCURRENT_PER_WORKSPACE, perUser: e.SQL_MAX_CONCURRENT_PER_USER, timeLimitSeconds: e.SQL_TIME_LIMIT_SECONDS,
+      sessions: e.SQL_SESSIONS,
+      perProject: e.SQL_MAX_CONCURRENT_PER_PROJECT,
+      queuePerProject: e.SQL_QUEUE_PER_PROJECT,
+      perWorkspace: e.SQL_MAX_CONCURRENT_PER_WORKSPACE,
+      perUser: e.SQL_MAX_CONCURRENT_PER_USER,
+      timeLimitSeconds: e.SQL_TIME_LIMIT_SECONDS,
     }),
     metricsToken: e.METRICS_TOKEN,
     databaseUrl: e.DATABASE_URL,
@@ -199,7 +244,12 @@ function parseTrustProxy(raw: string | undefined): boolean | number | readonly s
   if (raw === undefined || raw === 'false' || raw === '0') return false;
   if (raw === 'true') return true;
   if (/^\d+$/.test(raw)) return Number(raw);
-  return Object.freeze(raw.split(',').map((item) => item.trim()).filter(Boolean));
+  return Object.freeze(
+    raw
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean),
+  );
 }
 
 /** `https://a.example, http://localhost:5173` → their origins; anything not an http(s) URL is a config error. */
@@ -213,7 +263,8 @@ function parseOrigins(raw: string | undefined): string[] {
     } catch {
       throw new ConfigError(`invalid configuration:\n  CORS_ORIGINS: ${JSON.stringify(text)} is not a URL`);
     }
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`invalid configuration:\n  CORS_ORIGINS: ${text} is not http(s)`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new ConfigError(`invalid configuration:\n  CORS_ORIGINS: ${text} is not http(s)`);
     return url.origin;
   });
 }

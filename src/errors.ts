@@ -104,7 +104,11 @@ export class RequestValidationError extends AppError {
 const LOC_ROOT: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
 /** Turns zod issues for one part of a request into 422 entries. */
-export function zodIssuesToValidation(part: string, issues: readonly z.core.$ZodIssue[], data: unknown): ValidationIssue[] {
+export function zodIssuesToValidation(
+  part: string,
+  issues: readonly z.core.$ZodIssue[],
+  data: unknown,
+): ValidationIssue[] {
   const root = LOC_ROOT[part] ?? part;
   return issues.map((issue) => {
     const path = issue.path.map((p) => (typeof p === 'number' ? p : String(p)));
@@ -113,7 +117,8 @@ export function zodIssuesToValidation(part: string, issues: readonly z.core.$Zod
     const entry: ValidationIssue = { loc: [root, ...path], msg, type };
     if (ctx) entry.ctx = ctx;
     // A secret the caller mistyped is not echoed back.
-    if (input !== undefined && !path.some((p) => typeof p === 'string' && /password|secret|token/i.test(p))) entry.input = input;
+    if (input !== undefined && !path.some((p) => typeof p === 'string' && /password|secret|token/i.test(p)))
+      entry.input = input;
     return entry;
   });
 }
@@ -127,23 +132,46 @@ function valueAt(data: unknown, path: (string | number)[]): unknown {
   return cur;
 }
 
-function describeIssue(issue: z.core.$ZodIssue, input: unknown): { type: string; msg: string; ctx?: Record<string, unknown> } {
+function describeIssue(
+  issue: z.core.$ZodIssue,
+  input: unknown,
+): { type: string; msg: string; ctx?: Record<string, unknown> } {
   switch (issue.code) {
     case 'invalid_type':
       if (input === undefined) return { type: 'missing', msg: 'Field required' };
       return { type: `${issue.expected}_type`, msg: `Input should be a valid ${issue.expected}` };
     case 'too_small': {
       const min = Number(issue.minimum);
-      if (issue.origin === 'string') return { type: 'string_too_short', msg: `String should have at least ${min} character${min === 1 ? '' : 's'}`, ctx: { min_length: min } };
-      if (issue.origin === 'array') return { type: 'too_short', msg: `List should have at least ${min} item${min === 1 ? '' : 's'}`, ctx: { min_length: min } };
+      if (issue.origin === 'string')
+        return {
+          type: 'string_too_short',
+          msg: `String should have at least ${min} character${min === 1 ? '' : 's'}`,
+          ctx: { min_length: min },
+        };
+      if (issue.origin === 'array')
+        return {
+          type: 'too_short',
+          msg: `List should have at least ${min} item${min === 1 ? '' : 's'}`,
+          ctx: { min_length: min },
+        };
       return issue.inclusive
         ? { type: 'greater_than_equal', msg: `Input should be greater than or equal to ${min}`, ctx: { ge: min } }
         : { type: 'greater_than', msg: `Input should be greater than ${min}`, ctx: { gt: min } };
     }
     case 'too_big': {
       const max = Number(issue.maximum);
-      if (issue.origin === 'string') return { type: 'string_too_long', msg: `String should have at most ${max} character${max === 1 ? '' : 's'}`, ctx: { max_length: max } };
-      if (issue.origin === 'array') return { type: 'too_long', msg: `List should have at most ${max} item${max === 1 ? '' : 's'}`, ctx: { max_length: max } };
+      if (issue.origin === 'string')
+        return {
+          type: 'string_too_long',
+          msg: `String should have at most ${max} character${max === 1 ? '' : 's'}`,
+          ctx: { max_length: max },
+        };
+      if (issue.origin === 'array')
+        return {
+          type: 'too_long',
+          msg: `List should have at most ${max} item${max === 1 ? '' : 's'}`,
+          ctx: { max_length: max },
+        };
       return issue.inclusive
         ? { type: 'less_than_equal', msg: `Input should be less than or equal to ${max}`, ctx: { le: max } }
         : { type: 'less_than', msg: `Input should be less than ${max}`, ctx: { lt: max } };
@@ -210,10 +238,15 @@ export function answerError(error: FastifyError | AppError | Error, request: Fas
   }
   if (isStoreUnreachable(error)) {
     (request.log as Logger).error({ err: error }, 'a store is unreachable');
-    return reply.status(503).header('retry-after', String(RETRY_AFTER_UNAVAILABLE_SECONDS)).send({ detail: 'a backing store is unavailable; retry later' });
+    return reply
+      .status(503)
+      .header('retry-after', String(RETRY_AFTER_UNAVAILABLE_SECONDS))
+      .send({ detail: 'a backing store is unavailable; retry later' });
   }
   if (isQueryLimit(error)) {
-    return reply.status(400).send({ detail: 'the request needs more time, memory or answer size than one request may use; narrow it' });
+    return reply
+      .status(400)
+      .send({ detail: 'the request needs more time, memory or answer size than one request may use; narrow it' });
   }
   (request.log as Logger).error({ err: error }, 'unhandled error');
   return reply.status(500).send({ detail: 'internal server error' });
@@ -245,7 +278,21 @@ export function isQueryLimit(error: unknown): boolean {
   return typeof e.type === 'string' && QUERY_LIMIT_CODES.has(Number(e.code));
 }
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '08000', '08001', '08003', '08006']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EPIPE',
+  'ENOTFOUND',
+  '57P01',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+]);
 
 /**
  * A store that could not be reached (refused, reset, timed out, shutting down) is the server's
@@ -256,5 +303,7 @@ export function isStoreUnreachable(error: unknown): boolean {
   const e = error as { code?: unknown; errors?: unknown; message?: unknown };
   if (typeof e.code === 'string' && UNREACHABLE_CODES.has(e.code)) return true;
   if (Array.isArray(e.errors) && e.errors.some(isStoreUnreachable)) return true;
-  return typeof e.message === 'string' && /^Connection terminated|timeout exceeded when trying to connect/i.test(e.message);
+  return (
+    typeof e.message === 'string' && /^Connection terminated|timeout exceeded when trying to connect/i.test(e.message)
+  );
 }

@@ -3,7 +3,13 @@ import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ZodType } from 'zod';
-import { answerError, clientErrorAnswer, installErrorHandler, RequestValidationError, zodIssuesToValidation } from './errors.js';
+import {
+  answerError,
+  clientErrorAnswer,
+  installErrorHandler,
+  RequestValidationError,
+  zodIssuesToValidation,
+} from './errors.js';
 
 export type ServerOptions = {
   logLevel: string;
@@ -37,7 +43,9 @@ export function createServer(options: ServerOptions): FastifyInstance {
     trustProxy: trustProxyOption(options.trustProxy),
     ...(rewriteUrl ? { rewriteUrl: (req) => rewriteUrl(req.url ?? '/') } : {}),
     // Per-request lines only at debug: ingest is high-volume and its log must stay readable.
-    logController: new LogController({ disableRequestLogging: options.logLevel !== 'debug' && options.logLevel !== 'trace' }),
+    logController: new LogController({
+      disableRequestLogging: options.logLevel !== 'debug' && options.logLevel !== 'trace',
+    }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     // Errors met before routing (bad URL encoding, over-long path parameter) take the same map.
     frameworkErrors: (error, request, reply) => answerError(error, request, reply),
@@ -61,7 +69,8 @@ export function createServer(options: ServerOptions): FastifyInstance {
   installErrorHandler(app);
   app.addHook('onSend', async (request, reply, payload) => {
     // Only while the body is really still arriving (an injected request, or one read whole, is done).
-    if (reply.statusCode === 413 && !request.raw.complete && !request.raw.readableEnded && !request.raw.destroyed) await drainRefusedBody(request.raw);
+    if (reply.statusCode === 413 && !request.raw.complete && !request.raw.readableEnded && !request.raw.destroyed)
+      await drainRefusedBody(request.raw);
     return payload;
   });
   return app;

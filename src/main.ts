@@ -36,7 +36,13 @@ async function main(): Promise<void> {
   const drains: HttpDrain[] = [];
   const workers = code.workers ? code.workers.startWorkers(runtime) : [];
   // From here a signal stops gracefully; servers join `drains` as they start listening.
-  stopOnSignals({ runtime, drains, workers, log: (line) => process.stdout.write(`Sightline ${line}\n`), exit: (code) => process.exit(code) });
+  stopOnSignals({
+    runtime,
+    drains,
+    workers,
+    log: (line) => process.stdout.write(`Sightline ${line}\n`),
+    exit: (code) => process.exit(code),
+  });
   // Before each server listens: the stop needs to see its requests (src/shutdown.ts).
   const serve = async (name: string, app: FastifyInstance, port: number) => {
     drains.push(new HttpDrain(name, app));

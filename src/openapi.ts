@@ -56,13 +56,32 @@ export function registerOpenApi(app: FastifyInstance, prefix: string): void {
   app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: API_TITLE, version: API_VERSION, description: 'Sightline: traces, SQL, dashboards, alerts, signals, datasets and evaluations.' },
-      servers: [{ url: '{base_url}', description: 'Self-hosted Sightline', variables: { base_url: { default: 'http://localhost:8000' } } }],
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'A project API key, a session token or a CLI access token' } } },
+      info: {
+        title: API_TITLE,
+        version: API_VERSION,
+        description: 'Sightline: traces, SQL, dashboards, alerts, signals, datasets and evaluations.',
+      },
+      servers: [
+        {
+          url: '{base_url}',
+          description: 'Self-hosted Sightline',
+          variables: { base_url: { default: 'http://localhost:8000' } },
+        },
+      ],
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A project API key, a session token or a CLI access token',
+          },
+        },
+      },
       security: [{ bearer: [] }],
     },
     transform: (input) => {
-      if (!input.url.startsWith(`${prefix}/`) || input.url === `${prefix}/openapi.json`) return { schema: { hide: true }, url: input.url };
+      if (!input.url.startsWith(`${prefix}/`) || input.url === `${prefix}/openapi.json`)
+        return { schema: { hide: true }, url: input.url };
       const out = jsonSchemaTransform({ ...input, schema: input.schema ?? {} });
       const schema = (out.schema ?? {}) as Record<string, unknown>;
       const documented = { ...schema, response: { ...(schema.response as object | undefined), ...ERROR_RESPONSES } };

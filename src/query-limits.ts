@@ -53,9 +53,15 @@ function bytes(n: number): string {
 export function limitErrorOf(error: unknown, limits: QueryLimits, advice: string): QueryLimitError | null {
   if (!isQueryLimit(error)) return null;
   const code = Number((error as { code?: unknown }).code);
-  if (code === 159 || code === 160) return new QueryLimitError(`the query ran past its time limit of ${limits.maxExecutionSeconds} s; ${advice}`);
-  if (code === 241) return new QueryLimitError(`the query needed more than its memory limit of ${bytes(limits.maxMemoryBytes)}; ${advice}`);
-  return new QueryLimitError(`the answer would exceed its limit of ${limits.maxResultRows} rows and ${bytes(limits.maxResultBytes)}; ${advice}`);
+  if (code === 159 || code === 160)
+    return new QueryLimitError(`the query ran past its time limit of ${limits.maxExecutionSeconds} s; ${advice}`);
+  if (code === 241)
+    return new QueryLimitError(
+      `the query needed more than its memory limit of ${bytes(limits.maxMemoryBytes)}; ${advice}`,
+    );
+  return new QueryLimitError(
+    `the answer would exceed its limit of ${limits.maxResultRows} rows and ${bytes(limits.maxResultBytes)}; ${advice}`,
+  );
 }
 
 /** Runs a read; a limit it hit is rethrown as the caller's QueryLimitError, anything else as it was. */

@@ -25,14 +25,22 @@ function categoryOf(request: FastifyRequest): Category {
   // A password change checks the current password: the same brute-force budget as a login.
   if (url.endsWith('/auth/login') || url === '/cli/login' || url.endsWith('/auth/password')) return 'login';
   if (url.endsWith('/auth/signup')) return 'signup';
-  if (request.method === 'POST' && (url.endsWith('/public/traces') || url.includes('/otel/v1/traces') || /\/evaluation-runs\/[^/]+\/results$/.test(url))) return 'ingest';
+  if (
+    request.method === 'POST' &&
+    (url.endsWith('/public/traces') ||
+      url.includes('/otel/v1/traces') ||
+      /\/evaluation-runs\/[^/]+\/results$/.test(url))
+  )
+    return 'ingest';
   return 'api';
 }
 
 function identityOf(request: FastifyRequest, category: Category): string {
   const principal = request.principal;
   if (category === 'login') {
-    const email = String((request.body as { email?: unknown } | undefined)?.email ?? '').trim().toLowerCase();
+    const email = String((request.body as { email?: unknown } | undefined)?.email ?? '')
+      .trim()
+      .toLowerCase();
     return `ip:${request.ip}:${email}`;
   }
   if (principal?.kind === 'api_key') return `key:${principal.keyId}`;
@@ -54,12 +62,19 @@ export function loginsPerEmail(config: Config): number {
 }
 
 function loginEmail(request: FastifyRequest): string {
-  return String((request.body as { email?: unknown } | undefined)?.email ?? '').trim().toLowerCase();
+  return String((request.body as { email?: unknown } | undefined)?.email ?? '')
+    .trim()
+    .toLowerCase();
 }
 
 export function registerRateLimits(app: FastifyInstance, config: Config): void {
   const limits = config.rateLimits;
-  const budget: Record<Category, number> = { api: limits.perMinute, ingest: limits.ingestPerMinute, login: limits.loginPerMinute, signup: limits.signupPerMinute };
+  const budget: Record<Category, number> = {
+    api: limits.perMinute,
+    ingest: limits.ingestPerMinute,
+    login: limits.loginPerMinute,
+    signup: limits.signupPerMinute,
+  };
   const redis = config.redisUrl ? openCounterRedis(config.redisUrl) : undefined;
   if (redis) app.addHook('onClose', async () => void redis.disconnect());
   app.register(rateLimit, {
@@ -79,7 +94,10 @@ export function registerRateLimits(app: FastifyInstance, config: Config): void {
     skipOnError: true,
     enableDraftSpec: true,
     errorResponseBuilder: (_request, context) =>
-      new TooManyRequestsError(`rate limit exceeded: at most ${context.max} requests per minute for this credential; retry in ${Math.ceil(context.ttl / 1000)} s`, Math.max(1, Math.ceil(context.ttl / 1000))),
+      new TooManyRequestsError(
+        `rate limit exceeded: at most ${context.max} requests per minute for this credential; retry in ${Math.ceil(context.ttl / 1000)} s`,
+        Math.max(1, Math.ceil(context.ttl / 1000)),
+      ),
   });
   app.after(() => registerLoginBudgets(app, config));
 }
@@ -95,8 +113,16 @@ type Limiter = (request: FastifyRequest, options?: { increment: boolean }) => Pr
  */
 function registerLoginBudgets(app: FastifyInstance, config: Config): void {
   const create = (app as unknown as { createRateLimit: (options: object) => Limiter }).createRateLimit;
-  const perAddress = create({ max: loginsPerAddress(config), timeWindow: 60_000, keyGenerator: (request: FastifyRequest) => `login-address|${request.ip}` });
-  const perEmail = create({ max: loginsPerEmail(config), timeWindow: 60_000, keyGenerator: (request: FastifyRequest) => `login-email|${loginEmail(request)}` });
+  const perAddress = create({
+    max: loginsPerAddress(config),
+    timeWindow: 60_000,
+    keyGenerator: (request: FastifyRequest) => `login-address|${request.ip}`,
+  });
+  const perEmail = create({
+    max: loginsPerEmail(config),
+    timeWindow: 60_000,
+    keyGenerator: (request: FastifyRequest) => `login-email|${loginEmail(request)}`,
+  });
   const budgets = (request: FastifyRequest): [Limiter, string][] => {
     const out: [Limiter, string][] = [[perAddress, 'from this address, whatever the e-mail']];
     if (loginEmail(request) !== '') out.push([perEmail, 'to this e-mail, whatever the address']);
@@ -112,7 +138,10 @@ function registerLoginBudgets(app: FastifyInstance, config: Config): void {
       if (!state || state.remaining > 0) continue;
       const retry = Math.max(1, Math.ceil(state.ttl / 1000));
       void reply.header('ratelimit-limit', state.max).header('ratelimit-remaining', 0).header('ratelimit-reset', retry);
-      throw new TooManyRequestsError(`rate limit exceeded: at most ${state.max} requests per minute for failed logins ${scope}; retry in ${retry} s`, retry);
+      throw new TooManyRequestsError(
+        `rate limit exceeded: at most ${state.max} requests per minute for failed logins ${scope}; retry in ${retry} s`,
+        retry,
+      );
     }
   });
   app.addHook('onResponse', async (request, reply) => {

@@ -23,7 +23,11 @@ export type Runtime = AppContext & {
  */
 export async function openRuntime(config: Config, options: { dataDir?: string } = {}): Promise<Runtime> {
   const started = performance.now();
-  const opened = await Promise.allSettled([openPostgres(config, options), openClickHouse(config, options), openQueue(config, options)] as const);
+  const opened = await Promise.allSettled([
+    openPostgres(config, options),
+    openClickHouse(config, options),
+    openQueue(config, options),
+  ] as const);
   const [pgResult, chResult, queueResult] = opened;
   if (pgResult.status === 'rejected' || chResult.status === 'rejected' || queueResult.status === 'rejected') {
     await closeStores(
@@ -39,7 +43,10 @@ export async function openRuntime(config: Config, options: { dataDir?: string } 
     await migrate(pg, ch);
     const migrationsMs = performance.now() - started - storesMs;
     const tokens = new AccessTokens(config.jwtSecret ?? (await sharedSecret(pg, 'jwt_signing_key')));
-    const spanWriter = new SpanWriter(ch, pg, { maxQueuedSpans: config.ingest.queueMaxSpans, maxQueuedBytes: config.ingest.queueMaxBytes });
+    const spanWriter = new SpanWriter(ch, pg, {
+      maxQueuedSpans: config.ingest.queueMaxSpans,
+      maxQueuedBytes: config.ingest.queueMaxBytes,
+    });
     return {
       config,
       pg,
@@ -47,7 +54,11 @@ export async function openRuntime(config: Config, options: { dataDir?: string } 
       queue,
       tokens,
       spanWriter,
-      timings: Object.freeze({ stores: Math.round(storesMs), migrations: Math.round(migrationsMs), total: Math.round(performance.now() - started) }),
+      timings: Object.freeze({
+        stores: Math.round(storesMs),
+        migrations: Math.round(migrationsMs),
+        total: Math.round(performance.now() - started),
+      }),
       async close() {
         try {
           await spanWriter.close();

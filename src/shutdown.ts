@@ -102,24 +102,26 @@ async function stop({ runtime, drains, workers, log, exit }: StopPlan, signal: s
   }
 
   async function stopSteps(): Promise<void> {
-  const inFlight = drains.reduce((n, d) => n + d.inFlightCount, 0);
-  log(`stop: ${signal} received; no new connections, answering ${inFlight} request(s) in flight (bound ${bound} ms)`);
-  // Half the bound for answers in flight; the rest is for the workers, the queued spans and the stores.
-  const closed = await Promise.allSettled(drains.map((d) => d.close(Math.round(bound / 2))));
-  const cut = closed.reduce((n, r) => n + (r.status === 'fulfilled' ? r.value.cut : 0), 0);
-  log(`stop: HTTP servers closed (${drains.map((d) => d.name).join(', ') || 'none'}) after ${ms()}${cut ? `; ${cut} slow request(s) cut` : ''}`);
+    const inFlight = drains.reduce((n, d) => n + d.inFlightCount, 0);
+    log(`stop: ${signal} received; no new connections, answering ${inFlight} request(s) in flight (bound ${bound} ms)`);
+    // Half the bound for answers in flight; the rest is for the workers, the queued spans and the stores.
+    const closed = await Promise.allSettled(drains.map((d) => d.close(Math.round(bound / 2))));
+    const cut = closed.reduce((n, r) => n + (r.status === 'fulfilled' ? r.value.cut : 0), 0);
+    log(
+      `stop: HTTP servers closed (${drains.map((d) => d.name).join(', ') || 'none'}) after ${ms()}${cut ? `; ${cut} slow request(s) cut` : ''}`,
+    );
 
-  if (workers.length) {
-    step = 'closing the queue workers';
-    await closeWorkers(workers, Math.round(bound / 5));
-    log(`stop: ${workers.length} queue workers closed after ${ms()}`);
-  }
-  step = 'storing the queued spans';
-  const queued = runtime.spanWriter.depth().spans;
-  await runtime.spanWriter.close();
-  log(`stop: span writer drained (${queued} span(s) were queued) after ${ms()}`);
-  step = 'closing the stores';
-  await runtime.close();
+    if (workers.length) {
+      step = 'closing the queue workers';
+      await closeWorkers(workers, Math.round(bound / 5));
+      log(`stop: ${workers.length} queue workers closed after ${ms()}`);
+    }
+    step = 'storing the queued spans';
+    const queued = runtime.spanWriter.depth().spans;
+    await runtime.spanWriter.close();
+    log(`stop: span writer drained (${queued} span(s) were queued) after ${ms()}`);
+    step = 'closing the stores';
+    await runtime.close();
   }
 }
 

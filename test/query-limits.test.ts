@@ -11,7 +11,12 @@ import { settingsClause, withinLimits, type QueryLimits } from '../src/query-lim
  */
 
 const h = useHarness();
-const LIMITS: QueryLimits = { maxExecutionSeconds: 10, maxMemoryBytes: 100_000_000, maxResultRows: 10, maxResultBytes: 1_000_000 };
+const LIMITS: QueryLimits = {
+  maxExecutionSeconds: 10,
+  maxMemoryBytes: 100_000_000,
+  maxResultRows: 10,
+  maxResultBytes: 1_000_000,
+};
 
 function run(sql: string) {
   return async () => {
@@ -22,24 +27,39 @@ function run(sql: string) {
 
 describe('withinLimits', () => {
   it('names the memory limit', async () => {
-    const error = await withinLimits(LIMITS, 'narrow it', run("SELECT groupArray(repeat(toString(number), 1000)) FROM numbers(1000000)")).catch((e: unknown) => e);
+    const error = await withinLimits(
+      LIMITS,
+      'narrow it',
+      run('SELECT groupArray(repeat(toString(number), 1000)) FROM numbers(1000000)'),
+    ).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(QueryLimitError);
     expect((error as QueryLimitError).detail).toBe('the query needed more than its memory limit of 95 MiB; narrow it');
   });
 
   it('names the answer limits, for rows and for bytes', async () => {
-    for (const sql of ['SELECT number FROM numbers(100)', "SELECT repeat(toString(number), 300000) FROM numbers(5)"]) {
+    for (const sql of ['SELECT number FROM numbers(100)', 'SELECT repeat(toString(number), 300000) FROM numbers(5)']) {
       const error = await withinLimits(LIMITS, 'narrow it', run(sql)).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(QueryLimitError);
-      expect((error as QueryLimitError).detail).toBe('the answer would exceed its limit of 10 rows and 1 MiB; narrow it');
+      expect((error as QueryLimitError).detail).toBe(
+        'the answer would exceed its limit of 10 rows and 1 MiB; narrow it',
+      );
     }
   });
 
   it('passes an answer within the limits, and other errors as they are; the settings do not stick to the session', async () => {
-    expect(await withinLimits(LIMITS, 'narrow it', run('SELECT number FROM numbers(3)'))).toEqual([{ number: 0 }, { number: 1 }, { number: 2 }]);
-    const error = await withinLimits(LIMITS, 'narrow it', run('SELECT no_such_column FROM numbers(3)')).catch((e: unknown) => e);
+    expect(await withinLimits(LIMITS, 'narrow it', run('SELECT number FROM numbers(3)'))).toEqual([
+      { number: 0 },
+      { number: 1 },
+      { number: 2 },
+    ]);
+    const error = await withinLimits(LIMITS, 'narrow it', run('SELECT no_such_column FROM numbers(3)')).catch(
+      (e: unknown) => e,
+    );
     expect(error).not.toBeInstanceOf(QueryLimitError);
-    const after = await h().ctx.ch.client.query({ query: "SELECT getSetting('max_result_rows') AS rows, count() AS n FROM numbers(100)", format: 'JSONEachRow' });
+    const after = await h().ctx.ch.client.query({
+      query: "SELECT getSetting('max_result_rows') AS rows, count() AS n FROM numbers(100)",
+      format: 'JSONEachRow',
+    });
     const [row] = await after.json<{ rows: unknown; n: unknown }>();
     expect([Number(row!.rows), Number(row!.n)]).toEqual([0, 100]);
   });

@@ -23,11 +23,14 @@ export function startDetectionWorkers(ctx: AppContext, options: { schedule?: boo
   // was measured never to answer (src/alerts/evaluation.ts, scheduleTicks).
   // Again after every Redis outage: a Redis that comes back empty has lost the scheduler.
   if (options.schedule ?? true) {
-    keepDetectionScheduled(ctx, { projectIds: options.projectIds }, (error: unknown) => log(`could not schedule detection: ${error instanceof Error ? error.message : String(error)}`));
+    keepDetectionScheduled(ctx, { projectIds: options.projectIds }, (error: unknown) =>
+      log(`could not schedule detection: ${error instanceof Error ? error.message : String(error)}`),
+    );
   }
   const ticks = ctx.queue.worker<DetectionJob>(
     DETECTION_QUEUE,
-    async (job: Job<DetectionJob>, _token?: string, signal?: AbortSignal) => runDetectionTick(ctx, { projectIds: job.data.project_ids, signal, log }),
+    async (job: Job<DetectionJob>, _token?: string, signal?: AbortSignal) =>
+      runDetectionTick(ctx, { projectIds: job.data.project_ids, signal, log }),
     { concurrency: 1, drainDelay: POLL_SECONDS },
   );
   // Closing the worker (shutdown) cancels the running tick, which stops between passes.

@@ -35,21 +35,40 @@ const ROUNDS = Number(args.rounds);
 
 fs.rmSync(args.dir, { recursive: true, force: true });
 fs.mkdirSync(args.dir, { recursive: true });
-const ch: ClickHouseClient = createClient({ connection: createChdbConnection({ path: path.join(args.dir, 'clickhouse') }) } as Parameters<typeof createClient>[0]);
-for (const m of clickHouseMigrations(path.join(ROOT_DIR, 'clickhouse'))) for (const statement of m.statements) await ch.command({ query: statement });
+const ch: ClickHouseClient = createClient({
+  connection: createChdbConnection({ path: path.join(args.dir, 'clickhouse') }),
+} as Parameters<typeof createClient>[0]);
+for (const m of clickHouseMigrations(path.join(ROOT_DIR, 'clickhouse')))
+  for (const statement of m.statements) await ch.command({ query: statement });
 
 const stamp = Date.now();
-const spans = generateSpans({ traces: Math.ceil((BATCHES * BATCH) / 7) + 10, startMs: stamp - 86_400_000, endMs: stamp, seed: 7 }).slice(0, BATCHES * BATCH);
+const spans = generateSpans({
+  traces: Math.ceil((BATCHES * BATCH) / 7) + 10,
+  startMs: stamp - 86_400_000,
+  endMs: stamp,
+  seed: 7,
+}).slice(0, BATCHES * BATCH);
 const batches: unknown[][] = [];
 for (let i = 0; i < spans.length; i += BATCH) batches.push(spans.slice(i, i + BATCH));
 let run = 0;
 const rowsOf = () => {
   const project = `p${run++}`;
-  return batches.map((b) => validateSpans(b).accepted.map((s) => ({ ...s, project_id: project, trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600, ttl_days: 30 })));
+  return batches.map((b) =>
+    validateSpans(b).accepted.map((s) => ({
+      ...s,
+      project_id: project,
+      trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600,
+      ttl_days: 30,
+    })),
+  );
 };
 
 /** Inserts a fresh project's rows; the rate, and the process's CPU µs per span (engine threads included). */
-async function rate(table: string, insert: (table: string, values: object[]) => Promise<unknown> = (t, values) => ch.insert({ table: t, values, format: 'JSONEachRow' })): Promise<[number, number]> {
+async function rate(
+  table: string,
+  insert: (table: string, values: object[]) => Promise<unknown> = (t, values) =>
+    ch.insert({ table: t, values, format: 'JSONEachRow' }),
+): Promise<[number, number]> {
   const data = rowsOf();
   const cpu = process.cpuUsage();
   const start = performance.now();
@@ -60,14 +79,27 @@ async function rate(table: string, insert: (table: string, values: object[]) => 
 
 /** Views reading `table`, each with the views chained on its target table (read off their definitions). */
 async function viewsOn(table: string): Promise<{ name: string; chain: string[] }[]> {
-  const r = await ch.query({ query: "SELECT name, create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND engine = 'MaterializedView' ORDER BY name", format: 'JSONEachRow' });
-  const all = (await r.json<{ name: string; q: string }>()).map((v) => ({ name: v.name, to: /\bTO (?:\w+\.)?(\w+)/.exec(v.q)?.[1], from: [...v.q.matchAll(/\bFROM (?:\w+\.)?(\w+)/g)].map((m) => m[1]) }));
+  const r = await ch.query({
+    query:
+      "SELECT name, create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND engine = 'MaterializedView' ORDER BY name",
+    format: 'JSONEachRow',
+  });
+  const all = (await r.json<{ name: string; q: string }>()).map((v) => ({
+    name: v.name,
+    to: /\bTO (?:\w+\.)?(\w+)/.exec(v.q)?.[1],
+    from: [...v.q.matchAll(/\bFROM (?:\w+\.)?(\w+)/g)].map((m) => m[1]),
+  }));
   const on = (t: string): { name: string; chain: string[] }[] =>
-    all.filter((v) => v.from.includes(t)).map((v) => ({ name: v.name, chain: v.to ? on(v.to).flatMap((c) => [c.name, ...c.chain]) : [] }));
+    all
+      .filter((v) => v.from.includes(t))
+      .map((v) => ({ name: v.name, chain: v.to ? on(v.to).flatMap((c) => [c.name, ...c.chain]) : [] }));
   return on(table);
 }
 
-await ch.command({ query: 'CREATE TABLE exp_plain AS spans ENGINE = MergeTree PARTITION BY toYYYYMM(start_time) ORDER BY (project_id, toStartOfHour(start_time), trace_id, span_id)' });
+await ch.command({
+  query:
+    'CREATE TABLE exp_plain AS spans ENGINE = MergeTree PARTITION BY toYYYYMM(start_time) ORDER BY (project_id, toStartOfHour(start_time), trace_id, span_id)',
+});
 const results: Record<string, number[]> = {};
 const cpuResults: Record<string, number[]> = {};
 const record = (label: string, [value, cpu]: [number, number]) => {
@@ -77,25 +109,67 @@ const record = (label: string, [value, cpu]: [number, number]) => {
 
 if (args.formats) {
   // Pre-serialised text through client.exec: the engine parses it; JS only builds the text.
-  const COLUMNS = ['project_id', 'trace_id', 'span_id', 'parent_span_id', 'name', 'kind', 'start_time', 'end_time', 'status', 'error_type', 'error_message', 'model_name', 'environment', 'user_id', 'session_id', 'input', 'output', 'metadata', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'evaluation_run_id', 'trace_start_hour', 'ttl_days'];
-  const exec = (format: string, body: (rows: Record<string, unknown>[]) => string) => async (table: string, values: object[]) => {
-    const r = await ch.exec({ query: `INSERT INTO ${table} (${COLUMNS.join(', ')}) FORMAT ${format}`, values: Readable.from([body(values as Record<string, unknown>[])]) });
-    r.stream.resume();
-  };
+  const COLUMNS = [
+    'project_id',
+    'trace_id',
+    'span_id',
+    'parent_span_id',
+    'name',
+    'kind',
+    'start_time',
+    'end_time',
+    'status',
+    'error_type',
+    'error_message',
+    'model_name',
+    'environment',
+    'user_id',
+    'session_id',
+    'input',
+    'output',
+    'metadata',
+    'cost',
+    'input_tokens',
+    'output_tokens',
+    'total_tokens',
+    'evaluation_run_id',
+    'trace_start_hour',
+    'ttl_days',
+  ];
+  const exec =
+    (format: string, body: (rows: Record<string, unknown>[]) => string) => async (table: string, values: object[]) => {
+      const r = await ch.exec({
+        query: `INSERT INTO ${table} (${COLUMNS.join(', ')}) FORMAT ${format}`,
+        values: Readable.from([body(values as Record<string, unknown>[])]),
+      });
+      r.stream.resume();
+    };
   const jsonEachRow = exec('JSONEachRow', (rows) => rows.map((r) => JSON.stringify(r)).join('\n'));
-  const compact = exec('JSONCompactEachRow', (rows) => rows.map((r) => JSON.stringify(COLUMNS.map((c) => r[c]))).join('\n'));
+  const compact = exec('JSONCompactEachRow', (rows) =>
+    rows.map((r) => JSON.stringify(COLUMNS.map((c) => r[c]))).join('\n'),
+  );
   for (let round = 0; round < ROUNDS; round++) {
     record('client.insert JSONEachRow', await rate('exp_plain'));
     record('exec JSONEachRow text', await rate('exp_plain', jsonEachRow));
     record('exec JSONCompactEachRow text', await rate('exp_plain', compact));
-    console.log(`round ${round + 1}`, Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Math.round(v.at(-1)!)])));
+    console.log(
+      `round ${round + 1}`,
+      Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Math.round(v.at(-1)!)])),
+    );
   }
 } else {
   const views = await viewsOn('spans');
   const all = views.flatMap((v) => [v.name, ...v.chain]);
-  const detach = async (list: string[]) => { for (const v of list) await ch.command({ query: `DETACH TABLE ${v}` }); };
-  const attach = async (list: string[]) => { for (const v of list) await ch.command({ query: `ATTACH TABLE ${v}` }); };
-  console.log('views on spans:', views.map((v) => `${v.name}${v.chain.length ? ` (+ ${v.chain.join(', ')})` : ''}`).join('; '));
+  const detach = async (list: string[]) => {
+    for (const v of list) await ch.command({ query: `DETACH TABLE ${v}` });
+  };
+  const attach = async (list: string[]) => {
+    for (const v of list) await ch.command({ query: `ATTACH TABLE ${v}` });
+  };
+  console.log(
+    'views on spans:',
+    views.map((v) => `${v.name}${v.chain.length ? ` (+ ${v.chain.join(', ')})` : ''}`).join('; '),
+  );
   for (let round = 0; round < ROUNDS; round++) {
     record('plain MergeTree', await rate('exp_plain'));
     record('spans, all views', await rate('spans'));
@@ -112,7 +186,10 @@ if (args.formats) {
       await detach([v.name]);
     }
     await attach(all);
-    console.log(`round ${round + 1}`, Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Math.round(v.at(-1)!)])));
+    console.log(
+      `round ${round + 1}`,
+      Object.fromEntries(Object.entries(results).map(([k, v]) => [k, Math.round(v.at(-1)!)])),
+    );
   }
 }
 
@@ -120,12 +197,18 @@ const first = Object.keys(results)[0]!;
 const base = median(results[first]!);
 const noViews = results['spans, no views'] ? median(results['spans, no views']) : base;
 const noViewsCpu = cpuResults['spans, no views'] ? median(cpuResults['spans, no views']) : median(cpuResults[first]!);
-console.log(`\n${BATCHES} batches of ${BATCH} spans, median of ${ROUNDS} rounds (wall: rate and µs/span; CPU: process CPU µs/span, engine threads included)`);
+console.log(
+  `\n${BATCHES} batches of ${BATCH} spans, median of ${ROUNDS} rounds (wall: rate and µs/span; CPU: process CPU µs/span, engine threads included)`,
+);
 for (const [label, values] of Object.entries(results)) {
   const r = median(values);
   const usPerSpan = 1e6 / r;
   const cpu = median(cpuResults[label]!);
-  const extra = label.startsWith('spans +') ? `, +${(usPerSpan - 1e6 / noViews).toFixed(1)} wall / +${(cpu - noViewsCpu).toFixed(1)} CPU µs/span over spans without views` : '';
-  console.log(`${label.padEnd(48)} ${Math.round(r).toString().padStart(7)} spans/s  ${usPerSpan.toFixed(1).padStart(6)} µs/span  CPU ${cpu.toFixed(1).padStart(6)} µs/span  ${((r / base) * 100).toFixed(0)}% of first${extra}`);
+  const extra = label.startsWith('spans +')
+    ? `, +${(usPerSpan - 1e6 / noViews).toFixed(1)} wall / +${(cpu - noViewsCpu).toFixed(1)} CPU µs/span over spans without views`
+    : '';
+  console.log(
+    `${label.padEnd(48)} ${Math.round(r).toString().padStart(7)} spans/s  ${usPerSpan.toFixed(1).padStart(6)} µs/span  CPU ${cpu.toFixed(1).padStart(6)} µs/span  ${((r / base) * 100).toFixed(0)}% of first${extra}`,
+  );
 }
 await ch.close();

@@ -15,16 +15,21 @@ const [cmd, ...files] = process.argv.slice(2);
 if (cmd === 'load') {
   const projects = ['p0', 'p1', 'p2', 'p3', 'p4'];
   const t0 = performance.now();
-  await loadSpans(ctx.ch.client, { spans: Number(process.env.SPANS ?? 10_000_000), projects, days: 90, nowMs: Date.now() }, (n) => process.stdout.write(`\r${n} ${((performance.now() - t0) / 1000).toFixed(0)}s`));
+  await loadSpans(
+    ctx.ch.client,
+    { spans: Number(process.env.SPANS ?? 10_000_000), projects, days: 90, nowMs: Date.now() },
+    (n) => process.stdout.write(`\r${n} ${((performance.now() - t0) / 1000).toFixed(0)}s`),
+  );
   fs.writeFileSync(marker, JSON.stringify({ projects, nowMs: Date.now() }));
   console.log('\nloaded');
 } else if (cmd === 'exec') {
   const { splitStatements } = await import('../../src/stores/migrate.js');
-  for (const file of files) for (const query of splitStatements(fs.readFileSync(file, 'utf8'))) {
-    const t = performance.now();
-    await ctx.ch.client.command({ query, clickhouse_settings: { max_execution_time: 3600 } as never });
-    console.log(`${(performance.now() - t).toFixed(0)} ms: ${query.slice(0, 80).replace(/\s+/g, ' ')}`);
-  }
+  for (const file of files)
+    for (const query of splitStatements(fs.readFileSync(file, 'utf8'))) {
+      const t = performance.now();
+      await ctx.ch.client.command({ query, clickhouse_settings: { max_execution_time: 3600 } as never });
+      console.log(`${(performance.now() - t).toFixed(0)} ms: ${query.slice(0, 80).replace(/\s+/g, ' ')}`);
+    }
 } else if (cmd === 'list') {
   // list '<label>' '<filters JSON>' [name|search]: the service's whole list call, per window.
   const { listTraces } = await import('../../src/traces/service.js');
@@ -37,8 +42,13 @@ if (cmd === 'load') {
       const c = process.cpuUsage();
       const t = performance.now();
       const params = {
-        projectId: 'p0', limit: 50, page: 0, includeEvaluations: false, startAfter: Date.now() - days * 86_400_000,
-        filters: JSON.parse(filters ?? '[]'), ...(extra ? JSON.parse(extra) : {}),
+        projectId: 'p0',
+        limit: 50,
+        page: 0,
+        includeEvaluations: false,
+        startAfter: Date.now() - days * 86_400_000,
+        filters: JSON.parse(filters ?? '[]'),
+        ...(extra ? JSON.parse(extra) : {}),
       };
       let page = { meta: { total: 0 } };
       if (process.env.PHASE === 'select') {
@@ -53,14 +63,19 @@ if (cmd === 'load') {
       if (i > 0) cpu.push((used.user + used.system) / 1000);
       total = page.meta.total;
     }
-    console.log(`${String(days).padStart(2)}d ${label!.padEnd(40)} p50 ${median(times).toFixed(1).padStart(7)} ms  cpu ${median(cpu).toFixed(1).padStart(7)} ms  total ${total}`);
+    console.log(
+      `${String(days).padStart(2)}d ${label!.padEnd(40)} p50 ${median(times).toFixed(1).padStart(7)} ms  cpu ${median(cpu).toFixed(1).padStart(7)} ms  total ${total}`,
+    );
   }
 } else {
   const runs = Number(process.env.RUNS ?? 7);
   const days = Number(process.env.WINDOW_DAYS ?? 90);
   const params = { p: 'p0', from: (Date.now() - days * 86_400_000) / 1000 };
   for (const file of files) {
-    const parts = fs.readFileSync(file, 'utf8').split(/^-- name: /m).filter((s) => s.trim());
+    const parts = fs
+      .readFileSync(file, 'utf8')
+      .split(/^-- name: /m)
+      .filter((s) => s.trim());
     for (const part of parts) {
       const [name, ...body] = part.split('\n');
       const query = body.join('\n').trim();
@@ -79,7 +94,9 @@ if (cmd === 'load') {
         rows = out.length;
         first = out[0];
       }
-      console.log(`${days}d ${name!.padEnd(40)} p50 ${median(times).toFixed(1).padStart(7)} ms  cpu ${median(cpu).toFixed(1).padStart(7)} ms  rows ${rows}  first ${JSON.stringify(first)?.slice(0, 140)}`);
+      console.log(
+        `${days}d ${name!.padEnd(40)} p50 ${median(times).toFixed(1).padStart(7)} ms  cpu ${median(cpu).toFixed(1).padStart(7)} ms  rows ${rows}  first ${JSON.stringify(first)?.slice(0, 140)}`,
+      );
     }
   }
 }

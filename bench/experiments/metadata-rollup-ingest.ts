@@ -19,14 +19,25 @@ fs.rmSync(DIR, { recursive: true, force: true });
 // ClickHouse alone, with every migration's statements (no Postgres needed here).
 const ch = await openClickHouse(loadConfig({ DATA_DIR: DIR, LOG_LEVEL: 'silent', SEED_DEMO: 'false' }));
 const client = ch.client;
-for (const m of clickHouseMigrations(path.join(ROOT_DIR, 'clickhouse'))) for (const query of m.statements) await client.command({ query });
+for (const m of clickHouseMigrations(path.join(ROOT_DIR, 'clickhouse')))
+  for (const query of m.statements) await client.command({ query });
 
 const now = Date.now();
-const spans = generateSpans({ traces: Math.ceil(SPANS / 7), startMs: now - 86_400_000, endMs: now, seed: 7 }).slice(0, SPANS);
+const spans = generateSpans({ traces: Math.ceil(SPANS / 7), startMs: now - 86_400_000, endMs: now, seed: 7 }).slice(
+  0,
+  SPANS,
+);
 const batches = (project: string) => {
   const out: Record<string, unknown>[][] = [];
   for (let i = 0; i < spans.length; i += 1000) {
-    out.push(validateSpans(spans.slice(i, i + 1000)).accepted.map((s) => ({ ...s, project_id: project, trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600, ttl_days: 30 })));
+    out.push(
+      validateSpans(spans.slice(i, i + 1000)).accepted.map((s) => ({
+        ...s,
+        project_id: project,
+        trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600,
+        ttl_days: 30,
+      })),
+    );
   }
   return out;
 };
@@ -38,14 +49,20 @@ const insert = async (project: string) => {
 };
 
 // Variants, interleaved: all three views of 0006; only the per-hour view (the totals' views dropped); none.
-const migration = splitStatements(readMigrations(path.join(ROOT_DIR, 'clickhouse')).find((m) => m.name === 'span_rollup_metadata')!.sql);
+const migration = splitStatements(
+  readMigrations(path.join(ROOT_DIR, 'clickhouse')).find((m) => m.name === 'span_rollup_metadata')!.sql,
+);
 const views = migration.filter((s) => s.startsWith('CREATE MATERIALIZED VIEW'));
 const names = views.map((v) => /VIEW IF NOT EXISTS (\w+)/.exec(v)![1]!);
 const setViews = async (n: number) => {
   for (const name of names) await client.command({ query: `DROP VIEW IF EXISTS ${name} SYNC` });
   for (const v of views.slice(0, n)) await client.command({ query: v });
 };
-const variants: [string, number][] = [['all views', views.length], ['per-hour view only', 1], ['no view', 0]];
+const variants: [string, number][] = [
+  ['all views', views.length],
+  ['per-hour view only', 1],
+  ['no view', 0],
+];
 const rates: Record<string, number[]> = {};
 for (let round = 0; round < ROUNDS; round++) {
   for (const [label, n] of variants) {
@@ -55,5 +72,8 @@ for (let round = 0; round < ROUNDS; round++) {
   console.log(`round ${round}: ${variants.map(([l]) => `${l} ${Math.round(rates[l]!.at(-1)!)}`).join(', ')} spans/s`);
 }
 const none = median(rates['no view']!);
-for (const [label] of variants) console.log(`median ${label}: ${Math.round(median(rates[label]!))} spans/s (${((median(rates[label]!) / none) * 100).toFixed(0)}% of no view)`);
+for (const [label] of variants)
+  console.log(
+    `median ${label}: ${Math.round(median(rates[label]!))} spans/s (${((median(rates[label]!) / none) * 100).toFixed(0)}% of no view)`,
+  );
 await ch.close();

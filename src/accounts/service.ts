@@ -22,14 +22,27 @@ export async function signup(ctx: AppContext, input: { email: string; password: 
   const workspace = { id: newId(), name: `${user.name}'s workspace` };
   try {
     return await withTransaction(ctx.pg.pool, async (tx) => {
-      await tx.query('INSERT INTO users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)', [user.id, email, user.name, passwordHash]);
-      await tx.query('INSERT INTO workspaces (id, name, created_by) VALUES ($1, $2, $3)', [workspace.id, workspace.name, user.id]);
-      await tx.query(`INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, 'ADMIN')`, [workspace.id, user.id]);
+      await tx.query('INSERT INTO users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)', [
+        user.id,
+        email,
+        user.name,
+        passwordHash,
+      ]);
+      await tx.query('INSERT INTO workspaces (id, name, created_by) VALUES ($1, $2, $3)', [
+        workspace.id,
+        workspace.name,
+        user.id,
+      ]);
+      await tx.query(`INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, 'ADMIN')`, [
+        workspace.id,
+        user.id,
+      ]);
       const sessionToken = await createSession(tx, user.id, ctx.config.sessionTtlDays);
       return { session_token: sessionToken, user, workspace };
     });
   } catch (error) {
-    if ((error as { code?: string }).code === UNIQUE_VIOLATION) throw new ConflictError('an account with this e-mail already exists');
+    if ((error as { code?: string }).code === UNIQUE_VIOLATION)
+      throw new ConflictError('an account with this e-mail already exists');
     throw error;
   }
 }
@@ -38,7 +51,10 @@ export async function signup(ctx: AppContext, input: { email: string; password: 
 export async function login(ctx: AppContext, input: { email: string; password: string }) {
   const email = normaliseEmail(input.email);
   // The reserved authentication pool (src/stores/postgres.ts): a login never waits behind request work.
-  const { rows } = await authPool(ctx.pg).query<PublicUser & { password_hash: string }>('SELECT id, email, name, password_hash FROM users WHERE email = $1', [email]);
+  const { rows } = await authPool(ctx.pg).query<PublicUser & { password_hash: string }>(
+    'SELECT id, email, name, password_hash FROM users WHERE email = $1',
+    [email],
+  );
   const row = rows[0];
   const ok = await verifyPassword(input.password, row?.password_hash ?? (await dummyPasswordHash()));
   if (!row || !ok) throw new UnauthorizedError(WRONG_LOGIN_DETAIL);
@@ -48,16 +64,16 @@ export async function login(ctx: AppContext, input: { email: string; password: s
 
 /** Ends the login session; every access token minted from it stops working with it. */
 export async function logout(ctx: AppContext, user: UserPrincipal): Promise<void> {
-  await ctx.pg.pool.query('UPDATE sessions SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [user.sessionId]);
+  await ctx.pg.pool.query('UPDATE sessions SET revoked_at = now() WHERE id = $1 AND revoked_at IS NULL', [
+    user.sessionId,
+  ]);
 }
 
 export async function createSession(db: Queryable, userId: string, ttlDays: number): Promise<string> {
   const token = newSessionToken();
-  await db.query(`INSERT INTO sessions (id, user_id, token_hash, expires_at) VALUES ($1, $2, $3, now() + make_interval(days => $4))`, [
-    newId(),
-    userId,
-    hashToken(token),
-    ttlDays,
-  ]);
+  await db.query(
+    `INSERT INTO sessions (id, user_id, token_hash, expires_at) VALUES ($1, $2, $3, now() + make_interval(days => $4))`,
+    [newId(), userId, hashToken(token), ttlDays],
+  );
   return token;
 }

@@ -17,7 +17,14 @@ export const AlertAnswer = z.object({
   threshold_operator: z.enum(OPERATORS),
   window: z.enum(Object.keys(WINDOWS) as [keyof typeof WINDOWS, ...(keyof typeof WINDOWS)[]]),
   filters: z
-    .array(z.object({ field: z.string(), op: z.string(), value: z.union([z.string(), z.number(), z.array(z.string())]), key: z.string().optional() }))
+    .array(
+      z.object({
+        field: z.string(),
+        op: z.string(),
+        value: z.union([z.string(), z.number(), z.array(z.string())]),
+        key: z.string().optional(),
+      }),
+    )
     .describe('row predicates the measure is evaluated over'),
   group_by: z.string().nullable(),
   no_data_mode: z.enum(NO_DATA_MODES),
@@ -41,13 +48,26 @@ export const AlertAnswer = z.object({
 
 /** `GET /alerts/{id}`: a grouped alert also lists its groups that are not quietly OK. */
 export const AlertDetailAnswer = AlertAnswer.extend({
-  groups: z.array(z.object({ group: z.string(), status: z.string(), value: z.number().nullable(), alerted_at: DateTime.nullable() })).optional(),
+  groups: z
+    .array(
+      z.object({
+        group: z.string(),
+        status: z.string(),
+        value: z.number().nullable(),
+        alerted_at: DateTime.nullable(),
+      }),
+    )
+    .optional(),
 });
 
 export const AlertListAnswer = page(AlertAnswer);
 
 /** `POST /alerts` (docs/alerts.md, "Routes"): `{alert, created}`; the webhook signing secret is shown only here. */
-export const CreatedAlertAnswer = z.object({ alert: AlertAnswer, created: z.literal(true), webhook_secret: z.string() });
+export const CreatedAlertAnswer = z.object({
+  alert: AlertAnswer,
+  created: z.literal(true),
+  webhook_secret: z.string(),
+});
 
 export const AlertEvaluationListAnswer = page(
   z.object({

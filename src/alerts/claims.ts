@@ -59,15 +59,27 @@ UPDATE alerts a SET claim_window_end = to_timestamp($1::double precision / 1000)
     ORDER BY c.project_id, c.id
     LIMIT $3
     FOR UPDATE OF c SKIP LOCKED)
-RETURNING ${EVALUATION_COLUMNS.split(',').map((c) => `a.${c.trim()}`).join(', ')}`;
+RETURNING ${EVALUATION_COLUMNS.split(',')
+  .map((c) => `a.${c.trim()}`)
+  .join(', ')}`;
 
 export async function claimAlerts(db: Queryable, r: ClaimRequest): Promise<ClaimedAlert[]> {
-  const { rows } = await db.query<ClaimedAlert>(CLAIM_SQL, [r.windowEndMs, r.token, r.limit, LEASE_SECONDS, r.projectIds ?? null, r.exclude]);
+  const { rows } = await db.query<ClaimedAlert>(CLAIM_SQL, [
+    r.windowEndMs,
+    r.token,
+    r.limit,
+    LEASE_SECONDS,
+    r.projectIds ?? null,
+    r.exclude,
+  ]);
   return rows;
 }
 
 /** Gives back leases a stopped tick will not use, so another worker need not wait for them to expire. */
 export async function releaseClaims(db: Queryable, token: string, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await db.query('UPDATE alerts SET claim_token = NULL, claim_until = NULL, claim_window_end = NULL WHERE claim_token = $1 AND id = ANY($2::uuid[])', [token, ids]);
+  await db.query(
+    'UPDATE alerts SET claim_token = NULL, claim_until = NULL, claim_window_end = NULL WHERE claim_token = $1 AND id = ANY($2::uuid[])',
+    [token, ids],
+  );
 }

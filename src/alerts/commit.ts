@@ -4,7 +4,15 @@ import { windowStart } from './clock.js';
 import { EVALUATION_COLUMNS, type ClaimedAlert } from './claims.js';
 import { notificationBody } from './notifications.js';
 import type { AlertAnswer } from './queries.js';
-import { FRESH, nextState, overallStatus, type Measurement, type SeriesState, type Settings, type Transition } from './state-machine.js';
+import {
+  FRESH,
+  nextState,
+  overallStatus,
+  type Measurement,
+  type SeriesState,
+  type Settings,
+  type Transition,
+} from './state-machine.js';
 
 /**
  * Writes one query group's evaluation of window E (docs/design.md, decisions 6 and 9), in ONE short
@@ -41,17 +49,36 @@ const ms = (d: Date | null) => (d ? d.getTime() : null);
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
 
 function stateOf(row: SeriesRow): SeriesState {
-  return { status: row.status, announced: row.announced, alertedAt: ms(row.alerted_at), lastNotifiedAt: ms(row.last_notified_at), lastValue: row.last_value, lastError: row.last_error, lastErrorAt: ms(row.last_error_at) };
+  return {
+    status: row.status,
+    announced: row.announced,
+    alertedAt: ms(row.alerted_at),
+    lastNotifiedAt: ms(row.last_notified_at),
+    lastValue: row.last_value,
+    lastError: row.last_error,
+    lastErrorAt: ms(row.last_error_at),
+  };
 }
 
 function settingsOf(a: ClaimedAlert): Settings {
-  return { operator: a.threshold_operator, threshold: a.threshold, noDataMode: a.no_data_mode, renotify: { mode: a.renotify_mode, intervalMinutes: a.renotify_interval_minutes } };
+  return {
+    operator: a.threshold_operator,
+    threshold: a.threshold,
+    noDataMode: a.no_data_mode,
+    renotify: { mode: a.renotify_mode, intervalMinutes: a.renotify_interval_minutes },
+  };
 }
 
 /** A group that is OK and has nothing announced needs no row (grouped alerts only). */
 const quiet = (s: SeriesState) => s.status === 'OK' && s.announced === 'OK';
 
-export async function commitGroup(tx: Queryable, claimed: ClaimedAlert[], windowEndMs: number, outcome: GroupOutcome, webUrl: string): Promise<CommitResult> {
+export async function commitGroup(
+  tx: Queryable,
+  claimed: ClaimedAlert[],
+  windowEndMs: number,
+  outcome: GroupOutcome,
+  webUrl: string,
+): Promise<CommitResult> {
   const windowEnd = new Date(windowEndMs).toISOString();
   const versions = new Map(claimed.map((a) => [a.id, a.spec_version]));
   const ids = [...versions.keys()];
@@ -66,7 +93,10 @@ export async function commitGroup(tx: Queryable, claimed: ClaimedAlert[], window
   const dropped = ids.filter((id) => !liveIds.includes(id));
   if (live.length === 0) return { committed: [], dropped, notifications: [] };
 
-  const { rows: seriesRows } = await tx.query<SeriesRow>('SELECT * FROM alert_series WHERE alert_id = ANY($1::uuid[])', [liveIds]);
+  const { rows: seriesRows } = await tx.query<SeriesRow>(
+    'SELECT * FROM alert_series WHERE alert_id = ANY($1::uuid[])',
+    [liveIds],
+  );
   const upserts: Record<string, unknown>[] = [];
   const deletes: { alert_id: string; group_key: string }[] = [];
   const alertRows: Record<string, unknown>[] = [];
@@ -76,23 +106,44 @@ export async function commitGroup(tx: Queryable, claimed: ClaimedAlert[], window
   for (const alert of live) {
     const known = new Map(seriesRows.filter((r) => r.alert_id === alert.id).map((r) => [r.group_key, stateOf(r)]));
     const measurements = measurementsFor(alert, known, outcome);
-    const transitions: [string, Transition][] = [...measurements].map(([key, m]) => [key, nextState(known.get(key) ?? FRESH, m, settingsOf(alert), windowEndMs)]);
+    const transitions: [string, Transition][] = [...measurements].map(([key, m]) => [
+      key,
+      nextState(known.get(key) ?? FRESH, m, settingsOf(alert), windowEndMs),
+    ]);
 
     let notified = false;
     for (const [key, t] of transitions) {
-      if (!alert.group_by || !quiet(t.next)) upserts.push({ alert_id: alert.id, group_key: key, ...seriesColumns(t.next) });
+      if (!alert.group_by || !quiet(t.next))
+        upserts.push({ alert_id: alert.id, group_key: key, ...seriesColumns(t.next) });
       else if (known.has(key)) deletes.push({ alert_id: alert.id, group_key: key });
       if (t.notify && alert.webhook_url) {
         notified = true;
         const id = newId();
         const prev = known.get(key) ?? FRESH;
         const measured = measurements.get(key)!;
-        const body = notificationBody({ id, alert, groupKey: key, state: t.next.status, previousState: prev.announced, value: measured.kind === 'value' ? measured.value : measured.kind === 'no_data' && alert.no_data_mode === 'ZERO' ? 0 : null, why: t.why, windowEndMs, webUrl });
+        const body = notificationBody({
+          id,
+          alert,
+          groupKey: key,
+          state: t.next.status,
+          previousState: prev.announced,
+          value:
+            measured.kind === 'value'
+              ? measured.value
+              : measured.kind === 'no_data' && alert.no_data_mode === 'ZERO'
+                ? 0
+                : null,
+          why: t.why,
+          windowEndMs,
+          webUrl,
+        });
         notifications.push({ id, alert_id: alert.id, group_key: key, webhook_url: alert.webhook_url, body });
       }
     }
 
-    const status = outcome.ok ? overallStatus(transitions.map(([, t]) => t.next.status as Exclude<SeriesState['status'], 'PAUSED'>)) : 'ERROR';
+    const status = outcome.ok
+      ? overallStatus(transitions.map(([, t]) => t.next.status as Exclude<SeriesState['status'], 'PAUSED'>))
+      : 'ERROR';
     const alertedAt = Math.max(ms(alert.alerted_at) ?? 0, ...transitions.map(([, t]) => t.next.alertedAt ?? 0));
     const value = headlineValue(alert, outcome);
     const error = outcome.ok ? null : outcome.error;
@@ -142,7 +193,10 @@ export async function commitGroup(tx: Queryable, claimed: ClaimedAlert[], window
      ON CONFLICT (alert_id, window_end) DO NOTHING`,
     [JSON.stringify(history), windowEnd],
   );
-  await tx.query(`DELETE FROM alert_evaluations WHERE alert_id = ANY($1::uuid[]) AND window_end < $2::timestamptz - make_interval(days => $3)`, [liveIds, windowEnd, HISTORY_DAYS]);
+  await tx.query(
+    `DELETE FROM alert_evaluations WHERE alert_id = ANY($1::uuid[]) AND window_end < $2::timestamptz - make_interval(days => $3)`,
+    [liveIds, windowEnd, HISTORY_DAYS],
+  );
   let created: string[] = [];
   if (notifications.length) {
     const inserted = await tx.query<{ id: string }>(
@@ -162,7 +216,11 @@ export async function commitGroup(tx: Queryable, claimed: ClaimedAlert[], window
  * What each series measured. Ungrouped: the one series ''. Grouped: the groups answered, and the
  * known groups that were not (no data for them this window). A failed query fails every known series.
  */
-function measurementsFor(alert: ClaimedAlert, known: Map<string, SeriesState>, outcome: GroupOutcome): Map<string, Measurement> {
+function measurementsFor(
+  alert: ClaimedAlert,
+  known: Map<string, SeriesState>,
+  outcome: GroupOutcome,
+): Map<string, Measurement> {
   const out = new Map<string, Measurement>();
   if (!outcome.ok) {
     for (const key of alert.group_by ? known.keys() : ['']) out.set(key, { kind: 'error', message: outcome.error });
@@ -175,7 +233,15 @@ function measurementsFor(alert: ClaimedAlert, known: Map<string, SeriesState>, o
 }
 
 function seriesColumns(s: SeriesState) {
-  return { status: s.status, announced: s.announced, alerted_at: iso(s.alertedAt), last_notified_at: iso(s.lastNotifiedAt), last_value: s.lastValue, last_error: s.lastError, last_error_at: iso(s.lastErrorAt) };
+  return {
+    status: s.status,
+    announced: s.announced,
+    alerted_at: iso(s.alertedAt),
+    last_notified_at: iso(s.lastNotifiedAt),
+    last_value: s.lastValue,
+    last_error: s.lastError,
+    last_error_at: iso(s.lastErrorAt),
+  };
 }
 
 const lowFirst = (a: ClaimedAlert) => a.threshold_operator === '<' || a.threshold_operator === '<=';
@@ -192,7 +258,11 @@ function groupSummary(alert: ClaimedAlert, outcome: GroupOutcome, transitions: [
   const answered = outcome.ok ? (outcome.answers.get(alert.id)?.size ?? 0) : 0;
   const notOk = transitions
     .filter(([, t]) => t.next.status !== 'OK')
-    .map(([group, t]) => ({ group, value: outcome.ok ? (outcome.answers.get(alert.id)?.get(group) ?? null) : null, state: t.next.status }))
+    .map(([group, t]) => ({
+      group,
+      value: outcome.ok ? (outcome.answers.get(alert.id)?.get(group) ?? null) : null,
+      state: t.next.status,
+    }))
     .sort((a, b) => (b.value ?? -Infinity) - (a.value ?? -Infinity))
     .slice(0, 100);
   return { field: alert.group_by, evaluated: answered, not_ok: notOk };

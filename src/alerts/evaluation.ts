@@ -32,7 +32,16 @@ export type TickOptions = {
   batchSize?: number;
 };
 
-export type TickReport = { windowEnd: string; claimed: number; committed: number; dropped: number; queries: number; failedQueries: number; notifications: number; aborted: boolean };
+export type TickReport = {
+  windowEnd: string;
+  claimed: number;
+  committed: number;
+  dropped: number;
+  queries: number;
+  failedQueries: number;
+  notifications: number;
+  aborted: boolean;
+};
 
 const DEFAULT_BATCH = 500;
 /** Query groups in flight at once: ClickHouse of one group overlaps the Postgres commit of another. */
@@ -42,14 +51,29 @@ const MAX_ERROR = 500;
 
 export async function runTick(ctx: AppContext, options: TickOptions): Promise<TickReport> {
   const windowEndMs = options.windowEndMs ?? closedWindowEnd(Date.now());
-  const report: TickReport = { windowEnd: new Date(windowEndMs).toISOString(), claimed: 0, committed: 0, dropped: 0, queries: 0, failedQueries: 0, notifications: 0, aborted: false };
+  const report: TickReport = {
+    windowEnd: new Date(windowEndMs).toISOString(),
+    claimed: 0,
+    committed: 0,
+    dropped: 0,
+    queries: 0,
+    failedQueries: 0,
+    notifications: 0,
+    aborted: false,
+  };
   const handled: string[] = [];
   for (;;) {
     if (options.signal?.aborted) {
       report.aborted = true;
       break;
     }
-    const claimed = await claimAlerts(ctx.pg.pool, { windowEndMs, token: options.token, limit: options.batchSize ?? DEFAULT_BATCH, exclude: handled, projectIds: options.projectIds });
+    const claimed = await claimAlerts(ctx.pg.pool, {
+      windowEndMs,
+      token: options.token,
+      limit: options.batchSize ?? DEFAULT_BATCH,
+      exclude: handled,
+      projectIds: options.projectIds,
+    });
     if (claimed.length === 0) break;
     report.claimed += claimed.length;
     handled.push(...claimed.map((a) => a.id));
@@ -58,7 +82,11 @@ export async function runTick(ctx: AppContext, options: TickOptions): Promise<Ti
     const worker = async () => {
       for (let group = pending.shift(); group; group = pending.shift()) {
         if (options.signal?.aborted) {
-          await releaseClaims(ctx.pg.pool, options.token, group.alerts.map((a) => a.id));
+          await releaseClaims(
+            ctx.pg.pool,
+            options.token,
+            group.alerts.map((a) => a.id),
+          );
           continue;
         }
         await evaluateGroup(ctx, group, windowEndMs, report);
@@ -72,11 +100,18 @@ export async function runTick(ctx: AppContext, options: TickOptions): Promise<Ti
   return report;
 }
 
-async function evaluateGroup(ctx: AppContext, group: EvaluationGroup<ClaimedAlert>, windowEndMs: number, report: TickReport): Promise<void> {
+async function evaluateGroup(
+  ctx: AppContext,
+  group: EvaluationGroup<ClaimedAlert>,
+  windowEndMs: number,
+  report: TickReport,
+): Promise<void> {
   const outcome = await measureGroup(ctx, group);
   report.queries++;
   if (!outcome.ok) report.failedQueries++;
-  const result = await withTransaction(ctx.pg.pool, (tx) => commitGroup(tx, group.alerts, windowEndMs, outcome, ctx.config.webUrl));
+  const result = await withTransaction(ctx.pg.pool, (tx) =>
+    commitGroup(tx, group.alerts, windowEndMs, outcome, ctx.config.webUrl),
+  );
   report.committed += result.committed.length;
   report.dropped += result.dropped.length;
   report.notifications += result.notifications.length;
@@ -88,12 +123,21 @@ async function evaluateGroup(ctx: AppContext, group: EvaluationGroup<ClaimedAler
 export async function measureGroup(ctx: AppContext, group: EvaluationGroup): Promise<GroupOutcome> {
   try {
     const q = groupQuery(group);
-    const result = await ctx.ch.client.query({ query: q.query, query_params: q.query_params, format: 'JSONCompactEachRow' });
+    const result = await ctx.ch.client.query({
+      query: q.query,
+      query_params: q.query_params,
+      format: 'JSONCompactEachRow',
+    });
     const rows = (await result.json()) as unknown as unknown[][];
     return { ok: true, answers: readGroupAnswer(group, rows) };
   } catch (error) {
     const limit = limitErrorOf(error, evaluationLimits(group), "narrow the alert's filters or shorten its window");
-    const message = limit?.detail ?? ((error as Error).message ?? String(error)).split('\n')[0]!.replace(/^Code: \d+\.\s*/, '').replace(/DB::Exception:\s*/, '');
+    const message =
+      limit?.detail ??
+      ((error as Error).message ?? String(error))
+        .split('\n')[0]!
+        .replace(/^Code: \d+\.\s*/, '')
+        .replace(/DB::Exception:\s*/, '');
     return { ok: false, error: `the alert's query failed: ${message}`.slice(0, MAX_ERROR) };
   }
 }
@@ -120,9 +164,18 @@ export function keepTicksScheduled(ctx: AppContext, onError: (error: unknown) =>
 export async function scheduleTicks(ctx: AppContext, attempts = 8): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      const upsert = ctx.queue.queue<TickJob>(ALERTS_QUEUE).upsertJobScheduler(TICK_SCHEDULER_ID, { pattern: TICK_PATTERN }, { name: 'tick', data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } });
+      const upsert = ctx.queue
+        .queue<TickJob>(ALERTS_QUEUE)
+        .upsertJobScheduler(
+          TICK_SCHEDULER_ID,
+          { pattern: TICK_PATTERN },
+          { name: 'tick', data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } },
+        );
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([upsert, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('no answer within 10 s')), 10_000)))]).finally(() => clearTimeout(timer));
+      await Promise.race([
+        upsert,
+        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('no answer within 10 s')), 10_000))),
+      ]).finally(() => clearTimeout(timer));
       return;
     } catch (error) {
       if (attempt >= attempts) throw error;

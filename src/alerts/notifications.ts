@@ -72,7 +72,13 @@ export async function enqueueNotifications(ctx: AppContext, ids: string[]): Prom
     ids.map((id) => ({
       name: 'deliver',
       data: { notification_id: id },
-      opts: { jobId: notificationJobId(id), attempts: webhookAttempts, backoff: { type: 'exponential', delay: webhookBackoffMs }, removeOnComplete: 1000, removeOnFail: 5000 },
+      opts: {
+        jobId: notificationJobId(id),
+        attempts: webhookAttempts,
+        backoff: { type: 'exponential', delay: webhookBackoffMs },
+        removeOnComplete: 1000,
+        removeOnFail: 5000,
+      },
     })),
   );
 }
@@ -91,7 +97,10 @@ export async function sweepNotifications(ctx: AppContext, projectIds?: string[])
       ORDER BY n.created_at LIMIT 500`,
     [projectIds ?? null],
   );
-  await enqueueNotifications(ctx, rows.map((r) => r.id));
+  await enqueueNotifications(
+    ctx,
+    rows.map((r) => r.id),
+  );
   // Delivered and failed notifications are kept as long as the history they belong to.
   await ctx.pg.pool.query(
     "DELETE FROM alert_notifications WHERE id IN (SELECT id FROM alert_notifications WHERE status <> 'pending' AND created_at < now() - interval '30 days' LIMIT 1000)",
@@ -108,7 +117,12 @@ export class RetryDelivery extends Error {}
 export async function deliverNotification(ctx: AppContext, notificationId: string): Promise<AttemptOutcome> {
   const { webhookTimeoutMs, webhookAttempts, webhookAllowPrivate } = ctx.config.alerts;
   // $1 id, $2 lease seconds: the attempt holds the row while the POST is in flight.
-  const { rows } = await ctx.pg.pool.query<{ attempts: number; webhook_url: string; body: string; secret: string | null }>(
+  const { rows } = await ctx.pg.pool.query<{
+    attempts: number;
+    webhook_url: string;
+    body: string;
+    secret: string | null;
+  }>(
     `UPDATE alert_notifications n SET attempts = attempts + 1, last_attempt_at = now(), sending_until = now() + make_interval(secs => $2)
       WHERE id = $1 AND status = 'pending' AND (sending_until IS NULL OR sending_until < now())
       RETURNING n.attempts, n.webhook_url, n.body, (SELECT webhook_secret FROM alerts WHERE id = n.alert_id) AS secret`,
@@ -118,7 +132,10 @@ export async function deliverNotification(ctx: AppContext, notificationId: strin
   if (!row) {
     // Pending but held by an attempt that is in flight (or died in flight): try again after the
     // backoff, or the row would stay pending with its job finished. Delivered, given up or deleted: done.
-    const { rows: held } = await ctx.pg.pool.query("SELECT 1 FROM alert_notifications WHERE id = $1 AND status = 'pending'", [notificationId]);
+    const { rows: held } = await ctx.pg.pool.query(
+      "SELECT 1 FROM alert_notifications WHERE id = $1 AND status = 'pending'",
+      [notificationId],
+    );
     if (held.length) throw new RetryDelivery('another attempt of this notification is in flight');
     return 'skipped';
   }
@@ -134,7 +151,11 @@ export async function deliverNotification(ctx: AppContext, notificationId: strin
       'x-sightline-attempt': String(row.attempts),
     },
   });
-  const outcome: AttemptOutcome = result.ok ? 'delivered' : result.retry && row.attempts < webhookAttempts ? 'retrying' : 'failed';
+  const outcome: AttemptOutcome = result.ok
+    ? 'delivered'
+    : result.retry && row.attempts < webhookAttempts
+      ? 'retrying'
+      : 'failed';
   const error = result.ok ? null : result.error.slice(0, 500);
   await recordAttempt(ctx.pg.pool, notificationId, outcome, result.statusCode, error);
   if (outcome === 'retrying') throw new RetryDelivery(`webhook attempt ${row.attempts} failed: ${error}`);
@@ -142,7 +163,13 @@ export async function deliverNotification(ctx: AppContext, notificationId: strin
 }
 
 /** The attempt on the notification and on its alert, in one statement. */
-async function recordAttempt(db: Queryable, id: string, outcome: AttemptOutcome, statusCode: number | null, error: string | null): Promise<void> {
+async function recordAttempt(
+  db: Queryable,
+  id: string,
+  outcome: AttemptOutcome,
+  statusCode: number | null,
+  error: string | null,
+): Promise<void> {
   // $1 id, $2 outcome, $3 HTTP status or null, $4 error or null
   await db.query(
     `WITH n AS (

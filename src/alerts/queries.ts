@@ -27,7 +27,12 @@ export const MAX_GROUPS = 100;
  * settings on chdb). An answer is one row, or at most MAX_GROUPS rows per alert.
  */
 export function evaluationLimits(group: { groupBy: string | null; alerts: unknown[] }): QueryLimits {
-  return { maxExecutionSeconds: 20, maxMemoryBytes: 1_000_000_000, maxResultRows: group.groupBy ? MAX_GROUPS * group.alerts.length : 1, maxResultBytes: 16 * MIB };
+  return {
+    maxExecutionSeconds: 20,
+    maxMemoryBytes: 1_000_000_000,
+    maxResultRows: group.groupBy ? MAX_GROUPS * group.alerts.length : 1,
+    maxResultBytes: 16 * MIB,
+  };
 }
 
 export type MeasuredAlert = {
@@ -55,7 +60,10 @@ export type EvaluationGroup<A extends MeasuredAlert = MeasuredAlert> = {
 /** The source the widget engine reads for this alert's spec over its window. */
 function planFor(alert: MeasuredAlert, windowEndMs: number) {
   const spec = widgetSpec(alert);
-  return planWidget(alert.group_by ? 'table' : 'stat', spec, alert.project_id, { startMs: windowStart(alert.time_window, windowEndMs), endMs: windowEndMs });
+  return planWidget(alert.group_by ? 'table' : 'stat', spec, alert.project_id, {
+    startMs: windowStart(alert.time_window, windowEndMs),
+    endMs: windowEndMs,
+  });
 }
 
 /** Alerts sharing project, window, filters, group-by and source, each set answered by one query. */
@@ -66,7 +74,15 @@ export function groupAlerts<A extends MeasuredAlert>(alerts: A[], windowEndMs: n
     const key = JSON.stringify([alert.project_id, alert.time_window, alert.predicates, alert.group_by, plan.source]);
     let group = groups.get(key);
     if (!group) {
-      group = { projectId: alert.project_id, window: alert.time_window, groupBy: alert.group_by, source: plan.source, rangeStartMs: plan.rangeStartMs, rangeEndMs: plan.rangeEndMs, alerts: [] };
+      group = {
+        projectId: alert.project_id,
+        window: alert.time_window,
+        groupBy: alert.group_by,
+        source: plan.source,
+        rangeStartMs: plan.rangeStartMs,
+        rangeEndMs: plan.rangeEndMs,
+        alerts: [],
+      };
       groups.set(key, group);
     }
     group.alerts.push(alert);
@@ -85,7 +101,12 @@ export function groupQuery(group: EvaluationGroup): Query {
   const from = b.param("DateTime64(3, 'UTC')", group.rangeStartMs / 1000);
   const to = b.param("DateTime64(3, 'UTC')", group.rangeEndMs / 1000);
   const predicates = group.alerts[0]!.predicates;
-  const where = ['project_id = {w_project:String}', `${time} >= ${from}`, `${time} < ${to}`, ...predicates.map((p) => predicateCondition(p, b))];
+  const where = [
+    'project_id = {w_project:String}',
+    `${time} >= ${from}`,
+    `${time} < ${to}`,
+    ...predicates.map((p) => predicateCondition(p, b)),
+  ];
   const n = rollup ? 'toUInt64(sum(spans))' : 'count()';
   const values = group.alerts.map((alert, i) => {
     const spec = widgetSpec(alert);
@@ -94,7 +115,10 @@ export function groupQuery(group: EvaluationGroup): Query {
   const table = group.source;
   const settings = settingsClause(evaluationLimits(group));
   if (!group.groupBy) {
-    return { query: `SELECT ${n} AS n, ${values.join(', ')}\nFROM ${table}\nWHERE ${where.join('\n  AND ')}\n${settings}`, query_params: b.params };
+    return {
+      query: `SELECT ${n} AS n, ${values.join(', ')}\nFROM ${table}\nWHERE ${where.join('\n  AND ')}\n${settings}`,
+      query_params: b.params,
+    };
   }
   const g = spanGroup(group.groupBy, b);
   const ranked = group.alerts.map((alert, i) => {

@@ -6,14 +6,34 @@ import { RequestValidationError } from '../errors.js';
 import { authenticate, principalOf, userOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { ALERT_STATUSES, CreateAlertBody, UpdateAlertBody } from './schema.js';
-import { createAlert, deleteAlert, getAlert, listAlerts, listEvaluations, pauseAlert, resumeAlert, updateAlert } from './service.js';
+import {
+  createAlert,
+  deleteAlert,
+  getAlert,
+  listAlerts,
+  listEvaluations,
+  pauseAlert,
+  resumeAlert,
+  updateAlert,
+} from './service.js';
 import { Deleted } from '../answer-schemas.js';
-import { AlertAnswer, AlertDetailAnswer, AlertEvaluationListAnswer, AlertListAnswer, CreatedAlertAnswer } from './answers.js';
+import {
+  AlertAnswer,
+  AlertDetailAnswer,
+  AlertEvaluationListAnswer,
+  AlertListAnswer,
+  CreatedAlertAnswer,
+} from './answers.js';
 
-const QueryInt = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
+const QueryInt = (min: number, max: number, fallback: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
 /** Reads: any credential (a user's needs `project_id`). */
 const ReadQuery = z.object({ project_id: z.string().optional() });
-const ListQuery = ReadQuery.extend({ status: z.enum(ALERT_STATUSES).optional(), limit: QueryInt(1, 200, 50), page: QueryInt(0, 10_000, 0) });
+const ListQuery = ReadQuery.extend({
+  status: z.enum(ALERT_STATUSES).optional(),
+  limit: QueryInt(1, 200, 50),
+  page: QueryInt(0, 10_000, 0),
+});
 const EvaluationsQuery = ReadQuery.extend({ limit: QueryInt(1, 200, 50), page: QueryInt(0, 10_000, 0) });
 /** Deletes name the project in the query (docs/authentication.md, rule 3). */
 const DeleteQuery = z.object({ project_id: z.string().min(1) });
@@ -29,40 +49,80 @@ export function registerAlertRoutes(app: FastifyInstance, ctx: AppContext): void
   // Writes refuse API keys with 403 (docs/authentication.md, rule 2); the role is checked by the service.
   const writer = { onRequest: authenticate(ctx, 'user') };
 
-  r.get('/alerts', { ...reader, schema: { querystring: ListQuery, response: { 200: AlertListAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return listAlerts(ctx.pg.pool, scope.projectId, request.query);
-  });
+  r.get(
+    '/alerts',
+    { ...reader, schema: { querystring: ListQuery, response: { 200: AlertListAnswer } } },
+    async (request) => {
+      const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+      return listAlerts(ctx.pg.pool, scope.projectId, request.query);
+    },
+  );
 
-  r.get('/alerts/:alert_id', { ...reader, schema: { params: Params, querystring: ReadQuery, response: { 200: AlertDetailAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return getAlert(ctx.pg.pool, scope.projectId, request.params.alert_id);
-  });
+  r.get(
+    '/alerts/:alert_id',
+    { ...reader, schema: { params: Params, querystring: ReadQuery, response: { 200: AlertDetailAnswer } } },
+    async (request) => {
+      const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+      return getAlert(ctx.pg.pool, scope.projectId, request.params.alert_id);
+    },
+  );
 
-  r.get('/alerts/:alert_id/evaluations', { ...reader, schema: { params: Params, querystring: EvaluationsQuery, response: { 200: AlertEvaluationListAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return listEvaluations(ctx.pg.pool, scope.projectId, request.params.alert_id, request.query);
-  });
+  r.get(
+    '/alerts/:alert_id/evaluations',
+    {
+      ...reader,
+      schema: { params: Params, querystring: EvaluationsQuery, response: { 200: AlertEvaluationListAnswer } },
+    },
+    async (request) => {
+      const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+      return listEvaluations(ctx.pg.pool, scope.projectId, request.params.alert_id, request.query);
+    },
+  );
 
   // 201 like every other create of the catalog (dashboards, widgets, projects).
-  r.post('/alerts', { ...writer, config: { idempotent: true }, schema: { body: CreateAlertBody, response: { 201: CreatedAlertAnswer } } }, async (request, reply) =>
-    reply.status(201).send(await createAlert(ctx, userOf(request), request.body)),
+  r.post(
+    '/alerts',
+    {
+      ...writer,
+      config: { idempotent: true },
+      schema: { body: CreateAlertBody, response: { 201: CreatedAlertAnswer } },
+    },
+    async (request, reply) => reply.status(201).send(await createAlert(ctx, userOf(request), request.body)),
   );
 
-  r.patch('/alerts/:alert_id', { ...writer, schema: { params: Params, body: UpdateAlertBody, response: { 200: AlertAnswer } } }, async (request) =>
-    updateAlert(ctx, userOf(request), request.params.alert_id, request.body),
+  r.patch(
+    '/alerts/:alert_id',
+    { ...writer, schema: { params: Params, body: UpdateAlertBody, response: { 200: AlertAnswer } } },
+    async (request) => updateAlert(ctx, userOf(request), request.params.alert_id, request.body),
   );
 
-  r.delete('/alerts/:alert_id', { ...writer, schema: { params: Params, querystring: DeleteQuery, response: { 200: Deleted } } }, async (request) =>
-    deleteAlert(ctx, userOf(request), request.params.alert_id, request.query.project_id),
+  r.delete(
+    '/alerts/:alert_id',
+    { ...writer, schema: { params: Params, querystring: DeleteQuery, response: { 200: Deleted } } },
+    async (request) => deleteAlert(ctx, userOf(request), request.params.alert_id, request.query.project_id),
   );
 
-  for (const [action, change] of [['pause', pauseAlert], ['resume', resumeAlert]] as const) {
-    r.post(`/alerts/:alert_id/${action}`, { ...writer, schema: { params: Params, body: StateChangeBody, querystring: StateChangeQuery, response: { 200: AlertAnswer } } }, async (request) => {
-      const projectId = request.body?.project_id ?? request.query.project_id;
-      if (!projectId) throw missingProjectId();
-      return change(ctx, userOf(request), request.params.alert_id, projectId);
-    });
+  for (const [action, change] of [
+    ['pause', pauseAlert],
+    ['resume', resumeAlert],
+  ] as const) {
+    r.post(
+      `/alerts/:alert_id/${action}`,
+      {
+        ...writer,
+        schema: {
+          params: Params,
+          body: StateChangeBody,
+          querystring: StateChangeQuery,
+          response: { 200: AlertAnswer },
+        },
+      },
+      async (request) => {
+        const projectId = request.body?.project_id ?? request.query.project_id;
+        if (!projectId) throw missingProjectId();
+        return change(ctx, userOf(request), request.params.alert_id, projectId);
+      },
+    );
   }
 }
 

@@ -37,7 +37,19 @@ export const MAX_RENOTIFY_MINUTES = 10_080;
 export function defaultAggregation(measure: string): Aggregation {
   if (measure === 'count') return 'count';
   if (['user_id', 'session_id', 'trace_id', 'model_name'].includes(measure)) return 'uniq';
-  if (['cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens'].includes(measure)) return 'sum';
+  if (
+    [
+      'cost',
+      'input_tokens',
+      'output_tokens',
+      'total_tokens',
+      'error_count',
+      'cache_read_tokens',
+      'cache_write_tokens',
+      'reasoning_tokens',
+    ].includes(measure)
+  )
+    return 'sum';
   return 'avg';
 }
 
@@ -47,7 +59,9 @@ const WebhookUrl = z
   .refine((v) => {
     try {
       const url = new URL(v);
-      return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && !url.username && !url.password;
+      return (
+        (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && !url.username && !url.password
+      );
     } catch {
       return false;
     }
@@ -130,7 +144,12 @@ export type Measured = {
   group_by: string | null;
 };
 
-type DefinitionLike = { measure: string; aggregation?: Aggregation; filters: PredicateInput[]; group_by?: string | null };
+type DefinitionLike = {
+  measure: string;
+  aggregation?: Aggregation;
+  filters: PredicateInput[];
+  group_by?: string | null;
+};
 
 /**
  * A definition's issues, located at the body field a caller fixes: `filters.N.<field|op|value|key>`,
@@ -138,13 +157,22 @@ type DefinitionLike = { measure: string; aggregation?: Aggregation; filters: Pre
  */
 export function definitionIssues(def: DefinitionLike): z.core.$ZodIssueCustom[] {
   const issues: z.core.$ZodIssueCustom[] = [];
-  const custom = (path: (string | number)[], message: string) => issues.push({ code: 'custom', path, message, input: undefined });
+  const custom = (path: (string | number)[], message: string) =>
+    issues.push({ code: 'custom', path, message, input: undefined });
   const predicates = normalizeFilters(def.filters, (path, message) => custom(['filters', ...path], message));
-  const spec = WidgetSpecSchema.safeParse(widgetSpec({ measure: def.measure, aggregation: def.aggregation ?? defaultAggregation(def.measure), predicates, group_by: def.group_by ?? null }));
+  const spec = WidgetSpecSchema.safeParse(
+    widgetSpec({
+      measure: def.measure,
+      aggregation: def.aggregation ?? defaultAggregation(def.measure),
+      predicates,
+      group_by: def.group_by ?? null,
+    }),
+  );
   if (!spec.success) {
     for (const issue of spec.error.issues) {
       // The widget spec holds group_by as a list; an alert names one dimension.
-      const path = issue.path[0] === 'group_by' ? ['group_by'] : issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
+      const path =
+        issue.path[0] === 'group_by' ? ['group_by'] : issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p));
       custom(path, issue.message);
     }
   }
@@ -152,7 +180,10 @@ export function definitionIssues(def: DefinitionLike): z.core.$ZodIssueCustom[] 
 }
 
 /** The normalised filters; `onIssue` hears each one that can't be, located inside `filters`. */
-export function normalizeFilters(filters: z.input<typeof PredicateInput>[], onIssue: (path: (string | number)[], message: string) => void = () => {}): SpanPredicate[] {
+export function normalizeFilters(
+  filters: z.input<typeof PredicateInput>[],
+  onIssue: (path: (string | number)[], message: string) => void = () => {},
+): SpanPredicate[] {
   const out: SpanPredicate[] = [];
   filters.forEach((input, i) => {
     const result = normalizePredicate(input);
@@ -167,7 +198,12 @@ export function normalizeFilters(filters: z.input<typeof PredicateInput>[], onIs
  * for it over the same window is the alert's value. Negated predicates keep their field, so the
  * planner picks the same source for them.
  */
-export function widgetSpec(m: { measure: string; aggregation: Aggregation; predicates: SpanPredicate[]; group_by: string | null }): WidgetSpec {
+export function widgetSpec(m: {
+  measure: string;
+  aggregation: Aggregation;
+  predicates: SpanPredicate[];
+  group_by: string | null;
+}): WidgetSpec {
   return {
     view: 'SPANS',
     measure: m.measure,

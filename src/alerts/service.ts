@@ -31,7 +31,9 @@ const ALERT_NOT_FOUND = 'alert not found';
 
 export type CreatedAlert = { alert: AlertRecord; created: true; webhook_secret: string };
 export type Page<T> = { data: T[]; meta: { page: number; limit: number; total: number } };
-export type AlertDetail = AlertRecord & { groups?: { group: string; status: string; value: number | null; alerted_at: string | null }[] };
+export type AlertDetail = AlertRecord & {
+  groups?: { group: string; status: string; value: number | null; alerted_at: string | null }[];
+};
 
 function newWebhookSecret(): string {
   return `whsec_${crypto.randomBytes(32).toString('base64url')}`;
@@ -41,12 +43,18 @@ function checkWebhook(ctx: AppContext, body: { notify?: { webhook_url: string } 
   const url = body.notify?.webhook_url;
   if (!url) return;
   const refusal = literalAddressRefusal(url, ctx.config.alerts.webhookAllowPrivate);
-  if (refusal) throw new RequestValidationError([{ loc: ['body', 'notify', 'webhook_url'], msg: refusal, type: 'value_error', input: url }]);
+  if (refusal)
+    throw new RequestValidationError([
+      { loc: ['body', 'notify', 'webhook_url'], msg: refusal, type: 'value_error', input: url },
+    ]);
 }
 
 async function findRow(db: Queryable, projectId: string, alertId: string, lock = false): Promise<AlertRow> {
   if (!isUuid(alertId)) throw new NotFoundError(ALERT_NOT_FOUND);
-  const { rows } = await db.query<AlertRow>(`SELECT ${ALERT_COLUMNS} FROM ${ALERT_FROM} WHERE a.id = $1 AND a.project_id = $2${lock ? ' FOR UPDATE OF a' : ''}`, [alertId, projectId]);
+  const { rows } = await db.query<AlertRow>(
+    `SELECT ${ALERT_COLUMNS} FROM ${ALERT_FROM} WHERE a.id = $1 AND a.project_id = $2${lock ? ' FOR UPDATE OF a' : ''}`,
+    [alertId, projectId],
+  );
   if (!rows[0]) throw new NotFoundError(ALERT_NOT_FOUND);
   return rows[0];
 }
@@ -54,7 +62,11 @@ async function findRow(db: Queryable, projectId: string, alertId: string, lock =
 // ---------------------------------------------------------------------------------------------
 // Reads
 
-export async function listAlerts(db: Queryable, projectId: string, q: { status?: AlertStatus; limit: number; page: number }): Promise<Page<AlertRecord>> {
+export async function listAlerts(
+  db: Queryable,
+  projectId: string,
+  q: { status?: AlertStatus; limit: number; page: number },
+): Promise<Page<AlertRecord>> {
   const { rows } = await db.query<AlertRow & { total: number }>(
     `SELECT ${ALERT_COLUMNS}, count(*) OVER ()::int AS total FROM ${ALERT_FROM}
       WHERE a.project_id = $1 AND ($2::text IS NULL OR a.status = $2)
@@ -64,7 +76,10 @@ export async function listAlerts(db: Queryable, projectId: string, q: { status?:
   let total = rows[0]?.total;
   if (total === undefined) {
     // A page past the end: the total still answers.
-    const count = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM alerts WHERE project_id = $1 AND ($2::text IS NULL OR status = $2)', [projectId, q.status ?? null]);
+    const count = await db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM alerts WHERE project_id = $1 AND ($2::text IS NULL OR status = $2)',
+      [projectId, q.status ?? null],
+    );
     total = count.rows[0]!.n;
   }
   return { data: rows.map(alertRecord), meta: { page: q.page, limit: q.limit, total } };
@@ -74,12 +89,25 @@ export async function listAlerts(db: Queryable, projectId: string, q: { status?:
 export async function getAlert(db: Queryable, projectId: string, alertId: string): Promise<AlertDetail> {
   const row = await findRow(db, projectId, alertId);
   if (!row.group_by) return alertRecord(row);
-  const { rows } = await db.query<{ group_key: string; status: string; last_value: number | null; alerted_at: Date | null }>(
+  const { rows } = await db.query<{
+    group_key: string;
+    status: string;
+    last_value: number | null;
+    alerted_at: Date | null;
+  }>(
     `SELECT group_key, status, last_value, alerted_at FROM alert_series WHERE alert_id = $1
       ORDER BY status = 'ALERTING' DESC, last_value DESC NULLS LAST, group_key LIMIT 100`,
     [row.id],
   );
-  return { ...alertRecord(row), groups: rows.map((r) => ({ group: r.group_key, status: r.status, value: r.last_value, alerted_at: r.alerted_at?.toISOString() ?? null })) };
+  return {
+    ...alertRecord(row),
+    groups: rows.map((r) => ({
+      group: r.group_key,
+      status: r.status,
+      value: r.last_value,
+      alerted_at: r.alerted_at?.toISOString() ?? null,
+    })),
+  };
 }
 
 export type EvaluationItem = {
@@ -95,11 +123,26 @@ export type EvaluationItem = {
 };
 
 /** An alert's evaluations, newest window first, over the 30 days they are kept. */
-export async function listEvaluations(db: Queryable, projectId: string, alertId: string, q: { limit: number; page: number }): Promise<Page<EvaluationItem>> {
+export async function listEvaluations(
+  db: Queryable,
+  projectId: string,
+  alertId: string,
+  q: { limit: number; page: number },
+): Promise<Page<EvaluationItem>> {
   const alert = await findRow(db, projectId, alertId);
   const where = "alert_id = $1 AND window_end >= now() - interval '30 days'";
   const [{ rows }, count] = await Promise.all([
-    db.query<{ window_start: Date; window_end: Date; value: number | null; state: string; previous_state: string; notified: boolean; group_summary: unknown; error: string | null; evaluated_at: Date }>(
+    db.query<{
+      window_start: Date;
+      window_end: Date;
+      value: number | null;
+      state: string;
+      previous_state: string;
+      notified: boolean;
+      group_summary: unknown;
+      error: string | null;
+      evaluated_at: Date;
+    }>(
       `SELECT window_start, window_end, value, state, previous_state, notified, group_summary, error, evaluated_at
          FROM alert_evaluations WHERE ${where} ORDER BY window_end DESC LIMIT $2 OFFSET $3`,
       [alert.id, q.limit, q.page * q.limit],
@@ -124,15 +167,24 @@ export async function listEvaluations(db: Queryable, projectId: string, alertId:
 // Writes (MEMBER or higher; docs/authentication.md)
 
 /** Strict create: alerts have no unique name, so every call inserts (docs/alerts.md, "Routes"). */
-export async function createAlert(ctx: AppContext, user: UserPrincipal, input: CreateAlertInput): Promise<CreatedAlert> {
+export async function createAlert(
+  ctx: AppContext,
+  user: UserPrincipal,
+  input: CreateAlertInput,
+): Promise<CreatedAlert> {
   checkWebhook(ctx, input);
   const secret = newWebhookSecret();
   const alert = await withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, input.project_id, 'MEMBER');
     // The project row lock serialises concurrent creates, so the count below stays true until commit.
     await tx.query('SELECT 1 FROM projects WHERE id = $1 FOR NO KEY UPDATE', [input.project_id]);
-    const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM alerts WHERE project_id = $1', [input.project_id]);
-    if (rows[0]!.n >= MAX_ALERTS_PER_PROJECT) throw new ConflictError(`a project holds at most ${MAX_ALERTS_PER_PROJECT} alerts; delete one before creating another`);
+    const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM alerts WHERE project_id = $1', [
+      input.project_id,
+    ]);
+    if (rows[0]!.n >= MAX_ALERTS_PER_PROJECT)
+      throw new ConflictError(
+        `a project holds at most ${MAX_ALERTS_PER_PROJECT} alerts; delete one before creating another`,
+      );
     const id = newId();
     const values: Record<string, unknown> = {
       id,
@@ -170,10 +222,27 @@ export async function createAlert(ctx: AppContext, user: UserPrincipal, input: C
  * The parts of a definition whose change means the state measured so far no longer applies. Keys
  * are sorted: predicates read back from jsonb come in jsonb's key order, fresh ones in the code's.
  */
-function measuredKey(row: { view: string; measure: string; aggregation: string; time_window: string; predicates: unknown; group_by: string | null }): string {
+function measuredKey(row: {
+  view: string;
+  measure: string;
+  aggregation: string;
+  time_window: string;
+  predicates: unknown;
+  group_by: string | null;
+}): string {
   const sorted = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(sorted) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, sorted(x)])) : v;
-  return JSON.stringify(sorted([row.view, row.measure, row.aggregation, row.time_window, row.predicates, row.group_by]));
+    Array.isArray(v)
+      ? v.map(sorted)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.entries(v)
+              .sort(([a], [b]) => a.localeCompare(b))
+              .map(([k, x]) => [k, sorted(x)]),
+          )
+        : v;
+  return JSON.stringify(
+    sorted([row.view, row.measure, row.aggregation, row.time_window, row.predicates, row.group_by]),
+  );
 }
 
 /**
@@ -182,20 +251,37 @@ function measuredKey(row: { view: string; measure: string; aggregation: string; 
  * state to OK pending the next evaluation, and discards an evaluation already under way (spec_version).
  * What receivers were last told is kept, so the next evaluation announces only a real change.
  */
-export async function updateAlert(ctx: AppContext, user: UserPrincipal, alertId: string, input: UpdateAlertInput): Promise<AlertRecord> {
+export async function updateAlert(
+  ctx: AppContext,
+  user: UserPrincipal,
+  alertId: string,
+  input: UpdateAlertInput,
+): Promise<AlertRecord> {
   checkWebhook(ctx, input);
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, input.project_id, 'MEMBER');
     const row = await findRow(tx, input.project_id, alertId, true);
     const measure = input.measure ?? row.measure;
     // A new measure without an aggregation takes that measure's default, not the old one's.
-    const aggregation = input.aggregation ?? (input.measure !== undefined && input.measure !== row.measure ? defaultAggregation(measure) : row.aggregation);
+    const aggregation =
+      input.aggregation ??
+      (input.measure !== undefined && input.measure !== row.measure ? defaultAggregation(measure) : row.aggregation);
     const filters = input.filters ?? row.filters;
     const groupBy = input.group_by !== undefined ? input.group_by : row.group_by;
     const issues = definitionIssues({ measure, aggregation, filters, group_by: groupBy });
-    if (issues.length > 0) throw new RequestValidationError(zodIssuesToValidation('body', issues, { ...input, measure, aggregation, filters, group_by: groupBy }));
+    if (issues.length > 0)
+      throw new RequestValidationError(
+        zodIssuesToValidation('body', issues, { ...input, measure, aggregation, filters, group_by: groupBy }),
+      );
     const predicates = normalizeFilters(filters);
-    const next = { view: input.view ?? row.view, measure, aggregation, time_window: input.window ?? row.time_window, predicates, group_by: groupBy };
+    const next = {
+      view: input.view ?? row.view,
+      measure,
+      aggregation,
+      time_window: input.window ?? row.time_window,
+      predicates,
+      group_by: groupBy,
+    };
     const remeasured = measuredKey(next) !== measuredKey(row);
     const webhook = input.notify !== undefined ? (input.notify?.webhook_url ?? null) : row.webhook_url;
     await tx.query(
@@ -208,10 +294,23 @@ export async function updateAlert(ctx: AppContext, user: UserPrincipal, alertId:
               spec_version = spec_version + CASE WHEN $17 THEN 1 ELSE 0 END
         WHERE id = $1`,
       [
-        row.id, input.name ?? row.name, next.view, measure, aggregation, input.threshold ?? row.threshold, input.threshold_operator ?? row.threshold_operator,
-        next.time_window, JSON.stringify(filters), JSON.stringify(predicates), groupBy, input.no_data_mode ?? row.no_data_mode,
-        input.renotify?.mode ?? row.renotify_mode, input.renotify?.interval_minutes ?? row.renotify_interval_minutes,
-        input.severity ?? row.severity, webhook, remeasured,
+        row.id,
+        input.name ?? row.name,
+        next.view,
+        measure,
+        aggregation,
+        input.threshold ?? row.threshold,
+        input.threshold_operator ?? row.threshold_operator,
+        next.time_window,
+        JSON.stringify(filters),
+        JSON.stringify(predicates),
+        groupBy,
+        input.no_data_mode ?? row.no_data_mode,
+        input.renotify?.mode ?? row.renotify_mode,
+        input.renotify?.interval_minutes ?? row.renotify_interval_minutes,
+        input.severity ?? row.severity,
+        webhook,
+        remeasured,
       ],
     );
     if (remeasured) {
@@ -223,7 +322,12 @@ export async function updateAlert(ctx: AppContext, user: UserPrincipal, alertId:
   });
 }
 
-export async function deleteAlert(ctx: AppContext, user: UserPrincipal, alertId: string, projectId: string): Promise<{ deleted: true; id: string }> {
+export async function deleteAlert(
+  ctx: AppContext,
+  user: UserPrincipal,
+  alertId: string,
+  projectId: string,
+): Promise<{ deleted: true; id: string }> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, projectId, 'MEMBER');
     if (!isUuid(alertId)) throw new NotFoundError(ALERT_NOT_FOUND);
@@ -235,11 +339,17 @@ export async function deleteAlert(ctx: AppContext, user: UserPrincipal, alertId:
 }
 
 /** PAUSED is never evaluated; pausing a paused alert changes nothing. */
-export async function pauseAlert(ctx: AppContext, user: UserPrincipal, alertId: string, projectId: string): Promise<AlertRecord> {
+export async function pauseAlert(
+  ctx: AppContext,
+  user: UserPrincipal,
+  alertId: string,
+  projectId: string,
+): Promise<AlertRecord> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, projectId, 'MEMBER');
     const row = await findRow(tx, projectId, alertId, true);
-    if (row.status !== 'PAUSED') await tx.query("UPDATE alerts SET status = 'PAUSED', update_time = now() WHERE id = $1", [row.id]);
+    if (row.status !== 'PAUSED')
+      await tx.query("UPDATE alerts SET status = 'PAUSED', update_time = now() WHERE id = $1", [row.id]);
     return alertRecord(await findRow(tx, projectId, row.id));
   });
 }
@@ -249,7 +359,13 @@ export async function pauseAlert(ctx: AppContext, user: UserPrincipal, alertId: 
  * catch-up evaluations and no burst of notifications. The status is OK pending that evaluation; what
  * receivers were last told is kept, so a change during the pause is announced once.
  */
-export async function resumeAlert(ctx: AppContext, user: UserPrincipal, alertId: string, projectId: string, nowMs = Date.now()): Promise<AlertRecord> {
+export async function resumeAlert(
+  ctx: AppContext,
+  user: UserPrincipal,
+  alertId: string,
+  projectId: string,
+  nowMs = Date.now(),
+): Promise<AlertRecord> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, projectId, 'MEMBER');
     const row = await findRow(tx, projectId, alertId, true);

@@ -47,7 +47,15 @@ export type Settings = {
 export type Transition = { next: SeriesState; notify: boolean; why: string };
 
 /** A series never evaluated: OK, nothing announced yet (receivers assume OK). */
-export const FRESH: SeriesState = { status: 'OK', announced: 'OK', alertedAt: null, lastNotifiedAt: null, lastValue: null, lastError: null, lastErrorAt: null };
+export const FRESH: SeriesState = {
+  status: 'OK',
+  announced: 'OK',
+  alertedAt: null,
+  lastNotifiedAt: null,
+  lastValue: null,
+  lastError: null,
+  lastErrorAt: null,
+};
 
 export function breaches(value: number, operator: Operator, threshold: number): boolean {
   switch (operator) {
@@ -71,7 +79,11 @@ const MINUTE_MS = 60_000;
 export function nextState(prev: SeriesState, measured: Measurement, settings: Settings, now: number): Transition {
   if (prev.status === 'PAUSED') return { next: prev, notify: false, why: 'paused: not evaluated' };
   if (measured.kind === 'error') {
-    return { next: { ...prev, status: 'ERROR', lastError: measured.message, lastErrorAt: now }, notify: false, why: `evaluation failed: ${measured.message}` };
+    return {
+      next: { ...prev, status: 'ERROR', lastError: measured.message, lastErrorAt: now },
+      notify: false,
+      why: `evaluation failed: ${measured.message}`,
+    };
   }
 
   let target: Announced;
@@ -101,11 +113,23 @@ export function nextState(prev: SeriesState, measured: Measurement, settings: Se
     alertedAt: target === 'ALERTING' && prev.announced !== 'ALERTING' ? now : prev.alertedAt,
   };
   if (target !== prev.announced) {
-    return { next: { ...next, announced: target, lastNotifiedAt: now }, notify: true, why: `${prev.announced} → ${target}: ${reason}` };
+    return {
+      next: { ...next, announced: target, lastNotifiedAt: now },
+      notify: true,
+      why: `${prev.announced} → ${target}: ${reason}`,
+    };
   }
   const interval = settings.renotify.intervalMinutes * MINUTE_MS;
-  if (target === 'ALERTING' && settings.renotify.mode === 'INTERVAL' && (prev.lastNotifiedAt === null || now - prev.lastNotifiedAt >= interval)) {
-    return { next: { ...next, lastNotifiedAt: now }, notify: true, why: `still ALERTING; renotify every ${settings.renotify.intervalMinutes} min: ${reason}` };
+  if (
+    target === 'ALERTING' &&
+    settings.renotify.mode === 'INTERVAL' &&
+    (prev.lastNotifiedAt === null || now - prev.lastNotifiedAt >= interval)
+  ) {
+    return {
+      next: { ...next, lastNotifiedAt: now },
+      notify: true,
+      why: `still ALERTING; renotify every ${settings.renotify.intervalMinutes} min: ${reason}`,
+    };
   }
   return { next, notify: false, why: `stays ${target}: ${reason}` };
 }

@@ -16,17 +16,41 @@ import net from 'node:net';
 
 const PRIVATE = new net.BlockList();
 for (const [net4, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) PRIVATE.addSubnet(net4, bits, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  PRIVATE.addSubnet(net4, bits, 'ipv4');
 // Non-global IPv6: unspecified, loopback, unique-local, link-local, site-local, multicast, discard,
 // documentation, ORCHID, benchmarking, and NAT64's local-use prefix (RFC 8215), whose embedding of an
 // IPv4 address depends on the operator's prefix length, so it is refused whole.
 for (const [net6, bits] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['100::', 64], ['2001:db8::', 32],
-  ['2001:10::', 28], ['2001:20::', 28], ['2001:2::', 48], ['64:ff9b:1::', 48],
-] as const) PRIVATE.addSubnet(net6, bits, 'ipv6');
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['2001:10::', 28],
+  ['2001:20::', 28],
+  ['2001:2::', 48],
+  ['64:ff9b:1::', 48],
+] as const)
+  PRIVATE.addSubnet(net6, bits, 'ipv6');
 
 /**
  * Loopback, private, link-local, shared, multicast and reserved addresses, and IPv6 addresses that
@@ -81,7 +105,10 @@ function ipv6Bytes(address: string): number[] | null {
 
 /** The host of a URL as the resolver sees it: no IPv6 brackets, no trailing root dot, lower case. */
 function hostOf(url: URL): string {
-  return url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  return url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
 }
 
 function isLocalName(host: string): boolean {
@@ -111,7 +138,13 @@ export type DeliveryResult =
   /** `retry: false` when another attempt can't help (refused address, a 4xx other than 408/429). */
   | { ok: false; statusCode: number | null; error: string; retry: boolean };
 
-export type DeliveryRequest = { url: string; body: string; headers: Record<string, string>; timeoutMs: number; allowPrivate: boolean };
+export type DeliveryRequest = {
+  url: string;
+  body: string;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  allowPrivate: boolean;
+};
 
 class RefusedAddressError extends Error {
   readonly code = 'EREFUSEDADDRESS';
@@ -130,12 +163,16 @@ const REFUSED_RESOLVED = 'the webhook host name resolves to a loopback or privat
 function failureWording(e: Error): string {
   if (e instanceof RefusedAddressError || e instanceof DeadlineError) return e.message;
   const code = String((e as { code?: unknown }).code ?? '');
-  if (['ENOTFOUND', 'EAI_AGAIN', 'EAI_NODATA', 'EAI_NONAME'].includes(code)) return 'the webhook host name could not be resolved';
+  if (['ENOTFOUND', 'EAI_AGAIN', 'EAI_NODATA', 'EAI_NONAME'].includes(code))
+    return 'the webhook host name could not be resolved';
   if (code === 'ECONNREFUSED') return 'the webhook host refused the connection';
   if (code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT') return 'the connection to the webhook host timed out';
-  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EHOSTDOWN' || code === 'ENETDOWN') return 'the webhook host is unreachable';
-  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNABORTED') return 'the connection was closed before an answer';
-  const tls = /CERT|SSL|TLS|SELF_SIGNED|ALTNAME|UNABLE_TO_(GET|VERIFY)/.test(code) || /certificate|TLS|SSL/i.test(e.message);
+  if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EHOSTDOWN' || code === 'ENETDOWN')
+    return 'the webhook host is unreachable';
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'ECONNABORTED')
+    return 'the connection was closed before an answer';
+  const tls =
+    /CERT|SSL|TLS|SELF_SIGNED|ALTNAME|UNABLE_TO_(GET|VERIFY)/.test(code) || /certificate|TLS|SSL/i.test(e.message);
   if (tls) return 'the TLS handshake with the webhook host failed';
   if (code.startsWith('HPE_')) return 'the webhook host did not answer in HTTP';
   return 'the request to the webhook host failed';
@@ -171,7 +208,12 @@ export function deliver(request: DeliveryRequest): Promise<DeliveryResult> {
       url,
       {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(request.body), 'user-agent': 'Sightline-Webhook/1', ...request.headers },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(request.body),
+          'user-agent': 'Sightline-Webhook/1',
+          ...request.headers,
+        },
         ...(request.allowPrivate ? {} : { lookup: publicOnlyLookup as never }),
       },
       (res) => {
@@ -180,13 +222,22 @@ export function deliver(request: DeliveryRequest): Promise<DeliveryResult> {
         res.resume();
         res.on('end', () => {
           if (status >= 200 && status < 300) resolve({ ok: true, statusCode: status });
-          else resolve({ ok: false, statusCode: status, error: `HTTP ${status}`, retry: status >= 500 || status === 408 || status === 429 });
+          else
+            resolve({
+              ok: false,
+              statusCode: status,
+              error: `HTTP ${status}`,
+              retry: status >= 500 || status === 408 || status === 429,
+            });
         });
         res.on('error', () => resolve({ ok: false, statusCode: status, error: 'the answer was cut off', retry: true }));
       },
     );
     // A deadline for the whole exchange, not only for an idle socket.
-    const timer = setTimeout(() => req.destroy(new DeadlineError(`no answer within ${request.timeoutMs} ms`)), request.timeoutMs);
+    const timer = setTimeout(
+      () => req.destroy(new DeadlineError(`no answer within ${request.timeoutMs} ms`)),
+      request.timeoutMs,
+    );
     req.on('close', () => clearTimeout(timer));
     req.on('error', (e: Error) => {
       clearTimeout(timer);

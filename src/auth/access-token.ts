@@ -29,7 +29,11 @@ export class AccessTokens {
   /** The claims of a valid, unexpired token; null for anything else. */
   async verify(token: string): Promise<AccessTokenClaims | null> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, audience: AUDIENCE });
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: ['HS256'],
+        issuer: ISSUER,
+        audience: AUDIENCE,
+      });
       if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string') return null;
       return { userId: payload.sub, sessionId: payload.sid };
     } catch (error) {

@@ -17,9 +17,15 @@ export type ProjectScope = { projectId: string; workspaceId: string; traceTtlDay
  * credentials `project_id` is required (400 with the spec's exact detail) and the user must be a
  * member of the project's workspace (else 403; unknown and deleted projects answer the same).
  */
-export async function resolveReadProject(ctx: AppContext, principal: Principal, projectId: string | undefined, minRole: Role = 'VIEWER'): Promise<ProjectScope> {
+export async function resolveReadProject(
+  ctx: AppContext,
+  principal: Principal,
+  projectId: string | undefined,
+  minRole: Role = 'VIEWER',
+): Promise<ProjectScope> {
   if (principal.kind === 'api_key') {
-    if (projectId !== undefined && projectId.toLowerCase() !== principal.projectId) throw new BadRequestError(PROJECT_ID_MISMATCH_DETAIL);
+    if (projectId !== undefined && projectId.toLowerCase() !== principal.projectId)
+      throw new BadRequestError(PROJECT_ID_MISMATCH_DETAIL);
     // The key was resolved against a live project moments ago (principal.ts); no second lookup.
     return { projectId: principal.projectId, workspaceId: principal.workspaceId, traceTtlDays: principal.traceTtlDays };
   }
@@ -30,16 +36,28 @@ export async function resolveReadProject(ctx: AppContext, principal: Principal, 
   // The project the user reads is their landing project (GET /projects lists it first); written only
   // when it changes, so reads of one project cost no write.
   if (found.lastProjectId !== found.project.id) {
-    await ctx.pg.pool.query('UPDATE users SET last_project_id = $2 WHERE id = $1', [principal.userId, found.project.id]);
+    await ctx.pg.pool.query('UPDATE users SET last_project_id = $2 WHERE id = $1', [
+      principal.userId,
+      found.project.id,
+    ]);
   }
-  return { projectId: found.project.id, workspaceId: found.project.workspace_id, traceTtlDays: found.project.trace_ttl_days };
+  return {
+    projectId: found.project.id,
+    workspaceId: found.project.workspace_id,
+    traceTtlDays: found.project.trace_ttl_days,
+  };
 }
 
 /**
  * A write on a project named in the path (`/projects/{project_id}/...`): 404 when it doesn't exist
  * (or was deleted), 403 when the user isn't a member of its workspace or lacks `minRole`.
  */
-export async function requireProjectRole(db: Queryable, user: UserPrincipal, projectId: string, minRole: Role): Promise<ProjectRow & { role: Role }> {
+export async function requireProjectRole(
+  db: Queryable,
+  user: UserPrincipal,
+  projectId: string,
+  minRole: Role,
+): Promise<ProjectRow & { role: Role }> {
   const found = await projectWithRole(db, projectId, user.userId);
   if (!found) throw new NotFoundError('project not found');
   if (!found.role) throw new ForbiddenError(NO_PROJECT_ACCESS_DETAIL);
@@ -48,7 +66,12 @@ export async function requireProjectRole(db: Queryable, user: UserPrincipal, pro
 }
 
 /** 404 when the workspace doesn't exist, 403 when the user isn't in it or lacks `minRole`. */
-export async function requireWorkspaceRole(db: Queryable, user: UserPrincipal, workspaceId: string, minRole: Role): Promise<{ id: string; name: string; role: Role }> {
+export async function requireWorkspaceRole(
+  db: Queryable,
+  user: UserPrincipal,
+  workspaceId: string,
+  minRole: Role,
+): Promise<{ id: string; name: string; role: Role }> {
   if (!isUuid(workspaceId)) throw new NotFoundError('workspace not found');
   const { rows } = await db.query<{ id: string; name: string; role: Role | null }>(
     `SELECT w.id, w.name, m.role
@@ -66,11 +89,18 @@ export async function requireWorkspaceRole(db: Queryable, user: UserPrincipal, w
 const PROJECT_COLUMNS = 'p.id, p.name, p.workspace_id, p.trace_ttl_days, p.created_at';
 
 async function liveProject(db: Queryable, projectId: string): Promise<ProjectRow | null> {
-  const { rows } = await db.query<ProjectRow>(`SELECT ${PROJECT_COLUMNS} FROM projects p WHERE p.id = $1 AND p.deleted_at IS NULL`, [projectId]);
+  const { rows } = await db.query<ProjectRow>(
+    `SELECT ${PROJECT_COLUMNS} FROM projects p WHERE p.id = $1 AND p.deleted_at IS NULL`,
+    [projectId],
+  );
   return rows[0] ?? null;
 }
 
-async function projectWithRole(db: Queryable, projectId: string, userId: string): Promise<{ project: ProjectRow; role: Role | null; lastProjectId: string | null } | null> {
+async function projectWithRole(
+  db: Queryable,
+  projectId: string,
+  userId: string,
+): Promise<{ project: ProjectRow; role: Role | null; lastProjectId: string | null } | null> {
   if (!isUuid(projectId)) return null;
   const { rows } = await db.query<ProjectRow & { role: Role | null; last_project_id: string | null }>(
     `SELECT ${PROJECT_COLUMNS}, m.role, (SELECT u.last_project_id FROM users u WHERE u.id = $2) AS last_project_id

@@ -15,7 +15,15 @@ export const HASH_THREADS = 2;
 export const HASH_QUEUE = 64;
 export const HASHING_BUSY_DETAIL = 'too many logins are being checked right now; retry in a moment';
 
-export type ScryptJob = { password: string; salt: Buffer; keylen: number; N: number; r: number; p: number; maxmem: number };
+export type ScryptJob = {
+  password: string;
+  salt: Buffer;
+  keylen: number;
+  N: number;
+  r: number;
+  p: number;
+  maxmem: number;
+};
 
 // CommonJS source run with `eval: true`: no file to resolve, so it works the same under tsx and node.
 const WORKER_SOURCE = `
@@ -102,7 +110,16 @@ class HashPool {
     // A busy worker keeps the process alive until its answer arrives, like any pending I/O.
     slot.worker.ref();
     const { job } = pending;
-    slot.worker.postMessage({ id: pending.id, password: job.password, salt: job.salt, keylen: job.keylen, N: job.N, r: job.r, p: job.p, maxmem: job.maxmem });
+    slot.worker.postMessage({
+      id: pending.id,
+      password: job.password,
+      salt: job.salt,
+      keylen: job.keylen,
+      N: job.N,
+      r: job.r,
+      p: job.p,
+      maxmem: job.maxmem,
+    });
   }
 
   private next(slot: Slot): void {

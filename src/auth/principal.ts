@@ -40,7 +40,8 @@ const UNVERIFIABLE_DETAIL = 'the credential could not be verified; retry later';
 export function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization;
   const match = typeof header === 'string' ? /^Bearer[ ]+([^\s]+)\s*$/i.exec(header) : null;
-  if (!match) throw new UnauthorizedError("missing or malformed Authorization header; send 'Authorization: Bearer <credential>'");
+  if (!match)
+    throw new UnauthorizedError("missing or malformed Authorization header; send 'Authorization: Bearer <credential>'");
   return match[1]!;
 }
 
@@ -70,7 +71,13 @@ export async function resolvePrincipal(ctx: AppContext, token: string): Promise<
   try {
     if (token.startsWith('sl_')) {
       if (!API_KEY_PATTERN.test(token)) throw new UnauthorizedError();
-      const { rows } = await authPool(ctx.pg).query<{ id: string; project_id: string; project_name: string; workspace_id: string; trace_ttl_days: number }>(
+      const { rows } = await authPool(ctx.pg).query<{
+        id: string;
+        project_id: string;
+        project_name: string;
+        workspace_id: string;
+        trace_ttl_days: number;
+      }>(
         `SELECT k.id, k.project_id, p.name AS project_name, p.workspace_id, p.trace_ttl_days
            FROM api_keys k JOIN projects p ON p.id = k.project_id
           WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND p.deleted_at IS NULL
@@ -79,7 +86,14 @@ export async function resolvePrincipal(ctx: AppContext, token: string): Promise<
       );
       const row = rows[0];
       if (!row) throw new UnauthorizedError();
-      return { kind: 'api_key', keyId: row.id, projectId: row.project_id, projectName: row.project_name, workspaceId: row.workspace_id, traceTtlDays: row.trace_ttl_days };
+      return {
+        kind: 'api_key',
+        keyId: row.id,
+        projectId: row.project_id,
+        projectName: row.project_name,
+        workspaceId: row.workspace_id,
+        traceTtlDays: row.trace_ttl_days,
+      };
     }
     if (looksLikeJwt(token)) {
       const claims = await ctx.tokens.verify(token);
@@ -121,9 +135,16 @@ export type Accepts = 'api_key' | 'user' | 'any';
  * - 'user': account writes and lists; an API key is refused with 403 (rule 2).
  * `basic`: also takes an API key sent as Basic credentials (`basicApiKey`); only the OTLP routes do.
  */
-export function authenticate(ctx: AppContext, accepts: Accepts, options: { basic?: boolean } = {}): onRequestHookHandler {
+export function authenticate(
+  ctx: AppContext,
+  accepts: Accepts,
+  options: { basic?: boolean } = {},
+): onRequestHookHandler {
   return async function authHook(request: FastifyRequest, _reply: FastifyReply) {
-    const principal = await resolvePrincipal(ctx, (options.basic ? basicApiKey(request) : undefined) ?? bearerToken(request));
+    const principal = await resolvePrincipal(
+      ctx,
+      (options.basic ? basicApiKey(request) : undefined) ?? bearerToken(request),
+    );
     if (accepts === 'api_key' && principal.kind !== 'api_key') throw new UnauthorizedError(API_KEY_ONLY_DETAIL);
     if (accepts === 'user' && principal.kind !== 'user') throw new ForbiddenError(USER_LOGIN_REQUIRED_DETAIL);
     request.principal = principal;

@@ -28,9 +28,15 @@ export class Api {
   }
 
   /** The raw answer, for callers that decide on the status themselves (ingest retries). */
-  async send(url: string, method: string, options: RequestOptions = {}, accept: (status: number) => boolean = (s) => s < 400): Promise<Answer> {
+  async send(
+    url: string,
+    method: string,
+    options: RequestOptions = {},
+    accept: (status: number) => boolean = (s) => s < 400,
+  ): Promise<Answer> {
     const target = new URL(url);
-    for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined) target.searchParams.set(k, String(v));
+    for (const [k, v] of Object.entries(options.query ?? {}))
+      if (v !== undefined) target.searchParams.set(k, String(v));
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.bearer) headers.authorization = `Bearer ${this.bearer}`;
     let body: string | Buffer | undefined;
@@ -43,9 +49,17 @@ export class Api {
     }
     let response: Response;
     try {
-      response = await fetch(target, { method, headers, body: body as BodyInit | undefined, redirect: 'manual', signal: AbortSignal.timeout(120_000) });
+      response = await fetch(target, {
+        method,
+        headers,
+        body: body as BodyInit | undefined,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(120_000),
+      });
     } catch (error) {
-      throw new CliError(`cannot reach Sightline at ${target.origin} (${describeNetworkError(error)}); is the server running? Set --api/--web or SIGHTLINE_API_URL/SIGHTLINE_WEB_URL`);
+      throw new CliError(
+        `cannot reach Sightline at ${target.origin} (${describeNetworkError(error)}); is the server running? Set --api/--web or SIGHTLINE_API_URL/SIGHTLINE_WEB_URL`,
+      );
     }
     const text = await response.text();
     let parsed: unknown = text;
@@ -72,7 +86,12 @@ function describeNetworkError(error: unknown): string {
 export function failure(status: number, body: unknown, credential: Api['credential']): string {
   const detail = detailOf(body);
   if (status === 401) {
-    const advice = credential === 'api-key' ? 'check the API key' : credential === 'session' ? 'run `sightline login` again' : 'run `sightline login`, or pass --key';
+    const advice =
+      credential === 'api-key'
+        ? 'check the API key'
+        : credential === 'session'
+          ? 'run `sightline login` again'
+          : 'run `sightline login`, or pass --key';
     return `not authenticated (${detail || 'credential refused'}); ${advice}`;
   }
   if (status === 403) return `not allowed: ${detail || 'forbidden'}`;
@@ -97,10 +116,16 @@ function detailOf(body: unknown): string {
  * The client for a command: an API key (--key or SIGHTLINE_API_KEY) when given, else the stored
  * session of `sightline login`. `need` says which the command can use.
  */
-export function connect(target: Target, options: GlobalOptions, env: Env, need: 'any' | 'session' | 'api-key' = 'any'): Api {
+export function connect(
+  target: Target,
+  options: GlobalOptions,
+  env: Env,
+  need: 'any' | 'session' | 'api-key' = 'any',
+): Api {
   const key = options.key ?? env.SIGHTLINE_API_KEY;
   if (key && need !== 'session') return new Api(target, key, 'api-key');
-  if (need === 'api-key') throw new CliError('this command needs a project API key: pass --key or set SIGHTLINE_API_KEY');
+  if (need === 'api-key')
+    throw new CliError('this command needs a project API key: pass --key or set SIGHTLINE_API_KEY');
   const stored = readCredentials(env);
   if (!stored) throw new CliError('not logged in: run `sightline login` (or pass --key with a project API key)');
   return new Api(target, stored.session_token, 'session');
@@ -109,6 +134,7 @@ export function connect(target: Target, options: GlobalOptions, env: Env, need: 
 /** `project_id` for user credentials: --project or SIGHTLINE_PROJECT; an API key needs none. */
 export function projectQuery(api: Api, options: GlobalOptions, env: Env): Query {
   const project = options.project ?? env.SIGHTLINE_PROJECT;
-  if (api.credential === 'session' && !project) throw new CliError('pass --project <project-id> (or set SIGHTLINE_PROJECT); `sightline projects` lists them');
+  if (api.credential === 'session' && !project)
+    throw new CliError('pass --project <project-id> (or set SIGHTLINE_PROJECT); `sightline projects` lists them');
   return project ? { project_id: project } : {};
 }

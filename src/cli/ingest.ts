@@ -12,8 +12,17 @@ import { CliError } from './errors.js';
  * span twice.
  */
 
-export type IngestOptions = { batch: number; maxAttempts: number; progress: (sent: number, total: number | null) => void; sleep?: (ms: number) => Promise<void> };
-export type IngestResult = { sent: number; accepted: number; rejected: { batch: number; index: number; span_id?: string; errors: string[] }[] };
+export type IngestOptions = {
+  batch: number;
+  maxAttempts: number;
+  progress: (sent: number, total: number | null) => void;
+  sleep?: (ms: number) => Promise<void>;
+};
+export type IngestResult = {
+  sent: number;
+  accepted: number;
+  rejected: { batch: number; index: number; span_id?: string; errors: string[] }[];
+};
 
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 
@@ -32,7 +41,12 @@ async function ingestLines(api: Api, file: string, options: IngestOptions): Prom
   let batchNo = 0;
   const flush = async () => {
     if (!batch.length) return;
-    const body = (await sendWithRetry(api, '/traces', { contentType: 'application/json', data: JSON.stringify({ spans: batch }) }, options)) as {
+    const body = (await sendWithRetry(
+      api,
+      '/traces',
+      { contentType: 'application/json', data: JSON.stringify({ spans: batch }) },
+      options,
+    )) as {
       accepted: number;
       rejected: { index: number; span_id?: string; errors: string[] }[];
     };
@@ -70,19 +84,34 @@ async function ingestOtlp(api: Api, file: string, options: IngestOptions): Promi
   const result: IngestResult = { sent: 0, accepted: 0, rejected: [] };
   for (const resource of resources) {
     const count = (resource.scopeSpans ?? []).reduce((m, s) => m + (s.spans?.length ?? 0), 0);
-    const body = (await sendWithRetry(api, '/otel/v1/traces', { contentType: 'application/json', data: JSON.stringify({ resourceSpans: [resource] }) }, options)) as {
+    const body = (await sendWithRetry(
+      api,
+      '/otel/v1/traces',
+      { contentType: 'application/json', data: JSON.stringify({ resourceSpans: [resource] }) },
+      options,
+    )) as {
       partialSuccess?: { rejectedSpans?: number | string; errorMessage?: string };
     };
     const rejected = Number(body?.partialSuccess?.rejectedSpans ?? 0);
     result.sent += count;
     result.accepted += count - rejected;
-    if (rejected) result.rejected.push({ batch: result.rejected.length, index: -1, errors: [body.partialSuccess?.errorMessage ?? `${rejected} spans rejected`] });
+    if (rejected)
+      result.rejected.push({
+        batch: result.rejected.length,
+        index: -1,
+        errors: [body.partialSuccess?.errorMessage ?? `${rejected} spans rejected`],
+      });
     options.progress(result.sent, total);
   }
   return result;
 }
 
-async function sendWithRetry(api: Api, path: string, raw: { contentType: string; data: string }, options: IngestOptions): Promise<unknown> {
+async function sendWithRetry(
+  api: Api,
+  path: string,
+  raw: { contentType: string; data: string },
+  options: IngestOptions,
+): Promise<unknown> {
   const sleep = options.sleep ?? ((ms: number) => new Promise((resolve) => setTimeout(resolve, ms)));
   const url = `${api.target.apiUrl}/api/v1/public${path}`;
   let lastError = '';
@@ -97,7 +126,8 @@ async function sendWithRetry(api: Api, path: string, raw: { contentType: string;
       continue;
     }
     if (answer.status < 300) return answer.body;
-    if (!RETRY_STATUSES.has(answer.status)) throw new CliError(`a batch was refused: ${failure(answer.status, answer.body, api.credential)}`);
+    if (!RETRY_STATUSES.has(answer.status))
+      throw new CliError(`a batch was refused: ${failure(answer.status, answer.body, api.credential)}`);
     lastError = failure(answer.status, answer.body, api.credential);
     await sleep(backoff(attempt, answer.headers.get('retry-after')));
   }
@@ -111,7 +141,10 @@ async function sendWithRetry(api: Api, path: string, raw: { contentType: string;
  */
 function backoff(attempt: number, retryAfter: string | null): number {
   const seconds = retryAfter !== null ? Number(retryAfter) : NaN;
-  const base = Number.isFinite(seconds) && seconds >= 0 ? Math.min(seconds, 60) * 1000 : Math.min(500 * 2 ** (attempt - 1), 30_000);
+  const base =
+    Number.isFinite(seconds) && seconds >= 0
+      ? Math.min(seconds, 60) * 1000
+      : Math.min(500 * 2 ** (attempt - 1), 30_000);
   return Math.round(base * (1 + Math.random() / 5));
 }
 
@@ -121,6 +154,8 @@ export function progressPrinter(stream: NodeJS.WriteStream): (sent: number, tota
   return (sent, total) => {
     const width = 30;
     const bar = total ? `[${'#'.repeat(Math.round((sent / total) * width)).padEnd(width)}] ` : '';
-    stream.write(`\r${bar}${sent.toLocaleString('en-US')}${total ? ` / ${total.toLocaleString('en-US')}` : ''} spans sent`);
+    stream.write(
+      `\r${bar}${sent.toLocaleString('en-US')}${total ? ` / ${total.toLocaleString('en-US')}` : ''} spans sent`,
+    );
   };
 }

@@ -29,7 +29,9 @@ export async function browserLogin(target: Target, options: LoginOptions): Promi
     }
     const token = url.searchParams.get('session_token');
     if (url.searchParams.get('state') !== state || !token) {
-      res.writeHead(400, { 'content-type': 'text/plain' }).end('This login link is not the one the command started; run `sightline login` again.');
+      res
+        .writeHead(400, { 'content-type': 'text/plain' })
+        .end('This login link is not the one the command started; run `sightline login` again.');
       return;
     }
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(DONE_PAGE);
@@ -42,7 +44,10 @@ export async function browserLogin(target: Target, options: LoginOptions): Promi
   loginUrl.searchParams.set('state', state);
   options.print(`Open this address to log in:\n  ${loginUrl.href}`);
   if (options.openBrowser) openInBrowser(loginUrl.href);
-  const timer = setTimeout(() => settle.reject(new CliError('login timed out: nobody completed the login page')), options.timeoutMs);
+  const timer = setTimeout(
+    () => settle.reject(new CliError('login timed out: nobody completed the login page')),
+    options.timeoutMs,
+  );
   try {
     return await received;
   } finally {

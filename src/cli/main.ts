@@ -6,7 +6,14 @@ import { CliError } from './errors.js';
 import { FORMATS, render, rowsOf, table, type Format } from './format.js';
 import { ingestFile, progressPrinter } from './ingest.js';
 import { browserLogin } from './login.js';
-import { credentialsPath, removeCredentials, resolveTarget, writeCredentials, type Env, type GlobalOptions } from './settings.js';
+import {
+  credentialsPath,
+  removeCredentials,
+  resolveTarget,
+  writeCredentials,
+  type Env,
+  type GlobalOptions,
+} from './settings.js';
 import { registerTraceCommands } from './traces.js';
 
 /**
@@ -27,45 +34,83 @@ export async function main(argv: string[], io: Io = defaultIo()): Promise<number
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 1;
-    const message = error instanceof CliError ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`;
+    const message =
+      error instanceof CliError ? error.message : `unexpected error: ${(error as Error)?.message ?? String(error)}`;
     io.err(`sightline: ${message}`);
     return 1;
   }
 }
 
 function defaultIo(): Io {
-  return { out: (t) => process.stdout.write(`${t}\n`), err: (t) => process.stderr.write(`${t}\n`), env: process.env, stdin: process.stdin };
+  return {
+    out: (t) => process.stdout.write(`${t}\n`),
+    err: (t) => process.stderr.write(`${t}\n`),
+    env: process.env,
+    stdin: process.stdin,
+  };
 }
 
-const formatOption = () => new Option('--format <format>', 'output: table, csv or json').choices(FORMATS as string[]).default('table');
+const formatOption = () =>
+  new Option('--format <format>', 'output: table, csv or json').choices(FORMATS as string[]).default('table');
 
 export function buildProgram(io: Io): Command {
   const program = new Command('sightline')
     .description('Sightline from the command line: log in, list traces, run SQL, ingest spans')
-    .option('--api <url>', 'API address (default SIGHTLINE_API_URL, else the logged-in server, else http://localhost:8000)')
-    .option('--web <url>', 'web address (default SIGHTLINE_WEB_URL, else the logged-in server, else http://localhost:3000)')
+    .option(
+      '--api <url>',
+      'API address (default SIGHTLINE_API_URL, else the logged-in server, else http://localhost:8000)',
+    )
+    .option(
+      '--web <url>',
+      'web address (default SIGHTLINE_WEB_URL, else the logged-in server, else http://localhost:3000)',
+    )
     .option('--key <api-key>', 'a project API key (default SIGHTLINE_API_KEY)')
     .option('--project <project-id>', 'the project, for commands run with a user login (default SIGHTLINE_PROJECT)')
     .version(packageVersion(), '-V, --version', 'print the version')
     .exitOverride()
-    .configureOutput({ writeOut: (t) => io.out(t.trimEnd()), writeErr: (t) => io.err(t.trimEnd()), outputError: (t, write) => write(usageError(t)) })
+    .configureOutput({
+      writeOut: (t) => io.out(t.trimEnd()),
+      writeErr: (t) => io.err(t.trimEnd()),
+      outputError: (t, write) => write(usageError(t)),
+    })
     // docs/cli.md: a usage error is one line; the help is a flag away.
     .showHelpAfterError(false);
   const globals = () => program.opts<GlobalOptions>();
-  const ctx: Context = { io, globals, api: (need = 'any') => connect(resolveTarget(globals(), io.env), globals(), io.env, need) };
+  const ctx: Context = {
+    io,
+    globals,
+    api: (need = 'any') => connect(resolveTarget(globals(), io.env), globals(), io.env, need),
+  };
 
   program
     .command('login')
-    .description(`log in through the browser (or --token) and keep the session in ${displayPath(credentialsPath(io.env), io.env)}`)
+    .description(
+      `log in through the browser (or --token) and keep the session in ${displayPath(credentialsPath(io.env), io.env)}`,
+    )
     .option('--token <session-token>', 'use this session token instead of the browser')
     .option('--no-browser', 'print the login address without opening a browser')
     .option('--timeout <seconds>', 'how long to wait for the browser', '300')
     .action(async (options: { token?: string; browser: boolean; timeout: string }) => {
       const target = resolveTarget(globals(), io.env);
-      const token = options.token ?? (await browserLogin(target, { openBrowser: options.browser, timeoutMs: Number(options.timeout) * 1000, print: io.err }));
-      const workspaces = (await new Api(target, token, 'session').call('GET', '/workspaces')) as { data: { name: string }[] };
-      const file = writeCredentials(io.env, { api_url: target.apiUrl, web_url: target.webUrl, session_token: token, saved_at: new Date().toISOString() });
-      io.out(`Logged in to ${target.apiUrl} (${workspaces.data.length} workspace${workspaces.data.length === 1 ? '' : 's'}); credentials saved to ${file}`);
+      const token =
+        options.token ??
+        (await browserLogin(target, {
+          openBrowser: options.browser,
+          timeoutMs: Number(options.timeout) * 1000,
+          print: io.err,
+        }));
+      const workspaces = (await new Api(target, token, 'session').call('GET', '/workspaces')) as {
+        data: { name: string }[];
+      };
+      const file = writeCredentials(io.env, {
+        api_url: target.apiUrl,
+        web_url: target.webUrl,
+        session_token: token,
+        saved_at: new Date().toISOString(),
+      });
+      io.out(
+        `Logged in to ${target.apiUrl} (${workspaces.data.length} workspace${workspaces.data.length === 1 ? '' : 's'}); credentials saved to ${file}`,
+      );
     });
 
   program
@@ -84,17 +129,23 @@ export function buildProgram(io: Io): Command {
 
   program
     .command('whoami')
-    .description('who the current credential is: the API key\'s project, or the login\'s workspaces')
+    .description("who the current credential is: the API key's project, or the login's workspaces")
     .action(async () => {
       const api = ctx.api();
       if (api.credential === 'api-key') {
         const me = (await api.call('GET', '/whoami')) as Record<string, string>;
-        io.out(`API key ${me.key_id} of project ${me.project_name} (${me.project_id}), workspace ${me.workspace_id} at ${api.target.apiUrl}`);
+        io.out(
+          `API key ${me.key_id} of project ${me.project_name} (${me.project_id}), workspace ${me.workspace_id} at ${api.target.apiUrl}`,
+        );
         return;
       }
       const { data } = (await api.call('GET', '/workspaces')) as { data: { id: string; name: string; role: string }[] };
-      const { user } = (await api.web('GET', '/api/auth/session')) as { user: { id: string; email: string; name: string } };
-      io.out(`Logged in at ${api.target.apiUrl} as ${user.name} <${user.email}> (user ${user.id})\n${table(['workspace', 'id', 'role'], rowsOf(data, ['name', 'id', 'role']))}`);
+      const { user } = (await api.web('GET', '/api/auth/session')) as {
+        user: { id: string; email: string; name: string };
+      };
+      io.out(
+        `Logged in at ${api.target.apiUrl} as ${user.name} <${user.email}> (user ${user.id})\n${table(['workspace', 'id', 'role'], rowsOf(data, ['name', 'id', 'role']))}`,
+      );
     });
 
   program
@@ -109,18 +160,29 @@ export function buildProgram(io: Io): Command {
   program
     .command('projects')
     .description('the projects the login can access')
-    .option('--workspace <workspace-id>', 'only this workspace\'s projects')
+    .option('--workspace <workspace-id>', "only this workspace's projects")
     .addOption(formatOption())
     .action(async (options: { workspace?: string; format: Format }) => {
-      const { data } = (await ctx.api('session').call('GET', '/projects', { query: { workspace_id: options.workspace } })) as { data: Record<string, unknown>[] };
-      io.out(render(options.format, ['id', 'name', 'workspace_id', 'workspace_name'], rowsOf(data, ['id', 'name', 'workspace_id', 'workspace_name']), data));
+      const { data } = (await ctx
+        .api('session')
+        .call('GET', '/projects', { query: { workspace_id: options.workspace } })) as {
+        data: Record<string, unknown>[];
+      };
+      io.out(
+        render(
+          options.format,
+          ['id', 'name', 'workspace_id', 'workspace_name'],
+          rowsOf(data, ['id', 'name', 'workspace_id', 'workspace_name']),
+          data,
+        ),
+      );
     });
 
   registerTraceCommands(program, ctx, formatOption);
 
   program
     .command('sql')
-    .description('run a SELECT over the project\'s traces, spans and findings (the query, --file, or standard input)')
+    .description("run a SELECT over the project's traces, spans and findings (the query, --file, or standard input)")
     .argument('[query]', 'the SQL; "-" or nothing reads standard input')
     .option('--file <path>', 'read the SQL from a file')
     .addOption(formatOption())
@@ -128,15 +190,28 @@ export function buildProgram(io: Io): Command {
       const sql = options.file ? readFile(options.file) : query && query !== '-' ? query : await readStdin(io.stdin);
       if (!sql.trim()) throw new CliError('no SQL given: pass it as an argument, with --file, or on standard input');
       const api = ctx.api();
-      const answer = (await api.call('POST', '/sql', { query: projectQuery(api, globals(), io.env), body: { query: sql } })) as {
+      const answer = (await api.call('POST', '/sql', {
+        query: projectQuery(api, globals(), io.env),
+        body: { query: sql },
+      })) as {
         columns: { name: string }[];
         rows: unknown[][];
         row_count: number;
         truncated: boolean;
         elapsed_ms: number;
       };
-      io.out(render(options.format, answer.columns.map((c) => c.name), answer.rows, answer));
-      if (options.format === 'table') io.err(`${answer.row_count} row${answer.row_count === 1 ? '' : 's'}${answer.truncated ? ' (truncated)' : ''} in ${answer.elapsed_ms} ms`);
+      io.out(
+        render(
+          options.format,
+          answer.columns.map((c) => c.name),
+          answer.rows,
+          answer,
+        ),
+      );
+      if (options.format === 'table')
+        io.err(
+          `${answer.row_count} row${answer.row_count === 1 ? '' : 's'}${answer.truncated ? ' (truncated)' : ''} in ${answer.elapsed_ms} ms`,
+        );
     });
 
   registerSignalCommands(program, ctx);
@@ -150,11 +225,19 @@ export function buildProgram(io: Io): Command {
     .option('--attempts <n>', 'tries per batch when the server is busy or unreachable', '8')
     .action(async (file: string, options: { batch: string; attempts: string }) => {
       const batch = Number(options.batch);
-      if (!Number.isInteger(batch) || batch < 1 || batch > 10_000) throw new CliError('--batch must be an integer from 1 to 10000');
-      const result = await ingestFile(ctx.api('api-key'), file, { batch, maxAttempts: Math.max(1, Number(options.attempts) || 1), progress: progressPrinter(process.stderr) });
+      if (!Number.isInteger(batch) || batch < 1 || batch > 10_000)
+        throw new CliError('--batch must be an integer from 1 to 10000');
+      const result = await ingestFile(ctx.api('api-key'), file, {
+        batch,
+        maxAttempts: Math.max(1, Number(options.attempts) || 1),
+        progress: progressPrinter(process.stderr),
+      });
       if (process.stderr.isTTY) process.stderr.write('\n');
       io.out(`${result.accepted} of ${result.sent} spans accepted`);
-      for (const r of result.rejected.slice(0, 20)) io.err(`rejected: batch ${r.batch} index ${r.index}${r.span_id ? ` span ${r.span_id}` : ''}: ${r.errors.join('; ')}`);
+      for (const r of result.rejected.slice(0, 20))
+        io.err(
+          `rejected: batch ${r.batch} index ${r.index}${r.span_id ? ` span ${r.span_id}` : ''}: ${r.errors.join('; ')}`,
+        );
       if (result.rejected.length) throw new CliError(`${result.sent - result.accepted} spans were rejected`);
     });
 
@@ -172,18 +255,36 @@ function registerSignalCommands(program: Command, ctx: Context): void {
     .addOption(new Option('--format <format>').choices(FORMATS as string[]).default('table'))
     .action(async (o: { status?: string; detector?: string; limit: string; page: string; format: Format }) => {
       const api = ctx.api();
-      const query = { ...projectQuery(api, ctx.globals(), ctx.io.env), status: o.status, detector_id: o.detector, limit: o.limit, page: o.page };
-      const answer = (await api.call('GET', '/signals', { query })) as { data: Record<string, unknown>[]; meta: { total: number } };
+      const query = {
+        ...projectQuery(api, ctx.globals(), ctx.io.env),
+        status: o.status,
+        detector_id: o.detector,
+        limit: o.limit,
+        page: o.page,
+      };
+      const answer = (await api.call('GET', '/signals', { query })) as {
+        data: Record<string, unknown>[];
+        meta: { total: number };
+      };
       const keys = ['signal_id', 'status', 'title', 'hit_count', 'last_seen_at'];
       ctx.io.out(render(o.format, keys, rowsOf(answer.data, keys), answer));
     });
-  const change = (status: 'resolved' | 'open') => async (id: string, o: { reason?: string; note?: string; expectedStatus?: string }) => {
-    const api = ctx.api('session');
-    const project = projectQuery(api, ctx.globals(), ctx.io.env).project_id;
-    const body = { project_id: project, status, reason: o.reason, note: o.note, expected_status: o.expectedStatus };
-    const answer = (await api.call('PATCH', `/signals/${encodeURIComponent(id)}/status`, { body })) as { updated: boolean; signal: { status: string } };
-    ctx.io.out(answer.updated ? `signal ${id} is now ${answer.signal.status}` : `signal ${id} was already ${answer.signal.status}; nothing changed`);
-  };
+  const change =
+    (status: 'resolved' | 'open') =>
+    async (id: string, o: { reason?: string; note?: string; expectedStatus?: string }) => {
+      const api = ctx.api('session');
+      const project = projectQuery(api, ctx.globals(), ctx.io.env).project_id;
+      const body = { project_id: project, status, reason: o.reason, note: o.note, expected_status: o.expectedStatus };
+      const answer = (await api.call('PATCH', `/signals/${encodeURIComponent(id)}/status`, { body })) as {
+        updated: boolean;
+        signal: { status: string };
+      };
+      ctx.io.out(
+        answer.updated
+          ? `signal ${id} is now ${answer.signal.status}`
+          : `signal ${id} was already ${answer.signal.status}; nothing changed`,
+      );
+    };
   signals
     .command('resolve')
     .argument('<signal-id>')
@@ -202,8 +303,20 @@ function registerAlertCommands(program: Command, ctx: Context): void {
     .addOption(new Option('--format <format>').choices(FORMATS as string[]).default('table'))
     .action(async (o: { status?: string; format: Format }) => {
       const api = ctx.api();
-      const answer = (await api.call('GET', '/alerts', { query: { ...projectQuery(api, ctx.globals(), ctx.io.env), status: o.status } })) as { data: Record<string, unknown>[] };
-      const keys = ['id', 'name', 'status', 'severity', 'measure', 'aggregation', 'threshold_operator', 'threshold', 'window'];
+      const answer = (await api.call('GET', '/alerts', {
+        query: { ...projectQuery(api, ctx.globals(), ctx.io.env), status: o.status },
+      })) as { data: Record<string, unknown>[] };
+      const keys = [
+        'id',
+        'name',
+        'status',
+        'severity',
+        'measure',
+        'aggregation',
+        'threshold_operator',
+        'threshold',
+        'window',
+      ];
       ctx.io.out(render(o.format, keys, rowsOf(answer.data, keys), answer));
     });
   for (const action of ['pause', 'resume'] as const) {
@@ -213,7 +326,9 @@ function registerAlertCommands(program: Command, ctx: Context): void {
       .action(async (id: string) => {
         const api = ctx.api('session');
         const project = projectQuery(api, ctx.globals(), ctx.io.env).project_id;
-        const answer = (await api.call('POST', `/alerts/${encodeURIComponent(id)}/${action}`, { body: { project_id: project } })) as { alert?: { status: string }; status?: string };
+        const answer = (await api.call('POST', `/alerts/${encodeURIComponent(id)}/${action}`, {
+          body: { project_id: project },
+        })) as { alert?: { status: string }; status?: string };
         ctx.io.out(`alert ${id} is ${answer.alert?.status ?? answer.status ?? action + 'd'}`);
       });
   }
@@ -224,7 +339,10 @@ function registerAlertCommands(program: Command, ctx: Context): void {
  * Its text reads `error: unknown option '--x'` and may add a second line (`(Did you mean --y?)`).
  */
 export function usageError(text: string): string {
-  const what = text.trim().replace(/^error:\s*/, '').replace(/\s*\n\s*/g, ' ');
+  const what = text
+    .trim()
+    .replace(/^error:\s*/, '')
+    .replace(/\s*\n\s*/g, ' ');
   return `sightline: ${what} (see sightline --help)\n`;
 }
 

@@ -10,10 +10,29 @@ import type { Context } from './main.js';
  */
 
 type ListOptions = {
-  limit: string; page: string; since?: string; until?: string; name?: string; user?: string; search?: string; evaluations?: boolean;
-  model: string[]; env: string[]; kind: string[]; status: string[]; errorType: string[]; spanName: string[];
-  traceId?: string; signal?: string; metadata: string[]; cost?: string; tokens?: string; duration?: string; errors?: string;
-  filter: string[]; format: Format;
+  limit: string;
+  page: string;
+  since?: string;
+  until?: string;
+  name?: string;
+  user?: string;
+  search?: string;
+  evaluations?: boolean;
+  model: string[];
+  env: string[];
+  kind: string[];
+  status: string[];
+  errorType: string[];
+  spanName: string[];
+  traceId?: string;
+  signal?: string;
+  metadata: string[];
+  cost?: string;
+  tokens?: string;
+  duration?: string;
+  errors?: string;
+  filter: string[];
+  format: Format;
 };
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -23,21 +42,43 @@ const NUMERIC = /^(eq|gt|gte|lt|lte):(-?\d+(\.\d+)?)$/;
 function numeric(field: string, spec: string | undefined): Record<string, unknown>[] {
   if (spec === undefined) return [];
   const m = NUMERIC.exec(spec);
-  if (!m) throw new CliError(`--${field.replace('_', '-')} takes OP:NUMBER with OP one of eq, gt, gte, lt, lte (e.g. gt:0.5)`);
+  if (!m)
+    throw new CliError(
+      `--${field.replace('_', '-')} takes OP:NUMBER with OP one of eq, gt, gte, lt, lte (e.g. gt:0.5)`,
+    );
   return [{ field, op: m[1], value: Number(m[2]) }];
 }
 
 export function listFilters(o: ListOptions): Record<string, unknown>[] {
-  const sets: [string, string[]][] = [['model_name', o.model], ['environment', o.env], ['span_kind', o.kind], ['status', o.status], ['error_type', o.errorType], ['name', o.spanName]];
-  const filters: Record<string, unknown>[] = sets.filter(([, v]) => v.length).map(([field, value]) => ({ field, op: 'in', value }));
-  if (o.traceId) filters.push({ field: 'trace_id', op: o.traceId.startsWith('~') ? 'contains' : 'eq', value: o.traceId.replace(/^~/, '') });
+  const sets: [string, string[]][] = [
+    ['model_name', o.model],
+    ['environment', o.env],
+    ['span_kind', o.kind],
+    ['status', o.status],
+    ['error_type', o.errorType],
+    ['name', o.spanName],
+  ];
+  const filters: Record<string, unknown>[] = sets
+    .filter(([, v]) => v.length)
+    .map(([field, value]) => ({ field, op: 'in', value }));
+  if (o.traceId)
+    filters.push({
+      field: 'trace_id',
+      op: o.traceId.startsWith('~') ? 'contains' : 'eq',
+      value: o.traceId.replace(/^~/, ''),
+    });
   if (o.signal) filters.push({ field: 'signal_id', op: 'eq', value: o.signal });
   for (const m of o.metadata) {
     const match = /^([^=~]+)(=|~)(.+)$/.exec(m);
     if (!match) throw new CliError('--metadata takes KEY=VALUE (equals) or KEY~VALUE (contains)');
     filters.push({ field: 'metadata', key: match[1], op: match[2] === '=' ? 'eq' : 'contains', value: match[3] });
   }
-  filters.push(...numeric('cost', o.cost), ...numeric('total_tokens', o.tokens), ...numeric('duration_ms', o.duration), ...numeric('errors', o.errors));
+  filters.push(
+    ...numeric('cost', o.cost),
+    ...numeric('total_tokens', o.tokens),
+    ...numeric('duration_ms', o.duration),
+    ...numeric('errors', o.errors),
+  );
   for (const raw of o.filter) {
     try {
       filters.push(JSON.parse(raw) as Record<string, unknown>);
@@ -64,13 +105,25 @@ export function timeFlag(flag: string, value: string | undefined, now = Date.now
   if (value === undefined) return undefined;
   const age = AGE.exec(value.trim());
   if (age) return new Date(now - Number(age[1]) * AGE_MS[age[2]!.toLowerCase()]!).toISOString();
-  if (ISO.test(value.trim()) && !Number.isNaN(Date.parse(value.trim().replace(' ', 'T')))) return value.trim().replace(' ', 'T');
-  throw new CliError(`--${flag} takes an ISO 8601 time (2026-11-01 or 2026-11-01T09:00:00Z) or an age (30m, 6h, 7d, 2w), not '${value}'`);
+  if (ISO.test(value.trim()) && !Number.isNaN(Date.parse(value.trim().replace(' ', 'T'))))
+    return value.trim().replace(' ', 'T');
+  throw new CliError(
+    `--${flag} takes an ISO 8601 time (2026-11-01 or 2026-11-01T09:00:00Z) or an age (30m, 6h, 7d, 2w), not '${value}'`,
+  );
 }
 
 type TreeSpan = {
-  span_id: string; parent_span_id: string | null; name: string; kind: string; status: string; start_time: string;
-  duration_ms: number | null; model_name: string | null; input_tokens: number; output_tokens: number; cost: number;
+  span_id: string;
+  parent_span_id: string | null;
+  name: string;
+  kind: string;
+  status: string;
+  start_time: string;
+  duration_ms: number | null;
+  model_name: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  cost: number;
 };
 
 /**
@@ -119,7 +172,10 @@ export function registerTraceCommands(program: Command, ctx: Context, formatOpti
     .description('the newest traces first, filtered')
     .option('--limit <n>', 'per page, 1 to 200', '50')
     .option('--page <n>', '0-based page', '0')
-    .option('--since <time>', 'traces started at or after: ISO 8601 (2026-11-01, 2026-11-01T09:00:00Z) or an age (30m, 6h, 7d, 2w)')
+    .option(
+      '--since <time>',
+      'traces started at or after: ISO 8601 (2026-11-01, 2026-11-01T09:00:00Z) or an age (30m, 6h, 7d, 2w)',
+    )
     .option('--until <time>', 'traces started before: ISO 8601 or an age, as --since')
     .option('--name <text>', 'trace name contains')
     .option('--user <user-id>')
@@ -145,11 +201,30 @@ export function registerTraceCommands(program: Command, ctx: Context, formatOpti
       const filters = listFilters(o);
       const query = {
         ...projectQuery(api, ctx.globals(), ctx.io.env),
-        limit: o.limit, page: o.page, start_after: timeFlag('since', o.since), end_before: timeFlag('until', o.until), name: o.name, user_id: o.user, search_query: o.search,
-        include_evaluations: o.evaluations ? true : undefined, filters: filters.length ? JSON.stringify(filters) : undefined,
+        limit: o.limit,
+        page: o.page,
+        start_after: timeFlag('since', o.since),
+        end_before: timeFlag('until', o.until),
+        name: o.name,
+        user_id: o.user,
+        search_query: o.search,
+        include_evaluations: o.evaluations ? true : undefined,
+        filters: filters.length ? JSON.stringify(filters) : undefined,
       };
-      const answer = (await api.call('GET', '/traces', { query })) as { data: Record<string, unknown>[]; meta: { page: number; limit: number; total: number } };
-      const keys = ['trace_start_time', 'trace_id', 'name', 'span_count', 'error_count', 'duration_ms', 'total_cost', 'user_id'];
+      const answer = (await api.call('GET', '/traces', { query })) as {
+        data: Record<string, unknown>[];
+        meta: { page: number; limit: number; total: number };
+      };
+      const keys = [
+        'trace_start_time',
+        'trace_id',
+        'name',
+        'span_count',
+        'error_count',
+        'duration_ms',
+        'total_cost',
+        'user_id',
+      ];
       ctx.io.out(render(o.format, keys, rowsOf(answer.data, keys), answer));
       if (o.format === 'table') ctx.io.err(pageFooter(answer.meta));
     });
@@ -161,13 +236,17 @@ export function registerTraceCommands(program: Command, ctx: Context, formatOpti
     .addOption(formatOption())
     .action(async (id: string, o: { format: Format }) => {
       const api = ctx.api();
-      const trace = (await api.call('GET', `/traces/${encodeURIComponent(id)}`, { query: projectQuery(api, ctx.globals(), ctx.io.env) })) as Record<string, unknown> & {
+      const trace = (await api.call('GET', `/traces/${encodeURIComponent(id)}`, {
+        query: projectQuery(api, ctx.globals(), ctx.io.env),
+      })) as Record<string, unknown> & {
         spans: Record<string, unknown>[];
       };
       if (o.format === 'json') return ctx.io.out(JSON.stringify(trace, null, 2));
       const keys = ['start_time', 'span_id', 'parent_span_id', 'name', 'kind', 'status', 'model_name', 'cost'];
       if (o.format === 'csv') return ctx.io.out(render('csv', keys, rowsOf(trace.spans, keys), trace));
-      ctx.io.out(`${String(trace.name)}  ${String(trace.trace_id)}\n${trace.span_count} spans, ${trace.error_count} errors, ${trace.duration_ms ?? '?'} ms, cost ${trace.total_cost}\n${String(trace.trace_url)}\n`);
+      ctx.io.out(
+        `${String(trace.name)}  ${String(trace.trace_id)}\n${trace.span_count} spans, ${trace.error_count} errors, ${trace.duration_ms ?? '?'} ms, cost ${trace.total_cost}\n${String(trace.trace_url)}\n`,
+      );
       ctx.io.out(spanTree(trace.spans as unknown as TreeSpan[]));
     });
 }

@@ -10,7 +10,10 @@ export const DashboardFieldsAnswer = z.object({
   name: z.string(),
   description: z.string(),
   is_default: z.boolean(),
-  creator: z.string().nullable().describe('display name (or e-mail) of the user who created it; null when that account was deleted'),
+  creator: z
+    .string()
+    .nullable()
+    .describe('display name (or e-mail) of the user who created it; null when that account was deleted'),
   create_time: DateTime,
   update_time: DateTime,
 });
@@ -19,7 +22,9 @@ export const DashboardListAnswer = all(DashboardFieldsAnswer.extend({ widget_cou
 
 /** Dashboard detail: its widgets ordered by creation time. */
 export const DashboardDetailAnswer = DashboardFieldsAnswer.extend({
-  widgets: z.array(z.object({ id: z.string(), title: z.string(), type: z.enum(WIDGET_TYPES), spec: AnyJson, create_time: DateTime })),
+  widgets: z.array(
+    z.object({ id: z.string(), title: z.string(), type: z.enum(WIDGET_TYPES), spec: AnyJson, create_time: DateTime }),
+  ),
 });
 
 /** `GET /widgets/{id}` and widget writes. */

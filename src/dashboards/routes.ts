@@ -32,7 +32,11 @@ const WidgetParams = z.object({ widget_id: z.string().min(1) });
 const Name = z.string().trim().min(1).max(200);
 const Description = z.string().max(2000);
 const CreateDashboardBody = z.object({ project_id: ProjectId, name: Name, description: Description.optional() });
-const UpdateDashboardBody = z.object({ project_id: ProjectId, name: Name.optional(), description: Description.optional() });
+const UpdateDashboardBody = z.object({
+  project_id: ProjectId,
+  name: Name.optional(),
+  description: Description.optional(),
+});
 
 const Title = z.string().trim().min(1).max(200);
 const WidgetType = z.enum(WIDGET_TYPES);
@@ -43,7 +47,12 @@ const CreateWidgetBody = z
     for (const issue of widgetSpecIssues(body.type, body.spec)) ctx.addIssue(issue);
   });
 // The resulting type and spec are checked together in the service, which knows the stored ones.
-const UpdateWidgetBody = z.object({ project_id: ProjectId, title: Title.optional(), type: WidgetType.optional(), spec: z.unknown().optional() });
+const UpdateWidgetBody = z.object({
+  project_id: ProjectId,
+  title: Title.optional(),
+  type: WidgetType.optional(),
+  spec: z.unknown().optional(),
+});
 
 /** The dashboard and widget catalog (docs/dashboards.md). */
 export function registerDashboardRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -52,42 +61,76 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: AppContext): 
   // Writes refuse API keys with 403 (docs/authentication.md, rule 2); the role is checked by the service.
   const writer = { onRequest: authenticate(ctx, 'user') };
 
-  r.get('/dashboards', { ...reader, schema: { querystring: ReadQuery, response: { 200: DashboardListAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return listDashboards(ctx, scope.projectId);
-  });
-
-  r.get('/dashboards/:dashboard_id', { ...reader, schema: { params: DashboardParams, querystring: ReadQuery, response: { 200: DashboardDetailAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return getDashboard(ctx.pg.pool, scope.projectId, request.params.dashboard_id);
-  });
-
-  r.post('/dashboards', { ...writer, config: { idempotent: true }, schema: { body: CreateDashboardBody, response: { 201: DashboardDetailAnswer } } }, async (request, reply) =>
-    reply.status(201).send(await createDashboard(ctx, userOf(request), request.body)),
+  r.get(
+    '/dashboards',
+    { ...reader, schema: { querystring: ReadQuery, response: { 200: DashboardListAnswer } } },
+    async (request) => {
+      const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+      return listDashboards(ctx, scope.projectId);
+    },
   );
 
-  r.patch('/dashboards/:dashboard_id', { ...writer, schema: { params: DashboardParams, body: UpdateDashboardBody, response: { 200: DashboardDetailAnswer } } }, async (request) =>
-    updateDashboard(ctx, userOf(request), request.params.dashboard_id, request.body),
+  r.get(
+    '/dashboards/:dashboard_id',
+    {
+      ...reader,
+      schema: { params: DashboardParams, querystring: ReadQuery, response: { 200: DashboardDetailAnswer } },
+    },
+    async (request) => {
+      const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+      return getDashboard(ctx.pg.pool, scope.projectId, request.params.dashboard_id);
+    },
   );
 
-  r.delete('/dashboards/:dashboard_id', { ...writer, schema: { params: DashboardParams, querystring: DeleteQuery, response: { 200: Deleted } } }, async (request) =>
-    deleteDashboard(ctx, userOf(request), request.params.dashboard_id, request.query.project_id),
+  r.post(
+    '/dashboards',
+    {
+      ...writer,
+      config: { idempotent: true },
+      schema: { body: CreateDashboardBody, response: { 201: DashboardDetailAnswer } },
+    },
+    async (request, reply) => reply.status(201).send(await createDashboard(ctx, userOf(request), request.body)),
   );
 
-  r.get('/widgets/:widget_id', { ...reader, schema: { params: WidgetParams, querystring: ReadQuery, response: { 200: WidgetAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return getWidget(ctx.pg.pool, scope.projectId, request.params.widget_id);
-  });
-
-  r.post('/widgets', { ...writer, config: { idempotent: true }, schema: { body: CreateWidgetBody, response: { 201: WidgetAnswer } } }, async (request, reply) =>
-    reply.status(201).send(await createWidget(ctx, userOf(request), request.body)),
+  r.patch(
+    '/dashboards/:dashboard_id',
+    {
+      ...writer,
+      schema: { params: DashboardParams, body: UpdateDashboardBody, response: { 200: DashboardDetailAnswer } },
+    },
+    async (request) => updateDashboard(ctx, userOf(request), request.params.dashboard_id, request.body),
   );
 
-  r.patch('/widgets/:widget_id', { ...writer, schema: { params: WidgetParams, body: UpdateWidgetBody, response: { 200: WidgetAnswer } } }, async (request) =>
-    updateWidget(ctx, userOf(request), request.params.widget_id, request.body),
+  r.delete(
+    '/dashboards/:dashboard_id',
+    { ...writer, schema: { params: DashboardParams, querystring: DeleteQuery, response: { 200: Deleted } } },
+    async (request) => deleteDashboard(ctx, userOf(request), request.params.dashboard_id, request.query.project_id),
   );
 
-  r.delete('/widgets/:widget_id', { ...writer, schema: { params: WidgetParams, querystring: DeleteQuery, response: { 200: Deleted } } }, async (request) =>
-    deleteWidget(ctx, userOf(request), request.params.widget_id, request.query.project_id),
+  r.get(
+    '/widgets/:widget_id',
+    { ...reader, schema: { params: WidgetParams, querystring: ReadQuery, response: { 200: WidgetAnswer } } },
+    async (request) => {
+      const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+      return getWidget(ctx.pg.pool, scope.projectId, request.params.widget_id);
+    },
+  );
+
+  r.post(
+    '/widgets',
+    { ...writer, config: { idempotent: true }, schema: { body: CreateWidgetBody, response: { 201: WidgetAnswer } } },
+    async (request, reply) => reply.status(201).send(await createWidget(ctx, userOf(request), request.body)),
+  );
+
+  r.patch(
+    '/widgets/:widget_id',
+    { ...writer, schema: { params: WidgetParams, body: UpdateWidgetBody, response: { 200: WidgetAnswer } } },
+    async (request) => updateWidget(ctx, userOf(request), request.params.widget_id, request.body),
+  );
+
+  r.delete(
+    '/widgets/:widget_id',
+    { ...writer, schema: { params: WidgetParams, querystring: DeleteQuery, response: { 200: Deleted } } },
+    async (request) => deleteWidget(ctx, userOf(request), request.params.widget_id, request.query.project_id),
   );
 }

@@ -33,7 +33,15 @@ export type DashboardFields = {
 export type DashboardListItem = DashboardFields & { widget_count: number };
 export type DashboardWidget = { id: string; title: string; type: WidgetType; spec: unknown; create_time: string };
 export type DashboardDetail = DashboardFields & { widgets: DashboardWidget[] };
-export type WidgetRecord = { id: string; dashboard_id: string; title: string; type: WidgetType; spec: unknown; create_time: string; update_time: string };
+export type WidgetRecord = {
+  id: string;
+  dashboard_id: string;
+  title: string;
+  type: WidgetType;
+  spec: unknown;
+  create_time: string;
+  update_time: string;
+};
 
 type DashboardRow = Omit<DashboardFields, 'create_time' | 'update_time'> & { create_time: Date; update_time: Date };
 type WidgetRow = Omit<WidgetRecord, 'create_time' | 'update_time'> & { create_time: Date; update_time: Date };
@@ -90,7 +98,9 @@ export async function ensureDefaultDashboard(tx: Queryable, projectId: string): 
 
 /** For projects that predate dashboards (or lost their default): created on first read. */
 async function ensureDefaultOnRead(ctx: AppContext, projectId: string): Promise<void> {
-  const { rows } = await ctx.pg.pool.query('SELECT 1 FROM dashboards WHERE project_id = $1 AND is_default', [projectId]);
+  const { rows } = await ctx.pg.pool.query('SELECT 1 FROM dashboards WHERE project_id = $1 AND is_default', [
+    projectId,
+  ]);
   if (rows.length > 0) return;
   await withTransaction(ctx.pg.pool, (tx) => ensureDefaultDashboard(tx, projectId));
 }
@@ -118,20 +128,35 @@ export async function getDashboard(db: Queryable, projectId: string, dashboardId
     `SELECT ${WIDGET_COLUMNS} FROM widgets w WHERE w.dashboard_id = $1 ORDER BY w.create_time, w.id`,
     [dashboard.id],
   );
-  return { ...dashboard, widgets: rows.map(({ id, title, type, spec, create_time }) => ({ id, title, type, spec, create_time: create_time.toISOString() })) };
+  return {
+    ...dashboard,
+    widgets: rows.map(({ id, title, type, spec, create_time }) => ({
+      id,
+      title,
+      type,
+      spec,
+      create_time: create_time.toISOString(),
+    })),
+  };
 }
 
 /** The dashboard's own fields (no widgets); 404 when unknown or another project's. */
 export async function findDashboard(db: Queryable, projectId: string, dashboardId: string): Promise<DashboardFields> {
   if (!isUuid(dashboardId)) throw new NotFoundError(DASHBOARD_NOT_FOUND);
-  const { rows } = await db.query<DashboardRow>(`SELECT ${DASHBOARD_COLUMNS} FROM ${DASHBOARD_FROM} WHERE d.id = $1 AND d.project_id = $2`, [dashboardId, projectId]);
+  const { rows } = await db.query<DashboardRow>(
+    `SELECT ${DASHBOARD_COLUMNS} FROM ${DASHBOARD_FROM} WHERE d.id = $1 AND d.project_id = $2`,
+    [dashboardId, projectId],
+  );
   if (!rows[0]) throw new NotFoundError(DASHBOARD_NOT_FOUND);
   return dashboardFields(rows[0]);
 }
 
 export async function getWidget(db: Queryable, projectId: string, widgetId: string): Promise<WidgetRecord> {
   if (!isUuid(widgetId)) throw new NotFoundError(WIDGET_NOT_FOUND);
-  const { rows } = await db.query<WidgetRow>(`SELECT ${WIDGET_COLUMNS} FROM widgets w WHERE w.id = $1 AND w.project_id = $2`, [widgetId, projectId]);
+  const { rows } = await db.query<WidgetRow>(
+    `SELECT ${WIDGET_COLUMNS} FROM widgets w WHERE w.id = $1 AND w.project_id = $2`,
+    [widgetId, projectId],
+  );
   if (!rows[0]) throw new NotFoundError(WIDGET_NOT_FOUND);
   return widgetRecord(rows[0]);
 }
@@ -142,29 +167,39 @@ export async function getWidget(db: Queryable, projectId: string, widgetId: stri
 export type CreateDashboardInput = { project_id: string; name: string; description?: string };
 export type UpdateDashboardInput = { project_id: string; name?: string; description?: string };
 
-export async function createDashboard(ctx: AppContext, user: UserPrincipal, input: CreateDashboardInput): Promise<DashboardDetail> {
+export async function createDashboard(
+  ctx: AppContext,
+  user: UserPrincipal,
+  input: CreateDashboardInput,
+): Promise<DashboardDetail> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, input.project_id, 'MEMBER');
     // The project row lock serialises concurrent creates, so the count below stays true until commit.
     await tx.query('SELECT 1 FROM projects WHERE id = $1 FOR NO KEY UPDATE', [input.project_id]);
-    const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM dashboards WHERE project_id = $1', [input.project_id]);
+    const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM dashboards WHERE project_id = $1', [
+      input.project_id,
+    ]);
     if (rows[0]!.n >= MAX_DASHBOARDS_PER_PROJECT) {
-      throw new ConflictError(`a project holds at most ${MAX_DASHBOARDS_PER_PROJECT} dashboards; delete one before creating another`);
+      throw new ConflictError(
+        `a project holds at most ${MAX_DASHBOARDS_PER_PROJECT} dashboards; delete one before creating another`,
+      );
     }
     const id = newId();
-    await tx.query('INSERT INTO dashboards (id, project_id, name, description, created_by) VALUES ($1, $2, $3, $4, $5)', [
-      id,
-      input.project_id,
-      input.name,
-      input.description ?? '',
-      user.userId,
-    ]);
+    await tx.query(
+      'INSERT INTO dashboards (id, project_id, name, description, created_by) VALUES ($1, $2, $3, $4, $5)',
+      [id, input.project_id, input.name, input.description ?? '', user.userId],
+    );
     return getDashboard(tx, input.project_id, id);
   });
 }
 
 /** Edits name and description; the default dashboard may be renamed too. update_time bumps. */
-export async function updateDashboard(ctx: AppContext, user: UserPrincipal, dashboardId: string, input: UpdateDashboardInput): Promise<DashboardDetail> {
+export async function updateDashboard(
+  ctx: AppContext,
+  user: UserPrincipal,
+  dashboardId: string,
+  input: UpdateDashboardInput,
+): Promise<DashboardDetail> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, input.project_id, 'MEMBER');
     if (!isUuid(dashboardId)) throw new NotFoundError(DASHBOARD_NOT_FOUND);
@@ -179,13 +214,22 @@ export async function updateDashboard(ctx: AppContext, user: UserPrincipal, dash
 }
 
 /** Deletes a dashboard and its widgets. The default dashboard stays (409): every project has one. */
-export async function deleteDashboard(ctx: AppContext, user: UserPrincipal, dashboardId: string, projectId: string): Promise<{ deleted: true; id: string }> {
+export async function deleteDashboard(
+  ctx: AppContext,
+  user: UserPrincipal,
+  dashboardId: string,
+  projectId: string,
+): Promise<{ deleted: true; id: string }> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, projectId, 'MEMBER');
     if (!isUuid(dashboardId)) throw new NotFoundError(DASHBOARD_NOT_FOUND);
-    const { rows } = await tx.query<{ is_default: boolean }>('SELECT is_default FROM dashboards WHERE id = $1 AND project_id = $2 FOR UPDATE', [dashboardId, projectId]);
+    const { rows } = await tx.query<{ is_default: boolean }>(
+      'SELECT is_default FROM dashboards WHERE id = $1 AND project_id = $2 FOR UPDATE',
+      [dashboardId, projectId],
+    );
     if (!rows[0]) throw new NotFoundError(DASHBOARD_NOT_FOUND);
-    if (rows[0].is_default) throw new ConflictError("the project's default dashboard cannot be deleted; edit its widgets instead");
+    if (rows[0].is_default)
+      throw new ConflictError("the project's default dashboard cannot be deleted; edit its widgets instead");
     await tx.query('DELETE FROM dashboards WHERE id = $1', [dashboardId]);
     return { deleted: true as const, id: dashboardId };
   });
@@ -194,7 +238,13 @@ export async function deleteDashboard(ctx: AppContext, user: UserPrincipal, dash
 // ---------------------------------------------------------------------------------------------
 // Widget writes (MEMBER or higher)
 
-export type CreateWidgetInput = { project_id: string; dashboard_id: string; title: string; type: WidgetType; spec: unknown };
+export type CreateWidgetInput = {
+  project_id: string;
+  dashboard_id: string;
+  title: string;
+  type: WidgetType;
+  spec: unknown;
+};
 export type UpdateWidgetInput = { project_id: string; title?: string; type?: WidgetType; spec?: unknown };
 
 /**
@@ -205,16 +255,27 @@ export function widgetSpecIssues(type: WidgetType, spec: unknown) {
   return specIssues(type, spec).map((issue) => ({ ...issue, path: ['spec', ...issue.path] }));
 }
 
-export async function createWidget(ctx: AppContext, user: UserPrincipal, input: CreateWidgetInput): Promise<WidgetRecord> {
+export async function createWidget(
+  ctx: AppContext,
+  user: UserPrincipal,
+  input: CreateWidgetInput,
+): Promise<WidgetRecord> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, input.project_id, 'MEMBER');
     if (!isUuid(input.dashboard_id)) throw new NotFoundError(DASHBOARD_NOT_FOUND);
     // Locking the dashboard serialises concurrent creates on it, so the count stays true until commit.
-    const dashboard = await tx.query('SELECT 1 FROM dashboards WHERE id = $1 AND project_id = $2 FOR NO KEY UPDATE', [input.dashboard_id, input.project_id]);
+    const dashboard = await tx.query('SELECT 1 FROM dashboards WHERE id = $1 AND project_id = $2 FOR NO KEY UPDATE', [
+      input.dashboard_id,
+      input.project_id,
+    ]);
     if (dashboard.rows.length === 0) throw new NotFoundError(DASHBOARD_NOT_FOUND);
-    const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM widgets WHERE dashboard_id = $1', [input.dashboard_id]);
+    const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM widgets WHERE dashboard_id = $1', [
+      input.dashboard_id,
+    ]);
     if (rows[0]!.n >= MAX_WIDGETS_PER_DASHBOARD) {
-      throw new ConflictError(`a dashboard holds at most ${MAX_WIDGETS_PER_DASHBOARD} widgets; delete one or use another dashboard`);
+      throw new ConflictError(
+        `a dashboard holds at most ${MAX_WIDGETS_PER_DASHBOARD} widgets; delete one or use another dashboard`,
+      );
     }
     const inserted = await tx.query<WidgetRow>(
       `INSERT INTO widgets AS w (id, dashboard_id, project_id, title, type, spec, created_by) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)
@@ -226,14 +287,19 @@ export async function createWidget(ctx: AppContext, user: UserPrincipal, input: 
 }
 
 /** Edits title, type and spec; the resulting spec is validated against the resulting type (422). */
-export async function updateWidget(ctx: AppContext, user: UserPrincipal, widgetId: string, input: UpdateWidgetInput): Promise<WidgetRecord> {
+export async function updateWidget(
+  ctx: AppContext,
+  user: UserPrincipal,
+  widgetId: string,
+  input: UpdateWidgetInput,
+): Promise<WidgetRecord> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, input.project_id, 'MEMBER');
     if (!isUuid(widgetId)) throw new NotFoundError(WIDGET_NOT_FOUND);
-    const { rows } = await tx.query<{ type: WidgetType; spec: unknown }>('SELECT type, spec FROM widgets WHERE id = $1 AND project_id = $2 FOR UPDATE', [
-      widgetId,
-      input.project_id,
-    ]);
+    const { rows } = await tx.query<{ type: WidgetType; spec: unknown }>(
+      'SELECT type, spec FROM widgets WHERE id = $1 AND project_id = $2 FOR UPDATE',
+      [widgetId, input.project_id],
+    );
     if (!rows[0]) throw new NotFoundError(WIDGET_NOT_FOUND);
     const type = input.type ?? rows[0].type;
     const spec = input.spec !== undefined ? input.spec : rows[0].spec;
@@ -249,7 +315,12 @@ export async function updateWidget(ctx: AppContext, user: UserPrincipal, widgetI
   });
 }
 
-export async function deleteWidget(ctx: AppContext, user: UserPrincipal, widgetId: string, projectId: string): Promise<{ deleted: true; id: string }> {
+export async function deleteWidget(
+  ctx: AppContext,
+  user: UserPrincipal,
+  widgetId: string,
+  projectId: string,
+): Promise<{ deleted: true; id: string }> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, projectId, 'MEMBER');
     if (!isUuid(widgetId)) throw new NotFoundError(WIDGET_NOT_FOUND);

@@ -18,7 +18,14 @@ export const DatasetListAnswer = page(DatasetRecordAnswer);
 /** A dataset with its versions (no test cases: those are read per version). */
 export const DatasetDetailAnswer = DatasetRecordAnswer.extend({
   versions: z.array(
-    z.object({ id: z.string(), dataset_version_id: z.string(), version_number: Count, label: z.string(), test_case_count: Count, created_at: DateTime }),
+    z.object({
+      id: z.string(),
+      dataset_version_id: z.string(),
+      version_number: Count,
+      label: z.string(),
+      test_case_count: Count,
+      created_at: DateTime,
+    }),
   ),
 });
 
@@ -33,13 +40,18 @@ const TestCaseAnswer = z.object({
 });
 
 /** A dataset version (docs/datasets.md, "Reading a version"): the immutable snapshot and the test cases of the page (or all). */
-export const DatasetVersionAnswer = z.object({
-  dataset_id: z.string(),
-  dataset_version_id: z.string(),
-  version_number: Count,
-  label: z.string(),
-  test_case_count: Count,
-  created_at: DateTime,
-  items: z.array(TestCaseAnswer),
-  next_cursor: z.string().nullable().describe('opaque cursor for the next page; null on the last page and when not paged'),
-}).describe('The version and its test cases: the page asked for, or (without limit and cursor) all of them, streamed');
+export const DatasetVersionAnswer = z
+  .object({
+    dataset_id: z.string(),
+    dataset_version_id: z.string(),
+    version_number: Count,
+    label: z.string(),
+    test_case_count: Count,
+    created_at: DateTime,
+    items: z.array(TestCaseAnswer),
+    next_cursor: z
+      .string()
+      .nullable()
+      .describe('opaque cursor for the next page; null on the last page and when not paged'),
+  })
+  .describe('The version and its test cases: the page asked for, or (without limit and cursor) all of them, streamed');

@@ -29,8 +29,13 @@ export function cursorKey(pg: PostgresStore): Promise<Buffer> {
 }
 
 async function loadKey(pg: PostgresStore): Promise<Buffer> {
-  await pg.pool.query('INSERT INTO server_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [SECRET_NAME, crypto.randomBytes(32).toString('base64url')]);
-  const { rows } = await pg.pool.query<{ value: string }>('SELECT value FROM server_secrets WHERE name = $1', [SECRET_NAME]);
+  await pg.pool.query('INSERT INTO server_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+    SECRET_NAME,
+    crypto.randomBytes(32).toString('base64url'),
+  ]);
+  const { rows } = await pg.pool.query<{ value: string }>('SELECT value FROM server_secrets WHERE name = $1', [
+    SECRET_NAME,
+  ]);
   return Buffer.from(rows[0]!.value, 'base64url');
 }
 
@@ -57,6 +62,11 @@ export function readCursor(key: Buffer, scope: string, cursor: string): number |
 /** A cursor that readCursor refused: a 422 at `query.cursor`, like any invalid query parameter. */
 export function invalidCursor(cursor: string): RequestValidationError {
   return new RequestValidationError([
-    { loc: ['query', 'cursor'], msg: 'cursor is not valid here; pass the next_cursor of a previous page of this same read', type: 'value_error', input: cursor },
+    {
+      loc: ['query', 'cursor'],
+      msg: 'cursor is not valid here; pass the next_cursor of a previous page of this same read',
+      type: 'value_error',
+      input: cursor,
+    },
   ]);
 }

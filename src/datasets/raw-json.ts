@@ -29,9 +29,11 @@ export class RawJson {
 }
 
 /** A value of a body parsed by parseJsonKeepingRaw; 422 at its place when the store can't hold it. */
-export const RawJsonValue = z.custom<RawJson>((v) => v instanceof RawJson, 'Input should be a JSON value').superRefine((v, ctx) => {
-  if (v.problem) ctx.addIssue({ code: 'custom', message: v.problem });
-});
+export const RawJsonValue = z
+  .custom<RawJson>((v) => v instanceof RawJson, 'Input should be a JSON value')
+  .superRefine((v, ctx) => {
+    if (v.problem) ctx.addIssue({ code: 'custom', message: v.problem });
+  });
 
 export type JsonPath = readonly (string | number)[];
 
@@ -101,7 +103,12 @@ class Reader {
       this.whitespace();
       if (this.text.charCodeAt(this.pos++) !== 0x3a) throw new SyntaxError("Expected ':'");
       // defineProperty: a key named __proto__ is an own property, as JSON.parse makes it.
-      Object.defineProperty(out, key, { value: this.value([...path, key], depth + 1), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, key, {
+        value: this.value([...path, key], depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
       this.whitespace();
       const c = this.text.charCodeAt(this.pos++);
       if (c === 0x7d) return out;
@@ -168,10 +175,12 @@ class Reader {
     const t = this.text;
     const start = this.pos;
     let c = t.charCodeAt(this.pos);
-    while ((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2d || c === 0x2e || c === 0x45) c = t.charCodeAt(++this.pos);
+    while ((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x7a) || c === 0x2b || c === 0x2d || c === 0x2e || c === 0x45)
+      c = t.charCodeAt(++this.pos);
     if (this.pos === start) throw new SyntaxError(`Unexpected character at position ${start}`);
     const exponent = /[eE]([+-]?\d+)$/.exec(t.slice(start, this.pos));
-    if (exponent && Math.abs(Number(exponent[1])) > MAX_EXPONENT) return `numbers may not have an exponent beyond ±${MAX_EXPONENT}`;
+    if (exponent && Math.abs(Number(exponent[1])) > MAX_EXPONENT)
+      return `numbers may not have an exponent beyond ±${MAX_EXPONENT}`;
     return undefined;
   }
 
@@ -199,7 +208,10 @@ class Reader {
         this.pos += 6;
         if (unit === 0) problem ??= 'strings may not contain U+0000';
         else if (unit >= 0xd800 && unit <= 0xdbff) {
-          const next = t.charCodeAt(this.pos) === BACKSLASH && t.charCodeAt(this.pos + 1) === 0x75 ? parseInt(t.slice(this.pos + 2, this.pos + 6), 16) : -1;
+          const next =
+            t.charCodeAt(this.pos) === BACKSLASH && t.charCodeAt(this.pos + 1) === 0x75
+              ? parseInt(t.slice(this.pos + 2, this.pos + 6), 16)
+              : -1;
           if (next >= 0xdc00 && next <= 0xdfff) this.pos += 6;
           else problem ??= 'strings may not contain unpaired surrogates';
         } else if (unit >= 0xdc00 && unit <= 0xdfff) problem ??= 'strings may not contain unpaired surrogates';

@@ -26,10 +26,24 @@ export type DatasetRecord = {
   created_at: string;
   updated_at: string;
 };
-export type VersionListItem = { id: string; dataset_version_id: string; version_number: number; label: string; test_case_count: number; created_at: string };
+export type VersionListItem = {
+  id: string;
+  dataset_version_id: string;
+  version_number: number;
+  label: string;
+  test_case_count: number;
+  created_at: string;
+};
 export type DatasetDetail = DatasetRecord & { versions: VersionListItem[] };
 
-type DatasetRow = { id: string; name: string; description: string; version_count: number; created_at: Date; updated_at: Date };
+type DatasetRow = {
+  id: string;
+  name: string;
+  description: string;
+  version_count: number;
+  created_at: Date;
+  updated_at: Date;
+};
 
 function datasetRecord(row: DatasetRow): DatasetRecord {
   return {
@@ -48,7 +62,10 @@ const DATASET_COLUMNS = 'id, name, description, version_count, created_at, updat
 /** Newest first, paged like the trace list (`{data, meta}`). */
 export async function listDatasets(db: Queryable, projectId: string, limit: number, page: number) {
   const [items, total] = await Promise.all([
-    db.query<DatasetRow>(`SELECT ${DATASET_COLUMNS} FROM datasets WHERE project_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, [projectId, limit, limit * page]),
+    db.query<DatasetRow>(
+      `SELECT ${DATASET_COLUMNS} FROM datasets WHERE project_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`,
+      [projectId, limit, limit * page],
+    ),
     db.query<{ n: number }>('SELECT count(*)::int AS n FROM datasets WHERE project_id = $1', [projectId]),
   ]);
   return { data: items.rows.map(datasetRecord), meta: { page, limit, total: total.rows[0]!.n } };
@@ -57,9 +74,18 @@ export async function listDatasets(db: Queryable, projectId: string, limit: numb
 /** One dataset with all its versions, newest first (a version row is small: no cases here). */
 export async function getDataset(db: Queryable, projectId: string, datasetId: string): Promise<DatasetDetail> {
   if (!isUuid(datasetId)) throw new NotFoundError(DATASET_NOT_FOUND);
-  const { rows } = await db.query<DatasetRow>(`SELECT ${DATASET_COLUMNS} FROM datasets WHERE id = $1 AND project_id = $2`, [datasetId, projectId]);
+  const { rows } = await db.query<DatasetRow>(
+    `SELECT ${DATASET_COLUMNS} FROM datasets WHERE id = $1 AND project_id = $2`,
+    [datasetId, projectId],
+  );
   if (!rows[0]) throw new NotFoundError(DATASET_NOT_FOUND);
-  const versions = await db.query<{ id: string; version_number: number; label: string; test_case_count: number; created_at: Date }>(
+  const versions = await db.query<{
+    id: string;
+    version_number: number;
+    label: string;
+    test_case_count: number;
+    created_at: Date;
+  }>(
     // A version without a number is still being written (version-write.ts): not shown yet.
     'SELECT id, version_number, label, test_case_count, created_at FROM dataset_versions WHERE dataset_id = $1 AND version_number IS NOT NULL ORDER BY version_number DESC',
     [datasetId],
@@ -77,14 +103,28 @@ export async function getDataset(db: Queryable, projectId: string, datasetId: st
   };
 }
 
-export async function createDataset(ctx: AppContext, projectId: string, input: { name: string; description?: string | null }): Promise<DatasetDetail> {
+export async function createDataset(
+  ctx: AppContext,
+  projectId: string,
+  input: { name: string; description?: string | null },
+): Promise<DatasetDetail> {
   const id = newId();
-  await ctx.pg.pool.query('INSERT INTO datasets (id, project_id, name, description) VALUES ($1, $2, $3, $4)', [id, projectId, input.name, input.description ?? '']);
+  await ctx.pg.pool.query('INSERT INTO datasets (id, project_id, name, description) VALUES ($1, $2, $3, $4)', [
+    id,
+    projectId,
+    input.name,
+    input.description ?? '',
+  ]);
   return getDataset(ctx.pg.pool, projectId, id);
 }
 
 /** Name and description only: versions are immutable, and this route can't touch them. */
-export async function updateDataset(ctx: AppContext, projectId: string, datasetId: string, input: { name?: string; description?: string | null }): Promise<DatasetDetail> {
+export async function updateDataset(
+  ctx: AppContext,
+  projectId: string,
+  datasetId: string,
+  input: { name?: string; description?: string | null },
+): Promise<DatasetDetail> {
   if (!isUuid(datasetId)) throw new NotFoundError(DATASET_NOT_FOUND);
   const updated = await ctx.pg.pool.query(
     `UPDATE datasets SET name = COALESCE($3, name), description = COALESCE($4, description), updated_at = now()
@@ -100,9 +140,18 @@ export async function updateDataset(ctx: AppContext, projectId: string, datasetI
  * dataset version shape, every case with its new `test_case_id`). Bounded by what it resolves to,
  * written in chunks and numbered at the end (version-write.ts).
  */
-export async function createVersion(ctx: AppContext, projectId: string, datasetId: string, label: string | null | undefined, cases: TestCaseInput[]): Promise<AsyncGenerator<string>> {
+export async function createVersion(
+  ctx: AppContext,
+  projectId: string,
+  datasetId: string,
+  label: string | null | undefined,
+  cases: TestCaseInput[],
+): Promise<AsyncGenerator<string>> {
   if (!isUuid(datasetId)) throw new NotFoundError(DATASET_NOT_FOUND);
-  const exists = await ctx.pg.pool.query('SELECT 1 FROM datasets WHERE id = $1 AND project_id = $2', [datasetId, projectId]);
+  const exists = await ctx.pg.pool.query('SELECT 1 FROM datasets WHERE id = $1 AND project_id = $2', [
+    datasetId,
+    projectId,
+  ]);
   if (exists.rows.length === 0) throw new NotFoundError(DATASET_NOT_FOUND);
   return writeVersion(ctx, projectId, datasetId, label, cases);
 }

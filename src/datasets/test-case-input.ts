@@ -17,7 +17,12 @@ export const MAX_TEST_CASES_PER_VERSION = 10_000;
 export const MAX_VERSION_BODY_BYTES = 64 * 1024 * 1024;
 
 /** Postgres text can't hold U+0000; any string stored as text refuses it with a 422. */
-export const StoredText = (min: number, max: number) => z.string().min(min).max(max).refine((s) => !s.includes('\u0000'), 'strings may not contain U+0000');
+export const StoredText = (min: number, max: number) =>
+  z
+    .string()
+    .min(min)
+    .max(max)
+    .refine((s) => !s.includes('\u0000'), 'strings may not contain U+0000');
 
 const SourceId = StoredText(1, 128);
 
@@ -31,10 +36,20 @@ export const TestCaseInput = z
   })
   .superRefine((c, ctx) => {
     if (c.input === undefined && !c.source_trace_id) {
-      ctx.addIssue({ code: 'custom', path: ['input'], message: 'Field required: give input (with expected), or source_trace_id to copy them from a trace' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['input'],
+        message: 'Field required: give input (with expected), or source_trace_id to copy them from a trace',
+      });
     }
-    if (c.input !== undefined && c.expected === undefined) ctx.addIssue({ code: 'custom', path: ['expected'], message: 'Field required when input is given (null is a value)' });
-    if (c.source_span_id && !c.source_trace_id) ctx.addIssue({ code: 'custom', path: ['source_span_id'], message: 'source_span_id needs source_trace_id' });
+    if (c.input !== undefined && c.expected === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['expected'],
+        message: 'Field required when input is given (null is a value)',
+      });
+    if (c.source_span_id && !c.source_trace_id)
+      ctx.addIssue({ code: 'custom', path: ['source_span_id'], message: 'source_span_id needs source_trace_id' });
   });
 export type TestCaseInput = z.output<typeof TestCaseInput>;
 
@@ -45,7 +60,12 @@ export const VersionBody = z.object({
 
 /** Which values of a version body are kept as the caller's JSON text (raw-json.ts). */
 export function keepsVersionValue(path: JsonPath): boolean {
-  return path.length === 3 && path[0] === 'test_cases' && typeof path[1] === 'number' && (path[2] === 'input' || path[2] === 'expected' || path[2] === 'metadata');
+  return (
+    path.length === 3 &&
+    path[0] === 'test_cases' &&
+    typeof path[1] === 'number' &&
+    (path[2] === 'input' || path[2] === 'expected' || path[2] === 'metadata')
+  );
 }
 
 /** Every case checked; all issues of all cases in one 422. */
@@ -57,7 +77,8 @@ export function validateTestCases(raw: readonly unknown[]): TestCaseInput[] {
     if (result.success) cases.push(result.data);
     else for (const issue of result.error.issues) issues.push({ ...issue, path: ['test_cases', index, ...issue.path] });
   });
-  if (issues.length > 0) throw new RequestValidationError(zodIssuesToValidation('body', issues.slice(0, 100), { test_cases: raw }));
+  if (issues.length > 0)
+    throw new RequestValidationError(zodIssuesToValidation('body', issues.slice(0, 100), { test_cases: raw }));
   return cases;
 }
 

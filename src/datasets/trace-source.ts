@@ -21,7 +21,12 @@ export type SourceSpan = { key: string; traceId: string; spanId: string; root: b
 export type CopiedText = { input: RawJson; output: RawJson };
 
 /** A version's trace copies read at most this much text; past it the caller is told to split the version. */
-const LIMITS: QueryLimits = { maxExecutionSeconds: 30, maxMemoryBytes: 1_000_000_000, maxResultRows: 20_000, maxResultBytes: 256 * MIB };
+const LIMITS: QueryLimits = {
+  maxExecutionSeconds: 30,
+  maxMemoryBytes: 1_000_000_000,
+  maxResultRows: 20_000,
+  maxResultBytes: 256 * MIB,
+};
 const ADVICE = 'the traces to copy hold too much input and output for one version; create it from fewer traces';
 
 type SizeRow = { trace_id: string; span_id: string; bytes: string | number };
@@ -35,13 +40,24 @@ const keyOf = (traceId: string, spanId: string) => `${traceId}\u0001${spanId}`;
  * resolves to before anything is copied). References to the same span share one source. 404 names the
  * first reference the project doesn't have.
  */
-export async function measureSources(ctx: AppContext, projectId: string, refs: TraceRef[]): Promise<{ sources: SourceSpan[]; sourceOf: Map<number, SourceSpan> }> {
+export async function measureSources(
+  ctx: AppContext,
+  projectId: string,
+  refs: TraceRef[],
+): Promise<{ sources: SourceSpan[]; sourceOf: Map<number, SourceSpan> }> {
   const sourceOf = new Map<number, SourceSpan>();
   if (refs.length === 0) return { sources: [], sourceOf };
   const roots = [...new Set(refs.filter((r) => r.spanId === null).map((r) => r.traceId))];
   const pairs = uniquePairs(refs.filter((r) => r.spanId !== null).map((r) => [r.traceId, r.spanId!]));
-  const rootRows = roots.length ? await query<SizeRow>(ctx, rootQuery(projectId, roots, 'ifNull(length(r.5), 0) + ifNull(length(r.6), 0) AS bytes')) : [];
-  const spanRows = pairs.length ? await query<SizeRow>(ctx, spanQuery(projectId, pairs, 'ifNull(length(input), 0) + ifNull(length(output), 0) AS bytes')) : [];
+  const rootRows = roots.length
+    ? await query<SizeRow>(ctx, rootQuery(projectId, roots, 'ifNull(length(r.5), 0) + ifNull(length(r.6), 0) AS bytes'))
+    : [];
+  const spanRows = pairs.length
+    ? await query<SizeRow>(
+        ctx,
+        spanQuery(projectId, pairs, 'ifNull(length(input), 0) + ifNull(length(output), 0) AS bytes'),
+      )
+    : [];
   const byKey = new Map<string, SourceSpan>();
   const source = (row: SizeRow, root: boolean) => {
     const key = keyOf(row.trace_id, row.span_id);
@@ -63,7 +79,11 @@ export async function measureSources(ctx: AppContext, projectId: string, refs: T
 }
 
 /** Step two: the text of each distinct source (by its key), read once however often it is referenced. */
-export async function readSources(ctx: AppContext, projectId: string, sources: SourceSpan[]): Promise<Map<string, CopiedText>> {
+export async function readSources(
+  ctx: AppContext,
+  projectId: string,
+  sources: SourceSpan[],
+): Promise<Map<string, CopiedText>> {
   const out = new Map<string, CopiedText>();
   const roots = sources.filter((s) => s.root).map((s) => s.traceId);
   const spans = sources.filter((s) => !s.root).map((s): [string, string] => [s.traceId, s.spanId]);
@@ -71,9 +91,11 @@ export async function readSources(ctx: AppContext, projectId: string, sources: S
     ...(roots.length ? await query<SourceRow>(ctx, rootQuery(projectId, roots, 'r.5 AS input, r.6 AS output')) : []),
     ...(spans.length ? await query<SourceRow>(ctx, spanQuery(projectId, spans, 'input, output')) : []),
   ];
-  for (const row of rows) out.set(keyOf(row.trace_id, row.span_id), { input: jsonOfText(row.input), output: jsonOfText(row.output) });
+  for (const row of rows)
+    out.set(keyOf(row.trace_id, row.span_id), { input: jsonOfText(row.input), output: jsonOfText(row.output) });
   // A trace deleted between the two steps: the version can't be made as asked.
-  for (const s of sources) if (!out.has(s.key)) throw new NotFoundError(`source trace '${s.traceId}' not found in this project`);
+  for (const s of sources)
+    if (!out.has(s.key)) throw new NotFoundError(`source trace '${s.traceId}' not found in this project`);
   return out;
 }
 
@@ -133,6 +155,10 @@ function spanQuery(projectId: string, pairs: [string, string][], columns: string
                AND (trace_id, span_id) IN {spans:Array(Tuple(String, String))}
              LIMIT 1 BY trace_id, span_id
             ${settingsClause(LIMITS)}`,
-    query_params: { project: projectId, traces: [...new Set(pairs.map((p) => p[0]))], spans: pairs.map((p) => new TupleParam(p)) },
+    query_params: {
+      project: projectId,
+      traces: [...new Set(pairs.map((p) => p[0]))],
+      spans: pairs.map((p) => new TupleParam(p)),
+    },
   };
 }

@@ -22,7 +22,14 @@ export const VERSION_NOT_FOUND = 'dataset version not found';
 const STREAM_SLICE = 200;
 export const DEFAULT_PAGE_LIMIT = 100;
 
-export type VersionHead = { datasetId: string; versionId: string; versionNumber: number; label: string; testCaseCount: number; createdAt: Date };
+export type VersionHead = {
+  datasetId: string;
+  versionId: string;
+  versionNumber: number;
+  label: string;
+  testCaseCount: number;
+  createdAt: Date;
+};
 
 type CaseRow = {
   id: string;
@@ -49,13 +56,26 @@ export function versionHeadJson(h: VersionHead): string {
 /** The version of the project, or 404 (another project's version is not confirmed to exist). */
 export async function findVersion(db: Queryable, projectId: string, versionId: string): Promise<VersionHead> {
   if (!isUuid(versionId)) throw new NotFoundError(VERSION_NOT_FOUND);
-  const { rows } = await db.query<{ dataset_id: string; version_number: number; label: string; test_case_count: number; created_at: Date }>(
+  const { rows } = await db.query<{
+    dataset_id: string;
+    version_number: number;
+    label: string;
+    test_case_count: number;
+    created_at: Date;
+  }>(
     'SELECT dataset_id, version_number, label, test_case_count, created_at FROM dataset_versions WHERE id = $1 AND project_id = $2 AND version_number IS NOT NULL',
     [versionId, projectId],
   );
   const row = rows[0];
   if (!row) throw new NotFoundError(VERSION_NOT_FOUND);
-  return { datasetId: row.dataset_id, versionId, versionNumber: row.version_number, label: row.label, testCaseCount: row.test_case_count, createdAt: row.created_at };
+  return {
+    datasetId: row.dataset_id,
+    versionId,
+    versionNumber: row.version_number,
+    label: row.label,
+    testCaseCount: row.test_case_count,
+    createdAt: row.created_at,
+  };
 }
 
 /**
@@ -74,7 +94,13 @@ async function slice(db: Queryable, versionId: string, after: number, limit: num
   // A value copied from a trace is stored once per version (dataset_version_sources, version-write.ts):
   // the case's own column is SQL NULL then, and the source's value reads in its place. Each source is
   // read once per slice, so the store sends what it holds, not a copy per case.
-  const wanted = [...new Set(rows.filter((r) => r.source_ordinal !== null && (r.input === null || r.expected === null)).map((r) => r.source_ordinal!))];
+  const wanted = [
+    ...new Set(
+      rows
+        .filter((r) => r.source_ordinal !== null && (r.input === null || r.expected === null))
+        .map((r) => r.source_ordinal!),
+    ),
+  ];
   if (wanted.length === 0) return { rows };
   const sources = await db.query<{ ordinal: number; input: string | null; output: string | null }>(
     'SELECT ordinal, input::text AS input, output::text AS output FROM dataset_version_sources WHERE version_id = $1 AND ordinal = ANY($2::int[])',
@@ -105,7 +131,12 @@ export async function* streamVersion(db: Queryable, head: VersionHead): AsyncGen
  * cursor is bound to the version (cursor.ts): another version's or a changed one is a 422 at
  * `query.cursor`, so a caller can never page into cases that aren't this version's.
  */
-export async function pageOfVersion(ctx: AppContext, head: VersionHead, limit: number, cursor: string | undefined): Promise<string> {
+export async function pageOfVersion(
+  ctx: AppContext,
+  head: VersionHead,
+  limit: number,
+  cursor: string | undefined,
+): Promise<string> {
   const key = await cursorKey(ctx.pg);
   const scope = `version:${head.versionId}`;
   let after = 0;

@@ -52,7 +52,13 @@ type Case = {
 const mib = (bytes: number) => `${(bytes / MIB).toFixed(1)} MiB`;
 
 /** Creates the version and answers it as a stream of text (the same text the one-piece answer had). */
-export async function writeVersion(ctx: AppContext, projectId: string, datasetId: string, label: string | null | undefined, input: TestCaseInput[]) {
+export async function writeVersion(
+  ctx: AppContext,
+  projectId: string,
+  datasetId: string,
+  label: string | null | undefined,
+  input: TestCaseInput[],
+) {
   const refs: TraceRef[] = [];
   input.forEach((c, index) => {
     if (c.input === undefined) refs.push({ index, traceId: c.source_trace_id!, spanId: c.source_span_id ?? null });
@@ -91,7 +97,10 @@ function versionReference(projectId: string, versionId: string): string {
 
 /** The answer a version reference stands for: the version read back whole (immutable once numbered). */
 export async function answerOfReference(ctx: AppContext, reference: string): Promise<AsyncGenerator<string>> {
-  const { project_id: projectId, dataset_version_id: versionId } = JSON.parse(reference) as { project_id: string; dataset_version_id: string };
+  const { project_id: projectId, dataset_version_id: versionId } = JSON.parse(reference) as {
+    project_id: string;
+    dataset_version_id: string;
+  };
   return streamVersion(ctx.pg.pool, await findVersion(ctx.pg.pool, projectId, versionId));
 }
 
@@ -111,7 +120,10 @@ async function store(
   texts: Map<string, CopiedText>,
 ): Promise<VersionHead> {
   const db = ctx.pg.pool;
-  await db.query(`DELETE FROM dataset_versions WHERE dataset_id = $1 AND version_number IS NULL AND created_at < now() - interval '${ABANDONED_AFTER}'`, [datasetId]);
+  await db.query(
+    `DELETE FROM dataset_versions WHERE dataset_id = $1 AND version_number IS NULL AND created_at < now() - interval '${ABANDONED_AFTER}'`,
+    [datasetId],
+  );
   const versionId = newId();
   const pending = await db.query(
     `INSERT INTO dataset_versions (id, dataset_id, project_id, version_number, label, test_case_count)
@@ -131,20 +143,36 @@ async function store(
     return await number(ctx, projectId, datasetId, versionId, label, cases.length);
   } catch (error) {
     // The cases and sources go with the row (ON DELETE CASCADE); the row was never visible.
-    await db.query('DELETE FROM dataset_versions WHERE id = $1 AND version_number IS NULL', [versionId]).catch(() => {});
+    await db
+      .query('DELETE FROM dataset_versions WHERE id = $1 AND version_number IS NULL', [versionId])
+      .catch(() => {});
     throw error;
   }
 }
 
 /** One case as a jsonb array element: its own values spliced as the caller's text, never re-serialised. */
 function caseItem(c: Case, ordinal: number, sourceOrdinal: number | null): string {
-  const ids = JSON.stringify({ ordinal, test_case_id: c.id, source_trace_id: c.sourceTraceId, source_span_id: c.sourceSpanId, source_ordinal: sourceOrdinal });
-  const own = (name: string, value: RawJson | null) => `"${name}":${value?.text ?? 'null'},"has_${name}":${value !== null}`;
+  const ids = JSON.stringify({
+    ordinal,
+    test_case_id: c.id,
+    source_trace_id: c.sourceTraceId,
+    source_span_id: c.sourceSpanId,
+    source_ordinal: sourceOrdinal,
+  });
+  const own = (name: string, value: RawJson | null) =>
+    `"${name}":${value?.text ?? 'null'},"has_${name}":${value !== null}`;
   return `${ids.slice(0, -1)},${own('input', c.input)},${own('expected', c.expected)},"metadata":${c.metadata?.text ?? 'null'}}`;
 }
 
 /** The UPDATE of the dataset row hands out the number and holds its lock until commit: concurrent creates get 1..N. */
-async function number(ctx: AppContext, projectId: string, datasetId: string, versionId: string, label: string | null | undefined, count: number): Promise<VersionHead> {
+async function number(
+  ctx: AppContext,
+  projectId: string,
+  datasetId: string,
+  versionId: string,
+  label: string | null | undefined,
+  count: number,
+): Promise<VersionHead> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     const bumped = await tx.query<{ version_count: number }>(
       'UPDATE datasets SET version_count = version_count + 1, updated_at = now() WHERE id = $1 AND project_id = $2 RETURNING version_count',
@@ -159,7 +187,14 @@ async function number(ctx: AppContext, projectId: string, datasetId: string, ver
     if (!rows[0]) throw new NotFoundError('dataset not found');
     // The key commits with the number; a duplicate's key committed first rolls the number back (deferred.ts).
     await recordKey(tx, { status: 201, reference: versionReference(projectId, versionId) });
-    return { datasetId, versionId, versionNumber: n, label: rows[0].label, testCaseCount: count, createdAt: rows[0].created_at };
+    return {
+      datasetId,
+      versionId,
+      versionNumber: n,
+      label: rows[0].label,
+      testCaseCount: count,
+      createdAt: rows[0].created_at,
+    };
   });
 }
 
@@ -215,7 +250,13 @@ async function storingJson<T>(fn: () => Promise<T>): Promise<T> {
   } catch (error) {
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && code.startsWith('22')) {
-      throw new RequestValidationError([{ loc: ['body', 'test_cases'], msg: 'a test case holds a JSON value the store cannot hold (a number out of range?)', type: 'value_error' }]);
+      throw new RequestValidationError([
+        {
+          loc: ['body', 'test_cases'],
+          msg: 'a test case holds a JSON value the store cannot hold (a number out of range?)',
+          type: 'value_error',
+        },
+      ]);
     }
     throw error;
   }

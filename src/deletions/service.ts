@@ -7,13 +7,17 @@ export type PurgeProjectsJob = { project_ids: string[] };
 export async function enqueueProjectPurge(ctx: AppContext, projectIds: string[]): Promise<void> {
   if (projectIds.length === 0) return;
   // The job id makes a repeated enqueue of the same purge a no-op.
-  await ctx.queue.queue<PurgeProjectsJob>(DELETIONS_QUEUE).add('purge-projects', { project_ids: projectIds }, {
-    jobId: `purge-${[...projectIds].sort().join(',').slice(0, 200)}`,
-    attempts: 5,
-    backoff: { type: 'exponential', delay: 5_000 },
-    removeOnComplete: 1000,
-    removeOnFail: 1000,
-  });
+  await ctx.queue.queue<PurgeProjectsJob>(DELETIONS_QUEUE).add(
+    'purge-projects',
+    { project_ids: projectIds },
+    {
+      jobId: `purge-${[...projectIds].sort().join(',').slice(0, 200)}`,
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 5_000 },
+      removeOnComplete: 1000,
+      removeOnFail: 1000,
+    },
+  );
 }
 
 /**
@@ -39,7 +43,9 @@ export async function purgeProjects(ctx: AppContext, projectIds: string[]): Prom
         if (!/^[0-9A-Za-z-]{1,64}$/.test(id)) throw new Error('unexpected project id');
         return `'${id}'`;
       });
-      await ctx.ch.client.command({ query: `ALTER TABLE ${name} ON CLUSTER '${ctx.ch.cluster}' DELETE WHERE project_id IN (${ids.join(', ')})` });
+      await ctx.ch.client.command({
+        query: `ALTER TABLE ${name} ON CLUSTER '${ctx.ch.cluster}' DELETE WHERE project_id IN (${ids.join(', ')})`,
+      });
       continue;
     }
     await ctx.ch.client.command({

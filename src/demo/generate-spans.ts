@@ -62,32 +62,68 @@ const EMBEDDING: Model = { name: 'text-embedding-3-small', inPerM: 0.02, outPerM
 type Agent = { name: string; models: Model[]; tools: string[]; retrieval: number; system: string; questions: string[] };
 const AGENTS: Agent[] = [
   {
-    name: 'support-agent', models: [GPT_4O, GPT_4O_MINI, HAIKU], tools: ['search_docs', 'lookup_order', 'send_email'], retrieval: 0.5,
-    system: 'You are a friendly support assistant for Acme Cloud. Answer from the documentation, cite sources, and escalate billing disputes to a human.',
-    questions: ['My deploy has been stuck on "pending" for an hour, what can I do?', 'How do I rotate my API key without downtime?', 'Where is my order #48213?'],
+    name: 'support-agent',
+    models: [GPT_4O, GPT_4O_MINI, HAIKU],
+    tools: ['search_docs', 'lookup_order', 'send_email'],
+    retrieval: 0.5,
+    system:
+      'You are a friendly support assistant for Acme Cloud. Answer from the documentation, cite sources, and escalate billing disputes to a human.',
+    questions: [
+      'My deploy has been stuck on "pending" for an hour, what can I do?',
+      'How do I rotate my API key without downtime?',
+      'Where is my order #48213?',
+    ],
   },
   {
-    name: 'research-agent', models: [SONNET, GPT_4O], tools: ['web_search', 'search_docs', 'get_weather'], retrieval: 0.6,
-    system: 'You are a careful research assistant. Break the question into steps, use tools to gather evidence, and answer briefly with citations.',
-    questions: ['Compare the latency of the three largest vector databases.', 'Will it rain in Lisbon next week?', 'Summarise recent work on speculative decoding.'],
+    name: 'research-agent',
+    models: [SONNET, GPT_4O],
+    tools: ['web_search', 'search_docs', 'get_weather'],
+    retrieval: 0.6,
+    system:
+      'You are a careful research assistant. Break the question into steps, use tools to gather evidence, and answer briefly with citations.',
+    questions: [
+      'Compare the latency of the three largest vector databases.',
+      'Will it rain in Lisbon next week?',
+      'Summarise recent work on speculative decoding.',
+    ],
   },
   {
-    name: 'sql-assistant', models: [GPT_4O, LLAMA], tools: ['run_sql', 'describe_table'], retrieval: 0.2,
-    system: 'You translate questions into ClickHouse SQL. Only read data, never write. Inspect the schema first and explain the result in one paragraph.',
-    questions: ['Which customers churned last quarter?', 'What was the weekly revenue by region in March?', 'Top 10 products by refund rate'],
+    name: 'sql-assistant',
+    models: [GPT_4O, LLAMA],
+    tools: ['run_sql', 'describe_table'],
+    retrieval: 0.2,
+    system:
+      'You translate questions into ClickHouse SQL. Only read data, never write. Inspect the schema first and explain the result in one paragraph.',
+    questions: [
+      'Which customers churned last quarter?',
+      'What was the weekly revenue by region in March?',
+      'Top 10 products by refund rate',
+    ],
   },
   {
-    name: 'rag-chat', models: [GPT_4O_MINI, HAIKU, LLAMA], tools: ['search_docs'], retrieval: 1,
+    name: 'rag-chat',
+    models: [GPT_4O_MINI, HAIKU, LLAMA],
+    tools: ['search_docs'],
+    retrieval: 1,
     system: 'Answer using only the provided context. If the context does not contain the answer, say you do not know.',
-    questions: ['What is the retention period for audit logs?', 'How do I configure SSO with Okta?', 'Does the free tier include webhooks?'],
+    questions: [
+      'What is the retention period for audit logs?',
+      'How do I configure SSO with Okta?',
+      'Does the free tier include webhooks?',
+    ],
   },
 ];
 
 const PLAN_NAMES = ['plan', 'choose-tool', 'classify-intent', 'reflect', 'rewrite-query'];
 const CHAIN_NAMES = ['summarize-chain', 'rerank-and-answer', 'plan-and-execute', 'query-rewrite'];
 const TOOL_MS: Record<string, [number, number]> = {
-  search_docs: [40, 800], lookup_order: [60, 900], send_email: [120, 1500], web_search: [300, 2000],
-  get_weather: [80, 900], run_sql: [30, 2000], describe_table: [20, 300],
+  search_docs: [40, 800],
+  lookup_order: [60, 900],
+  send_email: [120, 1500],
+  web_search: [300, 2000],
+  get_weather: [80, 900],
+  run_sql: [30, 2000],
+  describe_table: [20, 300],
 };
 const CITIES = ['Lisbon', 'Berlin', 'Austin', 'Singapore', 'Nairobi', 'Toronto'];
 const TABLES = ['orders', 'customers', 'subscriptions', 'refunds'];
@@ -101,16 +137,20 @@ const TOOL_META: Record<string, Readonly<Record<string, string>>> = Object.fromE
 );
 
 const ERROR_MESSAGES: Record<string, string> = {
-  RateLimitError: 'Rate limit reached on tokens per min (TPM): limit 30000, used 29412, requested 1840. Please try again in 1.2s.',
+  RateLimitError:
+    'Rate limit reached on tokens per min (TPM): limit 30000, used 29412, requested 1840. Please try again in 1.2s.',
   TimeoutError: 'Request timed out after 30000 ms',
-  ContextLengthExceeded: "This model's maximum context length is 128000 tokens; your messages resulted in 131072 tokens.",
+  ContextLengthExceeded:
+    "This model's maximum context length is 128000 tokens; your messages resulted in 131072 tokens.",
   ToolExecutionError: 'Tool raised an exception: upstream service returned 502 Bad Gateway',
   ValidationError: "Tool arguments failed validation: 'query' is a required property",
 };
 /** The failures each span kind can have. */
 const ERROR_TYPES: Record<string, string[]> = {
-  llm: ['RateLimitError', 'TimeoutError', 'ContextLengthExceeded'], tool: ['ToolExecutionError', 'ValidationError', 'TimeoutError'],
-  retriever: ['TimeoutError'], embedding: ['RateLimitError', 'TimeoutError'],
+  llm: ['RateLimitError', 'TimeoutError', 'ContextLengthExceeded'],
+  tool: ['ToolExecutionError', 'ValidationError', 'TimeoutError'],
+  retriever: ['TimeoutError'],
+  embedding: ['RateLimitError', 'TimeoutError'],
 };
 
 const USERS = 200;
@@ -121,11 +161,16 @@ const APP_VERSIONS = ['2.13.0', '2.13.1', '2.14.0', '2.14.2']; // rolled out one
 
 // One pre-built text of ~64 KiB; payloads are slices of it (V8 slices share the parent string).
 const SENTENCES = [
-  'The deployment is waiting for the build cache to warm up.', 'API keys can be rotated by creating a second key and revoking the first.',
-  'The order was shipped from Rotterdam and should arrive within three business days.', 'Revenue grew eleven percent, driven by the enterprise segment.',
-  'Audit logs are retained for 400 days on the enterprise plan.', 'Speculative decoding uses a small draft model that the large model verifies.',
-  'The forecast for Lisbon shows light rain on Tuesday.', 'To configure SSO, add Sightline as a SAML application in Okta.',
-  'The query returned 48 customers who cancelled in the last 90 days.', 'Here is a summary of the three most relevant passages, with sources.',
+  'The deployment is waiting for the build cache to warm up.',
+  'API keys can be rotated by creating a second key and revoking the first.',
+  'The order was shipped from Rotterdam and should arrive within three business days.',
+  'Revenue grew eleven percent, driven by the enterprise segment.',
+  'Audit logs are retained for 400 days on the enterprise plan.',
+  'Speculative decoding uses a small draft model that the large model verifies.',
+  'The forecast for Lisbon shows light rain on Tuesday.',
+  'To configure SSO, add Sightline as a SAML application in Okta.',
+  'The query returned 48 customers who cancelled in the last 90 days.',
+  'Here is a summary of the three most relevant passages, with sources.',
   'The tool returned an empty result, so I will broaden the search and try again.',
 ];
 const CORPUS = ((rng) => Array.from({ length: 1000 }, () => rng.pick(SENTENCES)).join(' '))(new Rng(0x5eed));
@@ -147,7 +192,13 @@ function iso(ms: number): string {
   return `${isoPrefix}${PAD2[seconds]}.${PAD3[rest - seconds * 1000]}Z`;
 }
 
-type TracePlan = { start: number; user: number; sessionId: string | undefined; environment: string; appVersion: string };
+type TracePlan = {
+  start: number;
+  user: number;
+  sessionId: string | undefined;
+  environment: string;
+  appVersion: string;
+};
 
 /** Builds one trace at a time; one instance serves every trace, so per-trace state allocates nothing. */
 class TraceBuilder {
@@ -159,7 +210,10 @@ class TraceBuilder {
   private model = GPT_4O;
   private cursor = 0; // ms where the next sequential step starts
 
-  constructor(private readonly rng: Rng, private readonly payloadBytes: number) {}
+  constructor(
+    private readonly rng: Rng,
+    private readonly payloadBytes: number,
+  ) {}
 
   build(plan: TracePlan, evaluationDay: string | undefined, isError: boolean): SpanInput[] {
     const rng = this.rng;
@@ -177,7 +231,11 @@ class TraceBuilder {
       root.user_id = USER_IDS[plan.user];
       if (plan.sessionId) root.session_id = plan.sessionId;
     }
-    root.metadata = { app_version: plan.appVersion, region: REGIONS[plan.user % 3], customer_tier: TIERS[plan.user % 10] };
+    root.metadata = {
+      app_version: plan.appVersion,
+      region: REGIONS[plan.user % 3],
+      customer_tier: TIERS[plan.user % 10],
+    };
     this.cursor = plan.start + rng.int(1, 15);
     this.children(root.span_id, 2 + Math.floor(11 * rng.float() ** 1.6), true); // 2–12, mostly few
     root.end_time = iso(this.cursor + rng.int(1, 40));
@@ -189,7 +247,13 @@ class TraceBuilder {
   /** Ends at `start` until the caller knows better; appended in start order. */
   private span(parent: string | null, name: string, kind: string, start: number, end = start): SpanInput {
     const span: SpanInput = {
-      trace_id: this.traceId, span_id: this.rng.hex(2), parent_span_id: parent, name, kind, start_time: iso(start), end_time: iso(end),
+      trace_id: this.traceId,
+      span_id: this.rng.hex(2),
+      parent_span_id: parent,
+      name,
+      kind,
+      start_time: iso(start),
+      end_time: iso(end),
       status: this.rng.chance(0.08) ? 'unset' : 'ok', // 8%: instrumentations that never set a status
       environment: this.plan.environment,
     };
@@ -251,7 +315,10 @@ class TraceBuilder {
     const span = this.leaf(parent, name, 'llm', Math.min(8000, Math.max(300, ms)));
     span.model_name = model.name;
     const system = this.agent.system;
-    span.input = [{ role: 'system', content: system }, { role: 'user', content: this.text(Math.max(16, budget - outChars - system.length)) }];
+    span.input = [
+      { role: 'system', content: system },
+      { role: 'user', content: this.text(Math.max(16, budget - outChars - system.length)) },
+    ];
     span.output = { role: 'assistant', content: this.text(outChars) };
     span.input_tokens = inputTokens;
     span.output_tokens = outputTokens;
@@ -271,17 +338,32 @@ class TraceBuilder {
     const rng = this.rng;
     switch (name) {
       case 'get_weather':
-        return [{ city: rng.pick(CITIES) }, { temp_c: rng.int(-5, 35), conditions: rng.pick(['clear', 'cloudy', 'light rain']) }];
+        return [
+          { city: rng.pick(CITIES) },
+          { temp_c: rng.int(-5, 35), conditions: rng.pick(['clear', 'cloudy', 'light rain']) },
+        ];
       case 'run_sql':
-        return [{ sql: 'SELECT region, sum(amount) FROM orders GROUP BY region' }, { row_count: rng.int(0, 5000), elapsed_ms: rng.int(3, 900) }];
+        return [
+          { sql: 'SELECT region, sum(amount) FROM orders GROUP BY region' },
+          { row_count: rng.int(0, 5000), elapsed_ms: rng.int(3, 900) },
+        ];
       case 'describe_table':
         return [{ table: rng.pick(TABLES) }, { columns: ['id', 'customer_id', 'amount', 'created_at'] }];
       case 'send_email':
-        return [{ to: `${USER_IDS[this.plan.user]}@example.com`, subject: 'Update on your request' }, { message_id: rng.hex(2), status: 'queued' }];
+        return [
+          { to: `${USER_IDS[this.plan.user]}@example.com`, subject: 'Update on your request' },
+          { message_id: rng.hex(2), status: 'queued' },
+        ];
       case 'lookup_order':
-        return [{ order_id: `ord_${rng.int(10_000, 99_999)}` }, { status: rng.pick(['processing', 'shipped', 'delivered']) }];
+        return [
+          { order_id: `ord_${rng.int(10_000, 99_999)}` },
+          { status: rng.pick(['processing', 'shipped', 'delivered']) },
+        ];
       default: // search_docs, web_search
-        return [{ query: this.text(60), top_k: 5 }, { results: [`doc_${rng.int(1, 9999)}`, `doc_${rng.int(1, 9999)}`, `doc_${rng.int(1, 9999)}`] }];
+        return [
+          { query: this.text(60), top_k: 5 },
+          { results: [`doc_${rng.int(1, 9999)}`, `doc_${rng.int(1, 9999)}`, `doc_${rng.int(1, 9999)}`] },
+        ];
     }
   }
 
@@ -315,7 +397,12 @@ class TraceBuilder {
     }
     if (rng.chance(0.5)) {
       const cause = failing[0];
-      Object.assign(root, { status: 'error', error_type: cause.error_type, error_message: `${root.name} failed: ${cause.error_message}`, output: null });
+      Object.assign(root, {
+        status: 'error',
+        error_type: cause.error_type,
+        error_message: `${root.name} failed: ${cause.error_message}`,
+        output: null,
+      });
     }
   }
 
@@ -392,7 +479,9 @@ function* emit(o: Required<GenerateOptions>): Generator<SpanInput[]> {
   const rng = new Rng(o.seed);
   const builder = new TraceBuilder(rng, o.payloadBytes);
   for (const plan of planTraces(rng, o)) {
-    const evaluationDay = rng.chance(o.evaluationShare) ? iso(Math.floor(plan.start / DAY_MS) * DAY_MS).slice(0, 10) : undefined;
+    const evaluationDay = rng.chance(o.evaluationShare)
+      ? iso(Math.floor(plan.start / DAY_MS) * DAY_MS).slice(0, 10)
+      : undefined;
     yield builder.build(plan, evaluationDay, rng.chance(o.errorShare));
   }
 }

@@ -24,20 +24,33 @@ export async function seedDemoAccount(ctx: AppContext): Promise<DemoAccount | nu
   const { key, prefix } = newApiKey();
   const ids = { user: newId(), workspace: newId(), project: newId() };
   await withTransaction(ctx.pg.pool, async (tx) => {
-    await tx.query('INSERT INTO users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)', [ids.user, DEMO_EMAIL, 'Demo User', passwordHash]);
-    await tx.query('INSERT INTO workspaces (id, name, created_by) VALUES ($1, $2, $3)', [ids.workspace, 'Demo workspace', ids.user]);
-    await tx.query(`INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, 'ADMIN')`, [ids.workspace, ids.user]);
-    await tx.query('INSERT INTO projects (id, workspace_id, name, created_by) VALUES ($1, $2, $3, $4)', [ids.project, ids.workspace, 'Demo project', ids.user]);
-    await ensureDefaultDashboard(tx, ids.project);
-    await ensureDefaultDetector(tx, ids.project);
-    await tx.query('INSERT INTO api_keys (id, project_id, name, key_hash, key_prefix, created_by) VALUES ($1, $2, $3, $4, $5, $6)', [
-      newId(),
-      ids.project,
-      'demo key',
-      hashToken(key),
-      prefix,
+    await tx.query('INSERT INTO users (id, email, name, password_hash) VALUES ($1, $2, $3, $4)', [
+      ids.user,
+      DEMO_EMAIL,
+      'Demo User',
+      passwordHash,
+    ]);
+    await tx.query('INSERT INTO workspaces (id, name, created_by) VALUES ($1, $2, $3)', [
+      ids.workspace,
+      'Demo workspace',
       ids.user,
     ]);
+    await tx.query(`INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, 'ADMIN')`, [
+      ids.workspace,
+      ids.user,
+    ]);
+    await tx.query('INSERT INTO projects (id, workspace_id, name, created_by) VALUES ($1, $2, $3, $4)', [
+      ids.project,
+      ids.workspace,
+      'Demo project',
+      ids.user,
+    ]);
+    await ensureDefaultDashboard(tx, ids.project);
+    await ensureDefaultDetector(tx, ids.project);
+    await tx.query(
+      'INSERT INTO api_keys (id, project_id, name, key_hash, key_prefix, created_by) VALUES ($1, $2, $3, $4, $5, $6)',
+      [newId(), ids.project, 'demo key', hashToken(key), prefix, ids.user],
+    );
   });
   return { email: DEMO_EMAIL, password, workspaceId: ids.workspace, projectId: ids.project, apiKey: key };
 }
@@ -51,7 +64,10 @@ export const DEMO_TRACES = 300;
  * at once. Returns how many spans were stored.
  */
 export async function seedDemoTraces(ctx: AppContext, projectId: string, nowMs = Date.now()): Promise<number> {
-  const { rows } = await ctx.pg.pool.query<{ trace_ttl_days: number }>('SELECT trace_ttl_days FROM projects WHERE id = $1', [projectId]);
+  const { rows } = await ctx.pg.pool.query<{ trace_ttl_days: number }>(
+    'SELECT trace_ttl_days FROM projects WHERE id = $1',
+    [projectId],
+  );
   const spans = generateSpans({ traces: DEMO_TRACES, startMs: nowMs - 86_400_000, endMs: nowMs, seed: 42 });
   const { accepted } = validateSpans(spans);
   const writer = new SpanWriter(ctx.ch, ctx.pg);

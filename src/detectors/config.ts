@@ -14,7 +14,14 @@ export const DETECTOR_TYPES = ['error', 'threshold', 'sql'] as const;
 export type DetectorType = (typeof DETECTOR_TYPES)[number];
 
 /** SPANS-view measures that have a value per span (the aggregate-only ones, like error_rate, don't). */
-export const THRESHOLD_MEASURES = ['latency', 'duration_ms', 'cost', 'input_tokens', 'output_tokens', 'total_tokens'] as const;
+export const THRESHOLD_MEASURES = [
+  'latency',
+  'duration_ms',
+  'cost',
+  'input_tokens',
+  'output_tokens',
+  'total_tokens',
+] as const;
 export type ThresholdMeasure = (typeof THRESHOLD_MEASURES)[number];
 export const THRESHOLD_OPERATORS = ['>', '>=', '<', '<=', '=', '!='] as const;
 export type ThresholdOperator = (typeof THRESHOLD_OPERATORS)[number];

@@ -21,7 +21,9 @@ export type ColumnProblem = { message: string } | null;
 /** The problem with a set of answer columns, or null when they serve a detector. */
 export function columnProblem(columns: readonly string[]): ColumnProblem {
   if (!columns.includes(REQUIRED_COLUMN)) {
-    return { message: `the query must return a ${REQUIRED_COLUMN} column (and may return ${OPTIONAL_COLUMNS.join(' and ')}); it returns ${columns.join(', ') || 'nothing'}` };
+    return {
+      message: `the query must return a ${REQUIRED_COLUMN} column (and may return ${OPTIONAL_COLUMNS.join(' and ')}); it returns ${columns.join(', ') || 'nothing'}`,
+    };
   }
   return null;
 }
@@ -30,7 +32,11 @@ export function columnProblem(columns: readonly string[]): ColumnProblem {
  * The columns of a guarded query's answer for a project, or a problem a caller can fix (refused,
  * unknown column, type error). An unreachable engine is thrown as is (503).
  */
-export async function describeSqlColumns(ctx: AppContext, projectId: string, query: string): Promise<{ columns: string[] } | { problem: string }> {
+export async function describeSqlColumns(
+  ctx: AppContext,
+  projectId: string,
+  query: string,
+): Promise<{ columns: string[] } | { problem: string }> {
   let guarded: string;
   try {
     guarded = guardSql(query, ctx.ch.database).sql;

@@ -63,7 +63,13 @@ export const ResultsWrittenAnswer = z.object({
   rejected: z.array(z.object({ index: Count, test_case_id: z.string().nullable(), errors: z.array(z.string()) })),
 });
 
-const Side = z.object({ evaluation_run_id: z.string(), run_number: Count, candidate_version: z.string(), environment: z.string(), status: z.string() });
+const Side = z.object({
+  evaluation_run_id: z.string(),
+  run_number: Count,
+  candidate_version: z.string(),
+  environment: z.string(),
+  status: z.string(),
+});
 const MeanDelta = z.object({
   name: z.string(),
   direction: z.string(),

@@ -20,15 +20,48 @@ import { aggregatesOf, findRun, type AggregateEntry, type RunRow } from './summa
 
 export const MAX_COMPARE_LIMIT = 1000;
 
-type Side = { evaluation_run_id: string; run_number: number; candidate_version: string; environment: string; status: string };
-type MeanDelta = { name: string; direction: string; unit?: string; run_value: number | null; other_value: number | null; delta: number | null; run_observed_count: number; other_observed_count: number };
-type ScoreChange = { name: string; run_value: number; other_value: number; delta: number; change: 'regressed' | 'improved' };
-type CaseChange = { test_case_id: string; run_passed: boolean | null; other_passed: boolean | null; scores: Omit<ScoreChange, 'change'>[] };
+type Side = {
+  evaluation_run_id: string;
+  run_number: number;
+  candidate_version: string;
+  environment: string;
+  status: string;
+};
+type MeanDelta = {
+  name: string;
+  direction: string;
+  unit?: string;
+  run_value: number | null;
+  other_value: number | null;
+  delta: number | null;
+  run_observed_count: number;
+  other_observed_count: number;
+};
+type ScoreChange = {
+  name: string;
+  run_value: number;
+  other_value: number;
+  delta: number;
+  change: 'regressed' | 'improved';
+};
+type CaseChange = {
+  test_case_id: string;
+  run_passed: boolean | null;
+  other_passed: boolean | null;
+  scores: Omit<ScoreChange, 'change'>[];
+};
 
-const side = (r: RunRow): Side => ({ evaluation_run_id: r.id, run_number: r.run_number, candidate_version: r.candidate_version, environment: r.environment, status: r.status });
+const side = (r: RunRow): Side => ({
+  evaluation_run_id: r.id,
+  run_number: r.run_number,
+  candidate_version: r.candidate_version,
+  environment: r.environment,
+  status: r.status,
+});
 
 // A score entry's value as numeric (booleans 1/0), when it was observed (a value and no scorer error).
-const num = (x: string) => `CASE jsonb_typeof(${x}->'value') WHEN 'number' THEN (${x}->'value')::numeric WHEN 'boolean' THEN ((${x}->'value')::boolean)::int::numeric END`;
+const num = (x: string) =>
+  `CASE jsonb_typeof(${x}->'value') WHEN 'number' THEN (${x}->'value')::numeric WHEN 'boolean' THEN ((${x}->'value')::boolean)::int::numeric END`;
 const observed = (x: string) => `(jsonb_typeof(${x}->'value') IN ('number', 'boolean') AND NOT (${x} ? 'error'))`;
 
 /**
@@ -56,12 +89,20 @@ SELECT p.ordinal, p.test_case_id, p.run_passed, p.other_passed, p.scores FROM (
  ORDER BY p.ordinal
  LIMIT $8`;
 
-export async function compareRuns(ctx: AppContext, projectId: string, runId: string, otherId: string, page: { threshold: number; limit: number; cursor?: string }) {
+export async function compareRuns(
+  ctx: AppContext,
+  projectId: string,
+  runId: string,
+  otherId: string,
+  page: { threshold: number; limit: number; cursor?: string },
+) {
   const db = ctx.pg.pool;
   const run = await findRun(db, projectId, runId);
   const other = await findRun(db, projectId, otherId);
   if (run.dataset_version_id !== other.dataset_version_id) {
-    throw new BadRequestError('the two runs are of different dataset versions; compare runs of the same dataset version');
+    throw new BadRequestError(
+      'the two runs are of different dataset versions; compare runs of the same dataset version',
+    );
   }
   const entries = await aggregatesOf(db, [run.id, other.id]);
   const base = entries.get(run.id)!;
@@ -89,7 +130,13 @@ export async function compareRuns(ctx: AppContext, projectId: string, runId: str
   for (const row of changed) {
     const entry = (kind: ScoreChange['change'], flipped: boolean) => {
       const moved = row.scores.filter((s) => s.change === kind).map(({ change: _, ...s }) => s);
-      if (flipped || moved.length > 0) (kind === 'regressed' ? regressions : improvements).push({ test_case_id: row.test_case_id, run_passed: row.run_passed, other_passed: row.other_passed, scores: moved });
+      if (flipped || moved.length > 0)
+        (kind === 'regressed' ? regressions : improvements).push({
+          test_case_id: row.test_case_id,
+          run_passed: row.run_passed,
+          other_passed: row.other_passed,
+          scores: moved,
+        });
     };
     entry('regressed', row.run_passed === true && row.other_passed === false);
     entry('improved', row.run_passed === false && row.other_passed === true);
@@ -107,7 +154,13 @@ export async function compareRuns(ctx: AppContext, projectId: string, runId: str
   };
 }
 
-type ChangedRow = { ordinal: number; test_case_id: string; run_passed: boolean | null; other_passed: boolean | null; scores: ScoreChange[] };
+type ChangedRow = {
+  ordinal: number;
+  test_case_id: string;
+  run_passed: boolean | null;
+  other_passed: boolean | null;
+  scores: ScoreChange[];
+};
 const FIRST_RANGE = 2_000;
 const MAX_RANGE = 64_000;
 
@@ -116,15 +169,33 @@ const MAX_RANGE = 64_000;
  * until enough are found or the version ends: a page of a version with frequent changes reads a
  * few thousand cases, one with rare changes reads on, in a few large steps.
  */
-async function changedCases(ctx: AppContext, run: RunRow, other: RunRow, after: number, wanted: number, filters: [number, string[], string[]]): Promise<ChangedRow[]> {
-  const { rows: head } = await ctx.pg.pool.query<{ n: number }>('SELECT test_case_count AS n FROM dataset_versions WHERE id = $1', [run.dataset_version_id]);
+async function changedCases(
+  ctx: AppContext,
+  run: RunRow,
+  other: RunRow,
+  after: number,
+  wanted: number,
+  filters: [number, string[], string[]],
+): Promise<ChangedRow[]> {
+  const { rows: head } = await ctx.pg.pool.query<{ n: number }>(
+    'SELECT test_case_count AS n FROM dataset_versions WHERE id = $1',
+    [run.dataset_version_id],
+  );
   const count = head[0]?.n ?? 0;
   const found: ChangedRow[] = [];
   let from = after;
   let range = FIRST_RANGE;
   while (found.length < wanted && from < count) {
     const to = Math.min(count, from + range);
-    const { rows } = await ctx.pg.pool.query<ChangedRow>(CHANGED_SQL, [run.id, other.id, run.dataset_version_id, from, ...filters, wanted - found.length, to]);
+    const { rows } = await ctx.pg.pool.query<ChangedRow>(CHANGED_SQL, [
+      run.id,
+      other.id,
+      run.dataset_version_id,
+      from,
+      ...filters,
+      wanted - found.length,
+      to,
+    ]);
     found.push(...rows);
     from = to;
     range = Math.min(MAX_RANGE, range * 2);

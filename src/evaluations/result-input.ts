@@ -40,7 +40,12 @@ const MetricInput = z.object({ name: Name, value: z.number(), unit: Label.nullis
 const uniqueNames = (entries: { name: string }[] | null | undefined, field: string, ctx: z.RefinementCtx) => {
   const seen = new Set<string>();
   entries?.forEach((e, i) => {
-    if (seen.has(e.name)) ctx.addIssue({ code: 'custom', path: [field, i, 'name'], message: `a result names each ${field.slice(0, -1)} once; '${e.name}' repeats` });
+    if (seen.has(e.name))
+      ctx.addIssue({
+        code: 'custom',
+        path: [field, i, 'name'],
+        message: `a result names each ${field.slice(0, -1)} once; '${e.name}' repeats`,
+      });
     seen.add(e.name);
   });
 };
@@ -67,7 +72,14 @@ export function keepsResultValue(path: JsonPath): boolean {
 }
 
 /** A score as stored: absent and empty fields dropped, so `error` present means a scorer error. */
-export type StoredScore = { name: string; value: number | boolean | null; direction?: string; unit?: string; passed?: boolean; error?: string };
+export type StoredScore = {
+  name: string;
+  value: number | boolean | null;
+  direction?: string;
+  unit?: string;
+  passed?: boolean;
+  error?: string;
+};
 export type StoredMetric = { name: string; value: number; unit?: string; direction?: string };
 
 export type NormalizedResult = {

@@ -8,7 +8,12 @@ import type { RunRow } from './summary.js';
  * replacing engine keeps the highest of. Only observed score values go into `scores` (a scorer error
  * or a missing value has no number); booleans are 1/0.
  */
-export async function mirrorResults(ctx: AppContext, run: RunRow, results: NormalizedResult[], revisions: Map<string, number>): Promise<void> {
+export async function mirrorResults(
+  ctx: AppContext,
+  run: RunRow,
+  results: NormalizedResult[],
+  revisions: Map<string, number>,
+): Promise<void> {
   const values = results.map((r) => ({
     project_id: run.project_id,
     evaluation_run_id: run.id,
@@ -18,7 +23,9 @@ export async function mirrorResults(ctx: AppContext, run: RunRow, results: Norma
     trace_id: r.traceId,
     output: r.output,
     error: r.error,
-    scores: Object.fromEntries(r.scores.filter((s) => s.error === undefined && s.value !== null).map((s) => [s.name, Number(s.value)])),
+    scores: Object.fromEntries(
+      r.scores.filter((s) => s.error === undefined && s.value !== null).map((s) => [s.name, Number(s.value)]),
+    ),
     metrics: Object.fromEntries(r.metrics.map((m) => [m.name, m.value])),
     passed: r.passed === null ? null : Number(r.passed),
     revision: revisions.get(r.testCaseId) ?? 1,

@@ -43,7 +43,12 @@ import { recordKey } from '../idempotency/deferred.js';
 export type WriteAnswer = { accepted: number; rejected: RejectedResult[] };
 
 /** The answer of `writeResults` as sent: `{accepted, rejected}` JSON text. */
-export async function writeResults(ctx: AppContext, projectId: string, runId: string, raw: readonly unknown[]): Promise<string> {
+export async function writeResults(
+  ctx: AppContext,
+  projectId: string,
+  runId: string,
+  raw: readonly unknown[],
+): Promise<string> {
   const run = await findRun(ctx.pg.pool, projectId, runId);
   refuseUnlessRunning(run);
   const { accepted, rejected } = validateResults(raw);
@@ -51,7 +56,12 @@ export async function writeResults(ctx: AppContext, projectId: string, runId: st
   const valid: NormalizedResult[] = [];
   for (const r of accepted) {
     if (known.has(r.testCaseId)) valid.push(r);
-    else rejected.push({ index: r.index, test_case_id: r.testCaseId, errors: [`test_case_id: not a test case of the run's dataset version ${run.dataset_version_id}`] });
+    else
+      rejected.push({
+        index: r.index,
+        test_case_id: r.testCaseId,
+        errors: [`test_case_id: not a test case of the run's dataset version ${run.dataset_version_id}`],
+      });
   }
   rejected.sort((a, b) => a.index - b.index);
   // Nothing to write: the idempotency plugin records a key of this answer by itself.
@@ -80,7 +90,10 @@ export async function writeResults(ctx: AppContext, projectId: string, runId: st
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 function answerText(answer: WriteAnswer): string {
-  return JSON.stringify({ accepted: answer.accepted, rejected: answer.rejected.map((r) => ({ index: r.index, test_case_id: r.test_case_id, errors: r.errors })) });
+  return JSON.stringify({
+    accepted: answer.accepted,
+    rejected: answer.rejected.map((r) => ({ index: r.index, test_case_id: r.test_case_id, errors: r.errors })),
+  });
 }
 
 /** Results per transaction: at most this much result text (a single larger result goes alone). */
@@ -105,14 +118,18 @@ function* chunkResults(rows: NormalizedResult[]): Generator<{ rows: NormalizedRe
 }
 
 function refuseUnlessRunning(run: RunRow): void {
-  if (run.status !== 'running') throw new ConflictError(`evaluation run is ${run.status}; results can no longer be written`);
+  if (run.status !== 'running')
+    throw new ConflictError(`evaluation run is ${run.status}; results can no longer be written`);
 }
 
 /** The test case ids among the results that belong to the version (ids that aren't UUIDs can't). */
 async function versionCases(db: Queryable, versionId: string, results: NormalizedResult[]): Promise<Set<string>> {
   const ids = [...new Set(results.map((r) => r.testCaseId).filter(isUuid))];
   if (ids.length === 0) return new Set();
-  const { rows } = await db.query<{ id: string }>('SELECT id FROM dataset_test_cases WHERE version_id = $1 AND id = ANY($2::uuid[])', [versionId, ids]);
+  const { rows } = await db.query<{ id: string }>(
+    'SELECT id FROM dataset_test_cases WHERE version_id = $1 AND id = ANY($2::uuid[])',
+    [versionId, ids],
+  );
   return new Set(rows.map((r) => r.id));
 }
 
@@ -219,13 +236,22 @@ SELECT test_case_id, revision FROM written`;
 
 async function applyResults(tx: Queryable, runId: string, texts: string[]): Promise<Map<string, number>> {
   try {
-    const { rows: written } = await tx.query<{ test_case_id: string; revision: number }>(APPLY_SQL, [runId, `[${texts.join(',')}]`]);
+    const { rows: written } = await tx.query<{ test_case_id: string; revision: number }>(APPLY_SQL, [
+      runId,
+      `[${texts.join(',')}]`,
+    ]);
     return new Map(written.map((w) => [w.test_case_id, w.revision]));
   } catch (error) {
     // A value the checks let through but jsonb refuses (a number past numeric's range): the caller's.
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && code.startsWith('22')) {
-      throw new RequestValidationError([{ loc: ['body', 'results'], msg: 'a result holds a JSON value the store cannot hold (a number out of range?)', type: 'value_error' }]);
+      throw new RequestValidationError([
+        {
+          loc: ['body', 'results'],
+          msg: 'a result holds a JSON value the store cannot hold (a number out of range?)',
+          type: 'value_error',
+        },
+      ]);
     }
     throw error;
   }

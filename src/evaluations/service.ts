@@ -4,7 +4,15 @@ import { newId } from '../auth/secrets.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { findVersion } from '../datasets/version-read.js';
-import { aggregatesOf, findRun, RUN_SELECT, summaryOf, type RunRow, type RunStatus, type RunSummary } from './summary.js';
+import {
+  aggregatesOf,
+  findRun,
+  RUN_SELECT,
+  summaryOf,
+  type RunRow,
+  type RunStatus,
+  type RunSummary,
+} from './summary.js';
 
 /**
  * Evaluations and their runs (docs/datasets.md). Reads take a project resolved by the route; run
@@ -23,7 +31,14 @@ export type EvaluationRecord = {
   updated_at: string;
 };
 
-type EvaluationRow = { id: string; name: string; key: string | null; run_count: number; created_at: Date; updated_at: Date };
+type EvaluationRow = {
+  id: string;
+  name: string;
+  key: string | null;
+  run_count: number;
+  created_at: Date;
+  updated_at: Date;
+};
 const EVALUATION_COLUMNS = 'id, name, key, run_count, created_at, updated_at';
 
 function evaluationRecord(row: EvaluationRow): EvaluationRecord {
@@ -41,24 +56,48 @@ function evaluationRecord(row: EvaluationRow): EvaluationRecord {
 /** Most recently run first, paged like the trace list. */
 export async function listEvaluations(db: Queryable, projectId: string, limit: number, page: number) {
   const [items, total] = await Promise.all([
-    db.query<EvaluationRow>(`SELECT ${EVALUATION_COLUMNS} FROM evaluations WHERE project_id = $1 ORDER BY updated_at DESC, id DESC LIMIT $2 OFFSET $3`, [projectId, limit, limit * page]),
+    db.query<EvaluationRow>(
+      `SELECT ${EVALUATION_COLUMNS} FROM evaluations WHERE project_id = $1 ORDER BY updated_at DESC, id DESC LIMIT $2 OFFSET $3`,
+      [projectId, limit, limit * page],
+    ),
     db.query<{ n: number }>('SELECT count(*)::int AS n FROM evaluations WHERE project_id = $1', [projectId]),
   ]);
   return { data: items.rows.map(evaluationRecord), meta: { page, limit, total: total.rows[0]!.n } };
 }
 
 /** One evaluation with a page of its runs (summaries), newest first; `run_count` counts them all. */
-export async function getEvaluation(ctx: AppContext, projectId: string, evaluationId: string, limit: number, page: number): Promise<EvaluationRecord & { runs: RunSummary[] }> {
+export async function getEvaluation(
+  ctx: AppContext,
+  projectId: string,
+  evaluationId: string,
+  limit: number,
+  page: number,
+): Promise<EvaluationRecord & { runs: RunSummary[] }> {
   if (!isUuid(evaluationId)) throw new NotFoundError(EVALUATION_NOT_FOUND);
   const db = ctx.pg.pool;
-  const { rows } = await db.query<EvaluationRow>(`SELECT ${EVALUATION_COLUMNS} FROM evaluations WHERE id = $1 AND project_id = $2`, [evaluationId, projectId]);
+  const { rows } = await db.query<EvaluationRow>(
+    `SELECT ${EVALUATION_COLUMNS} FROM evaluations WHERE id = $1 AND project_id = $2`,
+    [evaluationId, projectId],
+  );
   if (!rows[0]) throw new NotFoundError(EVALUATION_NOT_FOUND);
-  const runs = await db.query<RunRow>(`${RUN_SELECT} WHERE r.evaluation_id = $1 ORDER BY r.run_number DESC LIMIT $2 OFFSET $3`, [evaluationId, limit, limit * page]);
-  const entries = await aggregatesOf(db, runs.rows.map((r) => r.id));
+  const runs = await db.query<RunRow>(
+    `${RUN_SELECT} WHERE r.evaluation_id = $1 ORDER BY r.run_number DESC LIMIT $2 OFFSET $3`,
+    [evaluationId, limit, limit * page],
+  );
+  const entries = await aggregatesOf(
+    db,
+    runs.rows.map((r) => r.id),
+  );
   return { ...evaluationRecord(rows[0]), runs: runs.rows.map((r) => summaryOf(ctx.config, r, entries.get(r.id)!)) };
 }
 
-export type CreateRunInput = { evaluation_name: string; evaluation_key?: string | null; dataset_version_id: string; candidate_version: string; environment: string };
+export type CreateRunInput = {
+  evaluation_name: string;
+  evaluation_key?: string | null;
+  dataset_version_id: string;
+  candidate_version: string;
+  environment: string;
+};
 
 /**
  * `POST /evaluation-runs`: the evaluation is found by key, else by name, else created (docs/datasets.md); the run
@@ -71,13 +110,29 @@ export async function createRun(ctx: AppContext, projectId: string, input: Creat
   await findVersion(ctx.pg.pool, projectId, input.dataset_version_id);
   const runId = await withTransaction(ctx.pg.pool, async (tx) => {
     await tx.query('SELECT 1 FROM projects WHERE id = $1 FOR NO KEY UPDATE', [projectId]);
-    const evaluationId = await findOrCreateEvaluation(tx, projectId, input.evaluation_name, input.evaluation_key ?? null);
-    const bumped = await tx.query<{ run_count: number }>('UPDATE evaluations SET run_count = run_count + 1, updated_at = now() WHERE id = $1 RETURNING run_count', [evaluationId]);
+    const evaluationId = await findOrCreateEvaluation(
+      tx,
+      projectId,
+      input.evaluation_name,
+      input.evaluation_key ?? null,
+    );
+    const bumped = await tx.query<{ run_count: number }>(
+      'UPDATE evaluations SET run_count = run_count + 1, updated_at = now() WHERE id = $1 RETURNING run_count',
+      [evaluationId],
+    );
     const id = newId();
     await tx.query(
       `INSERT INTO evaluation_runs (id, evaluation_id, project_id, dataset_version_id, run_number, candidate_version, environment)
        VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [id, evaluationId, projectId, input.dataset_version_id.toLowerCase(), bumped.rows[0]!.run_count, input.candidate_version, input.environment],
+      [
+        id,
+        evaluationId,
+        projectId,
+        input.dataset_version_id.toLowerCase(),
+        bumped.rows[0]!.run_count,
+        input.candidate_version,
+        input.environment,
+      ],
     );
     return id;
   });
@@ -85,9 +140,17 @@ export async function createRun(ctx: AppContext, projectId: string, input: Creat
   return summaryOf(ctx.config, row, { scores: [], metrics: [] });
 }
 
-async function findOrCreateEvaluation(tx: Queryable, projectId: string, name: string, key: string | null): Promise<string> {
+async function findOrCreateEvaluation(
+  tx: Queryable,
+  projectId: string,
+  name: string,
+  key: string | null,
+): Promise<string> {
   if (key !== null) {
-    const byKey = await tx.query<{ id: string }>('SELECT id FROM evaluations WHERE project_id = $1 AND key = $2', [projectId, key]);
+    const byKey = await tx.query<{ id: string }>('SELECT id FROM evaluations WHERE project_id = $1 AND key = $2', [
+      projectId,
+      key,
+    ]);
     if (byKey.rows[0]) return byKey.rows[0].id;
   }
   const byName = await tx.query<{ id: string }>(
@@ -99,7 +162,12 @@ async function findOrCreateEvaluation(tx: Queryable, projectId: string, name: st
     return byName.rows[0].id;
   }
   const id = newId();
-  await tx.query('INSERT INTO evaluations (id, project_id, name, key) VALUES ($1, $2, $3, $4)', [id, projectId, name, key]);
+  await tx.query('INSERT INTO evaluations (id, project_id, name, key) VALUES ($1, $2, $3, $4)', [
+    id,
+    projectId,
+    name,
+    key,
+  ]);
   return id;
 }
 
@@ -114,11 +182,20 @@ export type RequestedStatus = (typeof REQUESTED_STATUSES)[number];
  * other change is a 409. The run row lock orders it against result writes: a result write either
  * lands before (and counts) or after (and is refused).
  */
-export async function completeRun(ctx: AppContext, projectId: string, runId: string, requested: RequestedStatus | undefined): Promise<RunSummary> {
+export async function completeRun(
+  ctx: AppContext,
+  projectId: string,
+  runId: string,
+  requested: RequestedStatus | undefined,
+): Promise<RunSummary> {
   await withTransaction(ctx.pg.pool, async (tx) => {
     const row = await findRun(tx, projectId, runId, true);
     const computed: RunStatus =
-      requested !== undefined && requested !== 'completed' ? requested : Number(row.errored_count) > 0 ? 'completed_with_errors' : 'completed';
+      requested !== undefined && requested !== 'completed'
+        ? requested
+        : Number(row.errored_count) > 0
+          ? 'completed_with_errors'
+          : 'completed';
     if (row.status !== 'running') {
       if (row.status === computed) return;
       throw new ConflictError(`evaluation run is already ${row.status}; it cannot become ${computed}`);

@@ -35,7 +35,14 @@ export type RunRow = {
   task_error_count: string;
 };
 
-export const RUN_STATUSES = ['running', 'completed', 'completed_with_errors', 'failed', 'incomplete', 'cancelled'] as const;
+export const RUN_STATUSES = [
+  'running',
+  'completed',
+  'completed_with_errors',
+  'failed',
+  'incomplete',
+  'cancelled',
+] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** The run row with its evaluation's name and key and its version's dataset. Alias `r`. */
@@ -44,7 +51,14 @@ export const RUN_SELECT = `SELECT r.id, r.project_id, r.evaluation_id, e.name AS
        r.result_count, r.scored_count, r.passed_count, r.failed_count, r.errored_count, r.scorer_error_count, r.task_error_count
   FROM evaluation_runs r JOIN evaluations e ON e.id = r.evaluation_id JOIN dataset_versions v ON v.id = r.dataset_version_id`;
 
-export type AggregateEntry = { name: string; direction: string; value_type: string; observed_count: number; unit?: string; value?: number };
+export type AggregateEntry = {
+  name: string;
+  direction: string;
+  value_type: string;
+  observed_count: number;
+  unit?: string;
+  value?: number;
+};
 export type RunSummary = {
   evaluation_run_id: string;
   evaluation_id: string;
@@ -72,18 +86,33 @@ export type RunSummary = {
   metrics: AggregateEntry[];
 };
 
-type AggregateRow = { run_id: string; kind: 'score' | 'metric'; name: string; observed_count: string; boolean_count: string; mean: number | null; direction: string | null; unit: string | null };
+type AggregateRow = {
+  run_id: string;
+  kind: 'score' | 'metric';
+  name: string;
+  observed_count: string;
+  boolean_count: string;
+  mean: number | null;
+  direction: string | null;
+  unit: string | null;
+};
 
 /** The run of the project, or 404 (another project's run is not confirmed to exist). */
 export async function findRun(db: Queryable, projectId: string, runId: string, lock = false): Promise<RunRow> {
   if (!isUuid(runId)) throw new NotFoundError(RUN_NOT_FOUND);
-  const { rows } = await db.query<RunRow>(`${RUN_SELECT} WHERE r.id = $1 AND r.project_id = $2${lock ? ' FOR UPDATE OF r' : ''}`, [runId, projectId]);
+  const { rows } = await db.query<RunRow>(
+    `${RUN_SELECT} WHERE r.id = $1 AND r.project_id = $2${lock ? ' FOR UPDATE OF r' : ''}`,
+    [runId, projectId],
+  );
   if (!rows[0]) throw new NotFoundError(RUN_NOT_FOUND);
   return rows[0];
 }
 
 /** Per-name entries of some runs (one read for all of them), by run id. */
-export async function aggregatesOf(db: Queryable, runIds: string[]): Promise<Map<string, { scores: AggregateEntry[]; metrics: AggregateEntry[] }>> {
+export async function aggregatesOf(
+  db: Queryable,
+  runIds: string[],
+): Promise<Map<string, { scores: AggregateEntry[]; metrics: AggregateEntry[] }>> {
   const out = new Map(runIds.map((id) => [id, { scores: [] as AggregateEntry[], metrics: [] as AggregateEntry[] }]));
   if (runIds.length === 0) return out;
   // The mean is the exact numeric sum divided once, then rounded to a double.
@@ -113,7 +142,11 @@ export function runPath(row: Pick<RunRow, 'project_id' | 'evaluation_id' | 'id'>
   return `/projects/${row.project_id}/evaluations/${row.evaluation_id}/runs/${row.id}`;
 }
 
-export function summaryOf(config: Config, row: RunRow, entries: { scores: AggregateEntry[]; metrics: AggregateEntry[] }): RunSummary {
+export function summaryOf(
+  config: Config,
+  row: RunRow,
+  entries: { scores: AggregateEntry[]; metrics: AggregateEntry[] },
+): RunSummary {
   const path = runPath(row);
   const resultCount = Number(row.result_count);
   const scored = Number(row.scored_count);
@@ -147,7 +180,12 @@ export function summaryOf(config: Config, row: RunRow, entries: { scores: Aggreg
 }
 
 /** `GET /evaluation-runs/{run_id}`. */
-export async function getRunSummary(db: Queryable, config: Config, projectId: string, runId: string): Promise<RunSummary> {
+export async function getRunSummary(
+  db: Queryable,
+  config: Config,
+  projectId: string,
+  runId: string,
+): Promise<RunSummary> {
   const row = await findRun(db, projectId, runId);
   return summaryOf(config, row, (await aggregatesOf(db, [row.id])).get(row.id)!);
 }

@@ -16,7 +16,11 @@ import type { SpanWriter } from '../traces/span-writer.js';
  * `Authorization: Bearer <token>`, compared in constant time, for deployments whose api port is
  * reachable from outside (docs/running.md, "Configuration"; docs/limits.md).
  */
-export function registerMetrics(app: FastifyInstance, service: string, options: { token?: string; spanWriter?: SpanWriter } = {}): void {
+export function registerMetrics(
+  app: FastifyInstance,
+  service: string,
+  options: { token?: string; spanWriter?: SpanWriter } = {},
+): void {
   const { token, spanWriter } = options;
   const registry = new Registry();
   registry.setDefaultLabels({ service });
@@ -34,7 +38,8 @@ export function registerMetrics(app: FastifyInstance, service: string, options: 
   });
   if (spanWriter) registerIngestMetrics(app, registry, spanWriter);
   app.get('/metrics', async (request, reply) => {
-    if (token !== undefined && !bearerMatches(request, token)) throw new UnauthorizedError('/metrics needs Authorization: Bearer <METRICS_TOKEN>');
+    if (token !== undefined && !bearerMatches(request, token))
+      throw new UnauthorizedError('/metrics needs Authorization: Bearer <METRICS_TOKEN>');
     return reply.type(registry.contentType).send(await registry.metrics());
   });
 }
@@ -73,7 +78,11 @@ function registerIngestMetrics(app: FastifyInstance, registry: Registry, writer:
     buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
-  const stored = new Counter({ name: 'sightline_ingest_spans_committed_total', help: 'Spans in successful group commits', registers: [registry] });
+  const stored = new Counter({
+    name: 'sightline_ingest_spans_committed_total',
+    help: 'Spans in successful group commits',
+    registers: [registry],
+  });
   const acknowledged = new Histogram({
     name: 'sightline_ingest_ack_duration_seconds',
     help: "Time from a request's spans entering the queue to their acknowledgement",

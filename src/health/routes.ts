@@ -10,7 +10,16 @@ export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext): voi
   app.get('/readyz', async (_request, reply) => {
     const probes = { clickhouse: () => ctx.ch.ping(), postgres: () => ctx.pg.ping(), queue: () => ctx.queue.ping() };
     const results = await Promise.all(
-      Object.entries(probes).map(async ([name, probe]) => [name, await withTimeout(probe()).then(() => 'ok', () => 'unreachable')] as const),
+      Object.entries(probes).map(
+        async ([name, probe]) =>
+          [
+            name,
+            await withTimeout(probe()).then(
+              () => 'ok',
+              () => 'unreachable',
+            ),
+          ] as const,
+      ),
     );
     const checks = Object.fromEntries(results);
     const down = results.filter(([, state]) => state !== 'ok').map(([name]) => name);

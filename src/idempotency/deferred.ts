@@ -31,7 +31,8 @@ import { recordAnswer } from './store.js';
 export const REFERENCE_TYPE = 'application/vnd.sightline.answer-reference';
 
 /** What a deferred create records with its key: the answer's bytes, or a reference the route rebuilds them from. */
-export type DeferredAnswer = { status: number; contentType: string; body: string | Buffer } | { status: number; reference: string };
+export type DeferredAnswer =
+  { status: number; contentType: string; body: string | Buffer } | { status: number; reference: string };
 
 export type DeferredKey = {
   ctx: AppContext;
@@ -71,7 +72,10 @@ export function keyedCreate(): boolean {
 export async function recordKey(tx: Queryable, answer: DeferredAnswer): Promise<void> {
   const entry = deferredKeys.getStore();
   if (!entry) return;
-  const [contentType, plain] = 'reference' in answer ? [REFERENCE_TYPE, Buffer.from(answer.reference, 'utf8')] : [answer.contentType, Buffer.from(answer.body)];
+  const [contentType, plain] =
+    'reference' in answer
+      ? [REFERENCE_TYPE, Buffer.from(answer.reference, 'utf8')]
+      : [answer.contentType, Buffer.from(answer.body)];
   const recorded = await recordAnswer(tx, {
     credential: entry.credential,
     keyHash: entry.keyHash,

@@ -31,7 +31,10 @@ export function documentIdempotency(
     },
     response: {
       ...(schema.response as object | undefined),
-      409: { ...conflict, description: 'A conflict; among them, an Idempotency-Key already used for a different request' },
+      409: {
+        ...conflict,
+        description: 'A conflict; among them, an Idempotency-Key already used for a different request',
+      },
     },
   };
 }

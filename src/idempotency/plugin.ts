@@ -34,10 +34,17 @@ const KEY_PATTERN = /^[\x20-\x7e]{1,255}$/;
 
 export const KEY_REUSED_DETAIL =
   'this Idempotency-Key was already used for a different request (method, path or body); use a new key for a new request';
-export const INVALID_KEY_DETAIL = 'the Idempotency-Key header must be 1 to 255 printable ASCII characters (a UUID is a good key)';
+export const INVALID_KEY_DETAIL =
+  'the Idempotency-Key header must be 1 to 255 printable ASCII characters (a UUID is a good key)';
 const KEY_BUSY_DETAIL = 'a request with this Idempotency-Key is in progress; retry later';
 
-type KeyedRequest = { key: string; credential: string; digest: BodyDigest; scope?: TransactionScope; deferred?: DeferredKey };
+type KeyedRequest = {
+  key: string;
+  credential: string;
+  digest: BodyDigest;
+  scope?: TransactionScope;
+  deferred?: DeferredKey;
+};
 const keyed = new WeakMap<FastifyRequest, KeyedRequest>();
 
 /**
@@ -148,7 +155,11 @@ function digesting(payload: Readable, digest: BodyDigest): Readable {
 type Stored = { status: number; contentType: string; body: string | Buffer | Readable };
 
 /** Claims the key in a new transaction (then the create runs in it), or finds what answers instead. */
-async function claim(ctx: AppContext, request: FastifyRequest, entry: KeyedRequest): Promise<{ scope: TransactionScope } | { replay: Stored }> {
+async function claim(
+  ctx: AppContext,
+  request: FastifyRequest,
+  entry: KeyedRequest,
+): Promise<{ scope: TransactionScope } | { replay: Stored }> {
   const hashOfKey = keyHash(entry.key);
   const hashOfRequest = requestHash(request.method, request.url, entry.digest.done());
   const client = await ctx.pg.pool.connect();
@@ -171,7 +182,12 @@ async function claim(ctx: AppContext, request: FastifyRequest, entry: KeyedReque
 }
 
 /** What answers a keyed request of a key already used: the stored answer (rebuilt from its reference), or 409. */
-async function storedAnswer(request: FastifyRequest, entry: KeyedRequest, hashOfRequest: Buffer, stored: StoredAnswer): Promise<Stored> {
+async function storedAnswer(
+  request: FastifyRequest,
+  entry: KeyedRequest,
+  hashOfRequest: Buffer,
+  stored: StoredAnswer,
+): Promise<Stored> {
   if (!crypto.timingSafeEqual(stored.requestHash, hashOfRequest)) throw new ConflictError(KEY_REUSED_DETAIL);
   const body = open(entry.key, entry.credential, stored.answer);
   if (stored.contentType !== REFERENCE_TYPE) return { status: stored.status, contentType: stored.contentType, body };
@@ -190,7 +206,14 @@ async function lookUp(ctx: AppContext, request: FastifyRequest, entry: KeyedRequ
   await purgeExpired(ctx.pg.pool);
   const stored = await findAnswer(ctx.pg.pool, entry.credential, hashOfKey);
   if (stored) return storedAnswer(request, entry, hashOfRequest, stored);
-  entry.deferred = { ctx, key: entry.key, credential: entry.credential, keyHash: hashOfKey, requestHash: hashOfRequest, recorded: false };
+  entry.deferred = {
+    ctx,
+    key: entry.key,
+    credential: entry.credential,
+    keyHash: hashOfKey,
+    requestHash: hashOfRequest,
+    recorded: false,
+  };
   return undefined;
 }
 
@@ -211,12 +234,25 @@ function replay(reply: FastifyReply, stored: Stored): FastifyReply {
  * nothing to do. A 2xx answer that never reached a final transaction wrote nothing (results that
  * were all rejected): its key is recorded here, alone; a duplicate that recorded first answers instead.
  */
-async function finishDeferred(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, entry: KeyedRequest, deferred: DeferredKey, payload: unknown): Promise<unknown> {
+async function finishDeferred(
+  ctx: AppContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  entry: KeyedRequest,
+  deferred: DeferredKey,
+  payload: unknown,
+): Promise<unknown> {
   if (reply.statusCode < 200 || reply.statusCode > 299 || reply.hasHeader(REPLAYED_HEADER)) return payload;
   if (!deferred.recorded) {
     const body = await bytesOf(payload);
     const contentType = String(reply.getHeader('content-type') ?? 'application/json; charset=utf-8');
-    const row = { credential: deferred.credential, keyHash: deferred.keyHash, requestHash: deferred.requestHash, status: reply.statusCode, contentType };
+    const row = {
+      credential: deferred.credential,
+      keyHash: deferred.keyHash,
+      requestHash: deferred.requestHash,
+      status: reply.statusCode,
+      contentType,
+    };
     if (!(await recordAnswer(ctx.pg.pool, { ...row, sealed: seal(entry.key, entry.credential, body.bytes) }))) {
       const first = await winner(ctx, request, entry);
       reply.code(first.status).header(REPLAYED_HEADER, 'true').type(first.contentType);
@@ -230,7 +266,13 @@ async function finishDeferred(ctx: AppContext, request: FastifyRequest, reply: F
 }
 
 /** Stores a 2xx answer and commits it with the create; rolls back anything else. Answers the payload. */
-async function finish(ctx: AppContext, reply: FastifyReply, entry: KeyedRequest, scope: TransactionScope, payload: unknown): Promise<unknown> {
+async function finish(
+  ctx: AppContext,
+  reply: FastifyReply,
+  entry: KeyedRequest,
+  scope: TransactionScope,
+  payload: unknown,
+): Promise<unknown> {
   // Closed first: from here, a statement of the request's code goes to the pool, not this client.
   scope.open = false;
   const body = await bytesOf(payload);
@@ -279,7 +321,8 @@ async function bytesOf(payload: unknown): Promise<{ bytes: Buffer; sent: unknown
   if (typeof payload === 'string') return { bytes: Buffer.from(payload, 'utf8'), sent: payload };
   if (Buffer.isBuffer(payload)) return { bytes: payload, sent: payload };
   const chunks: Buffer[] = [];
-  for await (const chunk of payload as AsyncIterable<Buffer | string>) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  for await (const chunk of payload as AsyncIterable<Buffer | string>)
+    chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
   const bytes = Buffer.concat(chunks);
   return { bytes, sent: bytes };
 }

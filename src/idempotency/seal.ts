@@ -23,7 +23,9 @@ export function requestHash(method: string, url: string, bodyDigest: Buffer): Bu
 }
 
 function sealingKey(idempotencyKey: string, credential: string): Buffer {
-  return Buffer.from(crypto.hkdfSync('sha256', Buffer.from(idempotencyKey, 'utf8'), Buffer.from(credential, 'utf8'), SEAL_INFO, 32));
+  return Buffer.from(
+    crypto.hkdfSync('sha256', Buffer.from(idempotencyKey, 'utf8'), Buffer.from(credential, 'utf8'), SEAL_INFO, 32),
+  );
 }
 
 /** iv ‖ tag ‖ ciphertext. */

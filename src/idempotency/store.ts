@@ -32,7 +32,12 @@ export async function purgeExpired(db: Queryable): Promise<number> {
  * this one rolled back).
  * $1 credential, $2 key hash, $3 request hash
  */
-export async function claimKey(tx: Queryable, credential: string, keyHash: Buffer, requestHash: Buffer): Promise<boolean> {
+export async function claimKey(
+  tx: Queryable,
+  credential: string,
+  keyHash: Buffer,
+  requestHash: Buffer,
+): Promise<boolean> {
   const { rowCount } = await tx.query(
     `INSERT INTO idempotency_keys AS k (credential, key_hash, request_hash) VALUES ($1, $2, $3)
      ON CONFLICT (credential, key_hash) DO UPDATE
@@ -44,14 +49,20 @@ export async function claimKey(tx: Queryable, credential: string, keyHash: Buffe
 }
 
 /** The committed answer of a live key, if any. $1 credential, $2 key hash */
-export async function findAnswer(db: Queryable, credential: string, keyHash: Buffer): Promise<StoredAnswer | undefined> {
+export async function findAnswer(
+  db: Queryable,
+  credential: string,
+  keyHash: Buffer,
+): Promise<StoredAnswer | undefined> {
   const { rows } = await db.query<{ request_hash: Buffer; status: number; content_type: string; answer: Buffer }>(
     `SELECT request_hash, status, content_type, answer FROM idempotency_keys
       WHERE credential = $1 AND key_hash = $2 AND status IS NOT NULL AND created_at > now() - ${KEY_TTL}`,
     [credential, keyHash],
   );
   const row = rows[0];
-  return row && { requestHash: row.request_hash, status: row.status, contentType: row.content_type, answer: row.answer };
+  return (
+    row && { requestHash: row.request_hash, status: row.status, contentType: row.content_type, answer: row.answer }
+  );
 }
 
 /** Stores the answer on the claimed row, in the create's transaction (committed with it). */
@@ -63,13 +74,10 @@ export async function storeAnswer(
   contentType: string,
   sealed: Buffer,
 ): Promise<void> {
-  await tx.query('UPDATE idempotency_keys SET status = $3, content_type = $4, answer = $5 WHERE credential = $1 AND key_hash = $2', [
-    credential,
-    keyHash,
-    status,
-    contentType,
-    sealed,
-  ]);
+  await tx.query(
+    'UPDATE idempotency_keys SET status = $3, content_type = $4, answer = $5 WHERE credential = $1 AND key_hash = $2',
+    [credential, keyHash, status, contentType, sealed],
+  );
 }
 
 /**
@@ -81,7 +89,14 @@ export async function storeAnswer(
  */
 export async function recordAnswer(
   tx: Queryable,
-  row: { credential: string; keyHash: Buffer; requestHash: Buffer; status: number; contentType: string; sealed: Buffer },
+  row: {
+    credential: string;
+    keyHash: Buffer;
+    requestHash: Buffer;
+    status: number;
+    contentType: string;
+    sealed: Buffer;
+  },
 ): Promise<boolean> {
   const { rowCount } = await tx.query(
     `INSERT INTO idempotency_keys AS k (credential, key_hash, request_hash, status, content_type, answer) VALUES ($1, $2, $3, $4, $5, $6)

@@ -56,7 +56,11 @@ export type DefaultPrice = {
 type Extra = { cached?: number; cacheWrite?: number; reasoning?: number };
 
 /** One row per pattern; `also` are other spellings of the same model (other hosts' ids, aliases). */
-function rows(provider: string, source: PriceSourceKey, list: [string | string[], number, number, Extra?][]): DefaultPrice[] {
+function rows(
+  provider: string,
+  source: PriceSourceKey,
+  list: [string | string[], number, number, Extra?][],
+): DefaultPrice[] {
   return list.flatMap(([patterns, input, output, extra = {}]) =>
     (Array.isArray(patterns) ? patterns : [patterns]).map((model_pattern) => ({
       model_pattern,
@@ -254,5 +258,13 @@ const OTHERS = [
 
 /** The whole table, in a stable order (providers as above, then as listed). */
 export const DEFAULT_PRICES: readonly DefaultPrice[] = Object.freeze([
-  ...OPENAI, ...ANTHROPIC, ...GOOGLE, ...MISTRAL, ...GROQ, ...TOGETHER, ...FIREWORKS, ...BEDROCK, ...OTHERS,
+  ...OPENAI,
+  ...ANTHROPIC,
+  ...GOOGLE,
+  ...MISTRAL,
+  ...GROQ,
+  ...TOGETHER,
+  ...FIREWORKS,
+  ...BEDROCK,
+  ...OTHERS,
 ]);

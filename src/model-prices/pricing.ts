@@ -11,9 +11,14 @@ import { overrideEntry, projectOverrides } from './queries.js';
  */
 
 /** The default table, compiled once per process; every project's table is layered over it. */
-export const DEFAULT_TABLE = new PriceTable(DEFAULT_PRICES.map((p) => ({ ...p, id: null, source: 'default' as const })));
+export const DEFAULT_TABLE = new PriceTable(
+  DEFAULT_PRICES.map((p) => ({ ...p, id: null, source: 'default' as const })),
+);
 
-export type TokenCounts = Pick<NormalizedSpan, 'input_tokens' | 'output_tokens' | 'cache_read_tokens' | 'cache_write_tokens' | 'reasoning_tokens'>;
+export type TokenCounts = Pick<
+  NormalizedSpan,
+  'input_tokens' | 'output_tokens' | 'cache_read_tokens' | 'cache_write_tokens' | 'reasoning_tokens'
+>;
 
 /**
  * USD for the tokens at these prices. The counts are inclusive (span-input.ts): cache reads and writes

@@ -21,7 +21,10 @@ export const OVERRIDE_COLUMNS = `id, model_pattern, input_per_million, output_pe
 
 /** A project's overrides, by pattern. $1 project id. */
 export async function projectOverrides(db: Queryable, projectId: string): Promise<OverrideRow[]> {
-  const { rows } = await db.query<OverrideRow>(`SELECT ${OVERRIDE_COLUMNS} FROM model_prices WHERE project_id = $1 ORDER BY model_pattern, id`, [projectId]);
+  const { rows } = await db.query<OverrideRow>(
+    `SELECT ${OVERRIDE_COLUMNS} FROM model_prices WHERE project_id = $1 ORDER BY model_pattern, id`,
+    [projectId],
+  );
   return rows;
 }
 

@@ -50,20 +50,30 @@ export function registerModelPriceRoutes(app: FastifyInstance, ctx: AppContext):
   // Writes refuse API keys with 403 (docs/authentication.md, rule 2); the role is checked by the service.
   const writer = { onRequest: authenticate(ctx, 'user') };
 
-  r.get('/model-prices', { ...reader, schema: { querystring: ReadQuery, response: { 200: ModelPriceListAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return listModelPrices(ctx.pg.pool, scope.projectId, request.query.model);
-  });
-
-  r.post('/model-prices', { ...writer, config: { idempotent: true }, schema: { body: CreateBody, response: { 201: ModelPriceAnswer } } }, async (request, reply) =>
-    reply.status(201).send(await createOverride(ctx, userOf(request), request.body)),
+  r.get(
+    '/model-prices',
+    { ...reader, schema: { querystring: ReadQuery, response: { 200: ModelPriceListAnswer } } },
+    async (request) => {
+      const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+      return listModelPrices(ctx.pg.pool, scope.projectId, request.query.model);
+    },
   );
 
-  r.patch('/model-prices/:price_id', { ...writer, schema: { params: Params, body: UpdateBody, response: { 200: ModelPriceAnswer } } }, async (request) =>
-    updateOverride(ctx, userOf(request), request.params.price_id, request.body),
+  r.post(
+    '/model-prices',
+    { ...writer, config: { idempotent: true }, schema: { body: CreateBody, response: { 201: ModelPriceAnswer } } },
+    async (request, reply) => reply.status(201).send(await createOverride(ctx, userOf(request), request.body)),
   );
 
-  r.delete('/model-prices/:price_id', { ...writer, schema: { params: Params, querystring: DeleteQuery, response: { 200: Deleted } } }, async (request) =>
-    deleteOverride(ctx, userOf(request), request.params.price_id, request.query.project_id),
+  r.patch(
+    '/model-prices/:price_id',
+    { ...writer, schema: { params: Params, body: UpdateBody, response: { 200: ModelPriceAnswer } } },
+    async (request) => updateOverride(ctx, userOf(request), request.params.price_id, request.body),
+  );
+
+  r.delete(
+    '/model-prices/:price_id',
+    { ...writer, schema: { params: Params, querystring: DeleteQuery, response: { 200: Deleted } } },
+    async (request) => deleteOverride(ctx, userOf(request), request.params.price_id, request.query.project_id),
   );
 }

@@ -73,7 +73,12 @@ const DEFAULT_ITEMS: readonly ModelPriceItem[] = DEFAULT_PRICES.map((p) => ({
 
 const SOURCE_LIST = Object.entries(SOURCES).map(([provider, name]) => ({ provider, name }));
 
-export type ModelPriceList = { as_of: string; sources: { provider: string; name: string }[]; data: ModelPriceItem[]; match?: ModelPriceItem | null };
+export type ModelPriceList = {
+  as_of: string;
+  sources: { provider: string; name: string }[];
+  data: ModelPriceItem[];
+  match?: ModelPriceItem | null;
+};
 
 /**
  * `GET /model-prices`: the project's overrides (by pattern), then the default table. With `model`,
@@ -86,7 +91,11 @@ export async function listModelPrices(db: Queryable, projectId: string, model?: 
   if (model === undefined) return list;
   // Read fresh, not from the price book: the answer says what this project's prices are now.
   const found = new PriceTable(overrides.map(overrideEntry), DEFAULT_TABLE).lookup(model);
-  const match = found && data.find((p) => (found.id === null ? p.id === null && p.model_pattern === found.model_pattern : p.id === found.id));
+  const match =
+    found &&
+    data.find((p) =>
+      found.id === null ? p.id === null && p.model_pattern === found.model_pattern : p.id === found.id,
+    );
   return { ...list, match: match ?? null };
 }
 
@@ -98,18 +107,32 @@ export type UpdateOverrideInput = Partial<Omit<CreateOverrideInput, 'project_id'
 /** 409 when another override of the project has the same canonical pattern (`GPT-4o` and `openai/gpt-4o` are one). */
 async function refuseTwin(tx: Queryable, projectId: string, pattern: string, self: string | null): Promise<void> {
   const canonical = canonicalModel(pattern);
-  const twin = (await projectOverrides(tx, projectId)).find((row) => row.id !== self && canonicalModel(row.model_pattern) === canonical);
-  if (twin) throw new ConflictError(`the project already prices the pattern '${twin.model_pattern}', which matches the same models; edit that one`);
+  const twin = (await projectOverrides(tx, projectId)).find(
+    (row) => row.id !== self && canonicalModel(row.model_pattern) === canonical,
+  );
+  if (twin)
+    throw new ConflictError(
+      `the project already prices the pattern '${twin.model_pattern}', which matches the same models; edit that one`,
+    );
 }
 
-export async function createOverride(ctx: AppContext, user: UserPrincipal, input: CreateOverrideInput): Promise<ModelPriceItem> {
+export async function createOverride(
+  ctx: AppContext,
+  user: UserPrincipal,
+  input: CreateOverrideInput,
+): Promise<ModelPriceItem> {
   const item = await withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, input.project_id, 'MEMBER');
     // The project row lock serialises concurrent writes, so the count and the twin check stay true until commit.
     await tx.query('SELECT 1 FROM projects WHERE id = $1 FOR NO KEY UPDATE', [input.project_id]);
-    const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM model_prices WHERE project_id = $1', [input.project_id]);
+    const { rows } = await tx.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM model_prices WHERE project_id = $1',
+      [input.project_id],
+    );
     if (rows[0]!.n >= MAX_OVERRIDES_PER_PROJECT) {
-      throw new ConflictError(`a project holds at most ${MAX_OVERRIDES_PER_PROJECT} model prices; delete one before adding another`);
+      throw new ConflictError(
+        `a project holds at most ${MAX_OVERRIDES_PER_PROJECT} model prices; delete one before adding another`,
+      );
     }
     await refuseTwin(tx, input.project_id, input.model_pattern, null);
     // $1 id, $2 project, $3 pattern, $4..$8 prices
@@ -135,12 +158,20 @@ export async function createOverride(ctx: AppContext, user: UserPrincipal, input
 }
 
 /** Changes the fields sent; a price sent as null is cleared (it falls back, docs/model-prices.md). */
-export async function updateOverride(ctx: AppContext, user: UserPrincipal, id: string, input: UpdateOverrideInput): Promise<ModelPriceItem> {
+export async function updateOverride(
+  ctx: AppContext,
+  user: UserPrincipal,
+  id: string,
+  input: UpdateOverrideInput,
+): Promise<ModelPriceItem> {
   const item = await withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, input.project_id, 'MEMBER');
     if (!isUuid(id)) throw new NotFoundError(NOT_FOUND);
     await tx.query('SELECT 1 FROM projects WHERE id = $1 FOR NO KEY UPDATE', [input.project_id]);
-    const found = await tx.query<OverrideRow>(`SELECT ${OVERRIDE_COLUMNS} FROM model_prices WHERE id = $1 AND project_id = $2`, [id, input.project_id]);
+    const found = await tx.query<OverrideRow>(
+      `SELECT ${OVERRIDE_COLUMNS} FROM model_prices WHERE id = $1 AND project_id = $2`,
+      [id, input.project_id],
+    );
     const row = found.rows[0];
     if (!row) throw new NotFoundError(NOT_FOUND);
     if (input.model_pattern !== undefined) await refuseTwin(tx, input.project_id, input.model_pattern, id);
@@ -166,7 +197,12 @@ export async function updateOverride(ctx: AppContext, user: UserPrincipal, id: s
   return item;
 }
 
-export async function deleteOverride(ctx: AppContext, user: UserPrincipal, id: string, projectId: string): Promise<{ deleted: true; id: string }> {
+export async function deleteOverride(
+  ctx: AppContext,
+  user: UserPrincipal,
+  id: string,
+  projectId: string,
+): Promise<{ deleted: true; id: string }> {
   await withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, projectId, 'MEMBER');
     if (!isUuid(id)) throw new NotFoundError(NOT_FOUND);

@@ -31,7 +31,9 @@ export async function createProject(ctx: AppContext, user: UserPrincipal, input:
     );
     // At the cap a repeated create of an existing name still answers that project (idempotent).
     if (live[0]!.n >= MAX_PROJECTS_PER_WORKSPACE && live[0]!.named === 0) {
-      throw new ConflictError(`a workspace holds at most ${MAX_PROJECTS_PER_WORKSPACE} projects; delete one before creating another`);
+      throw new ConflictError(
+        `a workspace holds at most ${MAX_PROJECTS_PER_WORKSPACE} projects; delete one before creating another`,
+      );
     }
     const inserted = await tx.query<{ id: string; name: string; workspace_id: string }>(
       `INSERT INTO projects (id, workspace_id, name, trace_ttl_days, created_by) VALUES ($1, $2, $3, $4, $5)
@@ -59,10 +61,17 @@ export async function createProject(ctx: AppContext, user: UserPrincipal, input:
 
 /** Without `workspace_id`, a user who belongs to exactly one workspace means that one. */
 async function soleWorkspace(ctx: AppContext, user: UserPrincipal): Promise<string> {
-  const { rows } = await ctx.pg.pool.query<{ workspace_id: string }>('SELECT workspace_id FROM memberships WHERE user_id = $1 LIMIT 2', [user.userId]);
+  const { rows } = await ctx.pg.pool.query<{ workspace_id: string }>(
+    'SELECT workspace_id FROM memberships WHERE user_id = $1 LIMIT 2',
+    [user.userId],
+  );
   if (rows.length === 1) return rows[0]!.workspace_id;
   throw new RequestValidationError([
-    { loc: ['body', 'workspace_id'], msg: 'Field required when the user belongs to more than one workspace', type: 'missing' },
+    {
+      loc: ['body', 'workspace_id'],
+      msg: 'Field required when the user belongs to more than one workspace',
+      type: 'missing',
+    },
   ]);
 }
 
@@ -97,7 +106,9 @@ export async function listProjects(ctx: AppContext, user: UserPrincipal, workspa
 export async function deleteProject(ctx: AppContext, user: UserPrincipal, projectId: string, reason: string) {
   return withTransaction(ctx.pg.pool, async (tx) => {
     const project = await requireProjectRole(tx, user, projectId, 'ADMIN');
-    const updated = await tx.query('UPDATE projects SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL', [projectId]);
+    const updated = await tx.query('UPDATE projects SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL', [
+      projectId,
+    ]);
     // A concurrent delete got there first: to this caller the project no longer exists.
     if (updated.rowCount === 0) throw new NotFoundError('project not found');
     await tx.query(
@@ -109,7 +120,15 @@ export async function deleteProject(ctx: AppContext, user: UserPrincipal, projec
   });
 }
 
-export type ProjectDetail = { id: string; name: string; workspace_id: string; workspace_name: string; trace_ttl_days: number; created_at: Date; role: string };
+export type ProjectDetail = {
+  id: string;
+  name: string;
+  workspace_id: string;
+  workspace_name: string;
+  trace_ttl_days: number;
+  created_at: Date;
+  role: string;
+};
 
 async function projectDetail(db: Queryable, projectId: string, role: string): Promise<ProjectDetail> {
   const { rows } = await db.query<Omit<ProjectDetail, 'role'>>(
@@ -131,16 +150,27 @@ export async function getProject(ctx: AppContext, user: UserPrincipal, projectId
  * rename (MEMBER+, idempotent names stay unique per workspace: 409) or change the retention (ADMIN:
  * it decides how long data is kept). New spans carry the new retention; dashboards clamp to it at once.
  */
-export async function updateProject(ctx: AppContext, user: UserPrincipal, projectId: string, input: { name?: string; trace_ttl_days?: number }): Promise<ProjectDetail> {
+export async function updateProject(
+  ctx: AppContext,
+  user: UserPrincipal,
+  projectId: string,
+  input: { name?: string; trace_ttl_days?: number },
+): Promise<ProjectDetail> {
   return withTransaction(ctx.pg.pool, async (tx) => {
-    const project = await requireProjectRole(tx, user, projectId, input.trace_ttl_days !== undefined ? 'ADMIN' : 'MEMBER');
+    const project = await requireProjectRole(
+      tx,
+      user,
+      projectId,
+      input.trace_ttl_days !== undefined ? 'ADMIN' : 'MEMBER',
+    );
     try {
       await tx.query(
         'UPDATE projects SET name = COALESCE($2, name), trace_ttl_days = COALESCE($3, trace_ttl_days) WHERE id = $1 AND deleted_at IS NULL',
         [projectId, input.name ?? null, input.trace_ttl_days ?? null],
       );
     } catch (error) {
-      if ((error as { code?: string }).code === '23505') throw new ConflictError('another project of this workspace has that name');
+      if ((error as { code?: string }).code === '23505')
+        throw new ConflictError('another project of this workspace has that name');
       throw error;
     }
     return projectDetail(tx, project.id, project.role);

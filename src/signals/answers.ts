@@ -23,7 +23,15 @@ export const SignalListItemAnswer = z.object({
 
 const RcaAnswer = z.object({
   generated_at: DateTime,
-  hints: z.array(z.object({ attribute: z.string(), value: z.string(), signal_share: z.number(), baseline_share: z.number(), lift: z.number() })),
+  hints: z.array(
+    z.object({
+      attribute: z.string(),
+      value: z.string(),
+      signal_share: z.number(),
+      baseline_share: z.number(),
+      lift: z.number(),
+    }),
+  ),
   error: z.string().optional(),
 });
 

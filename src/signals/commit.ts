@@ -57,8 +57,11 @@ function add(into: Map<string, Aggregate>, key: string, f: NewFinding): void {
 
 export async function commitPass(ctx: AppContext, pass: PassCommit): Promise<CommitOutcome> {
   return withTransaction(ctx.pg.pool, async (tx) => {
-    const { rows } = await tx.query<{ pass_seq: string }>('SELECT pass_seq FROM detectors WHERE id = $1 FOR UPDATE', [pass.detectorId]);
-    if (!rows[0] || Number(rows[0].pass_seq) !== pass.passSeq) return { committed: false, created: [], reopened: [], hits: 0 };
+    const { rows } = await tx.query<{ pass_seq: string }>('SELECT pass_seq FROM detectors WHERE id = $1 FOR UPDATE', [
+      pass.detectorId,
+    ]);
+    if (!rows[0] || Number(rows[0].pass_seq) !== pass.passSeq)
+      return { committed: false, created: [], reopened: [], hits: 0 };
     const outcome: CommitOutcome = { committed: true, created: [], reopened: [], hits: pass.findings.length };
     if (pass.findings.length > 0) {
       const signalOf = await countFindings(tx, pass, outcome);
@@ -74,12 +77,10 @@ export async function commitPass(ctx: AppContext, pass: PassCommit): Promise<Com
         summary: f.summary,
       }));
       // $1 detector, $2 the pass's sequence number, $3 project, $4 the ClickHouse rows
-      await tx.query('INSERT INTO finding_outbox (detector_id, pass_seq, project_id, rows) VALUES ($1, $2, $3, $4::jsonb)', [
-        pass.detectorId,
-        pass.passSeq + 1,
-        pass.projectId,
-        JSON.stringify(values),
-      ]);
+      await tx.query(
+        'INSERT INTO finding_outbox (detector_id, pass_seq, project_id, rows) VALUES ($1, $2, $3, $4::jsonb)',
+        [pass.detectorId, pass.passSeq + 1, pass.projectId, JSON.stringify(values)],
+      );
     }
     await tx.query(
       `UPDATE detectors SET pass_seq = pass_seq + 1, watermark_ms = GREATEST($2::bigint, watermark_ms),
@@ -104,7 +105,14 @@ async function countFindings(tx: Queryable, pass: PassCommit, outcome: CommitOut
     add(byGroup, f.group.key, f);
     groups.set(f.group.key, f.group);
   }
-  const fresh = [...groups.values()].map((g) => ({ id: newId(), key: g.key, fields: g.fields, title: g.title, min_ms: byGroup.get(g.key)!.min_ms, max_ms: byGroup.get(g.key)!.max_ms }));
+  const fresh = [...groups.values()].map((g) => ({
+    id: newId(),
+    key: g.key,
+    fields: g.fields,
+    title: g.title,
+    min_ms: byGroup.get(g.key)!.min_ms,
+    max_ms: byGroup.get(g.key)!.max_ms,
+  }));
   // New groups get their signal, open, with root-cause hints asked for (src/signals/rca.ts).
   // $1 project, $2 detector, $3 [{id, key, fields, title, min_ms, max_ms}]
   const inserted = await tx.query<{ id: string }>(
@@ -131,7 +139,13 @@ async function countFindings(tx: Queryable, pass: PassCommit, outcome: CommitOut
   );
   // The automatic reopen (docs/signals.md, "Signal status"): resolved, and the finding's trace started
   // after the resolve. A late finding from an older trace leaves it resolved; dismissed never reopens.
-  const reopen = new Set(targets.rows.filter((t) => t.status === 'resolved' && t.resolved_at && bySignal.get(t.id)!.max_trace_ms > t.resolved_at.getTime()).map((t) => t.id));
+  const reopen = new Set(
+    targets.rows
+      .filter(
+        (t) => t.status === 'resolved' && t.resolved_at && bySignal.get(t.id)!.max_trace_ms > t.resolved_at.getTime(),
+      )
+      .map((t) => t.id),
+  );
   outcome.reopened = [...reopen];
   const updates = [...bySignal.entries()].map(([id, a]) => ({ id, ...a, reopen: reopen.has(id) }));
   // $1 [{id, n, min_ms, max_ms, reopen}]
@@ -164,7 +178,10 @@ export async function flushOutbox(ctx: AppContext, detectorId: string): Promise<
   let inserted = 0;
   for (const entry of rows) {
     await ctx.ch.client.insert({ table: 'findings', values: entry.rows, format: 'JSONEachRow' });
-    await ctx.pg.pool.query('DELETE FROM finding_outbox WHERE detector_id = $1 AND pass_seq = $2', [detectorId, entry.pass_seq]);
+    await ctx.pg.pool.query('DELETE FROM finding_outbox WHERE detector_id = $1 AND pass_seq = $2', [
+      detectorId,
+      entry.pass_seq,
+    ]);
     inserted += entry.rows.length;
   }
   return inserted;

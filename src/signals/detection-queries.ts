@@ -18,7 +18,12 @@ import type { ThresholdConfig, ThresholdMeasure } from '../detectors/config.js';
  * Offline-evaluation spans are left out: an evaluation run fails cases on purpose.
  */
 
-export const DETECTION_LIMITS: QueryLimits = { maxExecutionSeconds: 30, maxMemoryBytes: 2_000_000_000, maxResultRows: 1, maxResultBytes: 64 * MIB };
+export const DETECTION_LIMITS: QueryLimits = {
+  maxExecutionSeconds: 30,
+  maxMemoryBytes: 2_000_000_000,
+  maxResultRows: 1,
+  maxResultBytes: 64 * MIB,
+};
 
 /** What the pass looks for: spans in error, or spans whose measure crosses the line. */
 export type Condition = { type: 'error' } | { type: 'threshold'; config: ThresholdConfig };
@@ -33,7 +38,8 @@ export type IncrementalInput = {
   limit: number;
 };
 
-const DURATION = 'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
+const DURATION =
+  'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
 
 /** A span's value of a threshold measure (latency is duration_ms, as in widgets). */
 export function measureExpression(measure: ThresholdMeasure): string {
@@ -59,7 +65,9 @@ export function incrementalQuery(p: IncrementalInput): Query {
   }
   where.push(...p.predicates.map((predicate) => predicateCondition(predicate, b)));
   // Findings are stored after the spans they name, so found_at >= ingested_at > from.
-  where.push(`(trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM findings WHERE project_id = {w_project:String} AND detector_id = ${detector} AND found_at >= ${from})`);
+  where.push(
+    `(trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM findings WHERE project_id = {w_project:String} AND detector_id = ${detector} AND found_at >= ${from})`,
+  );
   return {
     query: `WITH cand AS (
   SELECT trace_id, span_id, toString(name) AS span_name, toString(error_type) AS error_type, substring(error_message, 1, 300) AS message,
@@ -84,13 +92,28 @@ ${settingsClause(DETECTION_LIMITS)}`,
   };
 }
 
-export type CandidateRow = [string, string, string, string, string, number | string, number | string, number, number | string];
+export type CandidateRow = [
+  string,
+  string,
+  string,
+  string,
+  string,
+  number | string,
+  number | string,
+  number,
+  number | string,
+];
 
 /**
  * For a sql detector's rows: which (trace, span) pairs the detector already found, and each trace's
  * start. Rows: trace_id, span_id, known (0/1), trace_start (epoch ms, 0 when unknown).
  */
-export function knownFindingsQuery(projectId: string, detectorId: string, traceIds: string[], spanIds: string[]): Query {
+export function knownFindingsQuery(
+  projectId: string,
+  detectorId: string,
+  traceIds: string[],
+  spanIds: string[],
+): Query {
   return {
     query: `SELECT tupleElement(c, 1) AS trace_id, tupleElement(c, 2) AS span_id,
        (trace_id, span_id) IN (SELECT trace_id, span_id FROM findings WHERE project_id = {project:String} AND detector_id = {detector:String} AND trace_id IN {traces:Array(String)}) AS known,

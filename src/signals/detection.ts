@@ -3,7 +3,14 @@ import { configPredicates, type DetectorType, type ErrorConfig, type ThresholdCo
 import { settingsClause } from '../query-limits.js';
 import { commitPass, flushOutbox, type CommitOutcome, type NewFinding } from './commit.js';
 import { DETECTION_LIMITS, incrementalQuery, type CandidateRow } from './detection-queries.js';
-import { detectorStates, incrementalDue, passFrom, sqlDue, type DetectorState, type PassFaults } from './detector-state.js';
+import {
+  detectorStates,
+  incrementalDue,
+  passFrom,
+  sqlDue,
+  type DetectorState,
+  type PassFaults,
+} from './detector-state.js';
 import { errorGroup, errorSummary, findingId, thresholdGroup, thresholdSummary } from './groups.js';
 import { runPendingRca } from './rca.js';
 import { runSqlDetector } from './sql-detector.js';
@@ -31,12 +38,27 @@ export const PASS_LIMIT = 5_000;
  */
 export const RECENT_HORIZON_MS = 15 * 60_000;
 
-export type PassReport = { detector_id: string; type: DetectorType; findings: number; created: string[]; reopened: string[]; committed: boolean; error?: string };
+export type PassReport = {
+  detector_id: string;
+  type: DetectorType;
+  findings: number;
+  created: string[];
+  reopened: string[];
+  committed: boolean;
+  error?: string;
+};
 
 /** One pass of one detector. Flushes its outbox first, so the pass sees every finding already counted. */
 export async function runPass(ctx: AppContext, d: DetectorState, faults: PassFaults = {}): Promise<PassReport> {
   await flushOutbox(ctx, d.id);
-  const report: PassReport = { detector_id: d.id, type: d.type, findings: 0, created: [], reopened: [], committed: false };
+  const report: PassReport = {
+    detector_id: d.id,
+    type: d.type,
+    findings: 0,
+    created: [],
+    reopened: [],
+    committed: false,
+  };
   let outcome: CommitOutcome;
   if (d.type === 'sql') {
     const run = await runSqlDetector(ctx, d, faults);
@@ -51,7 +73,13 @@ export async function runPass(ctx: AppContext, d: DetectorState, faults: PassFau
   }
   faults.afterCommit?.();
   if (outcome.committed) await flushOutbox(ctx, d.id);
-  return { ...report, findings: outcome.hits, created: outcome.created, reopened: outcome.reopened, committed: outcome.committed };
+  return {
+    ...report,
+    findings: outcome.hits,
+    created: outcome.created,
+    reopened: outcome.reopened,
+    committed: outcome.committed,
+  };
 }
 
 async function incrementalPass(ctx: AppContext, d: DetectorState, faults: PassFaults): Promise<CommitOutcome> {
@@ -75,38 +103,52 @@ async function incrementalPass(ctx: AppContext, d: DetectorState, faults: PassFa
   // Stamped at or after every span it names, so the next pass's findings check (found_at >= its
   // lower bound) sees it; the same value on a retry, since the outbox keeps the rows.
   const foundAtMs = Math.max(Date.now(), seen, lastIngested);
-  const findings: NewFinding[] = rows.map(([traceId, spanId, spanName, errorType, message, startMs, , measured, traceStartMs]) => {
-    const start = Number(startMs);
-    const threshold = d.type === 'threshold';
-    // The trace's rollup row is written with its spans; 0 means it is not readable yet: the span's start stands in.
-    const traceStart = Number(traceStartMs) > 0 ? Number(traceStartMs) : start;
-    return {
-      finding_id: findingId(d.id, traceId, spanId),
-      trace_id: traceId,
-      span_id: spanId,
-      group: threshold ? thresholdGroup(config as ThresholdConfig, spanName) : errorGroup(errorType, spanName),
-      summary: threshold ? thresholdSummary(config as ThresholdConfig, Number(measured)) : errorSummary(errorType, message),
-      occurred_ms: start,
-      trace_start_ms: traceStart,
-    };
+  const findings: NewFinding[] = rows.map(
+    ([traceId, spanId, spanName, errorType, message, startMs, , measured, traceStartMs]) => {
+      const start = Number(startMs);
+      const threshold = d.type === 'threshold';
+      // The trace's rollup row is written with its spans; 0 means it is not readable yet: the span's start stands in.
+      const traceStart = Number(traceStartMs) > 0 ? Number(traceStartMs) : start;
+      return {
+        finding_id: findingId(d.id, traceId, spanId),
+        trace_id: traceId,
+        span_id: spanId,
+        group: threshold ? thresholdGroup(config as ThresholdConfig, spanName) : errorGroup(errorType, spanName),
+        summary: threshold
+          ? thresholdSummary(config as ThresholdConfig, Number(measured))
+          : errorSummary(errorType, message),
+        occurred_ms: start,
+        trace_start_ms: traceStart,
+      };
+    },
+  );
+  return commitPass(ctx, {
+    detectorId: d.id,
+    projectId: d.project_id,
+    passSeq: Number(d.pass_seq),
+    findings,
+    watermarkMs: watermark > 0 ? watermark : null,
+    foundAtMs,
   });
-  return commitPass(ctx, { detectorId: d.id, projectId: d.project_id, passSeq: Number(d.pass_seq), findings, watermarkMs: watermark > 0 ? watermark : null, foundAtMs });
 }
 
 /** Records a pass that failed on the detector (kept short); `ran` also counts it as the interval's run. */
 export async function recordFailure(ctx: AppContext, detectorId: string, message: string, ran: boolean): Promise<void> {
-  await ctx.pg.pool.query('UPDATE detectors SET last_error = $2, last_error_at = now(), last_run_at = CASE WHEN $3 THEN now() ELSE last_run_at END WHERE id = $1', [
-    detectorId,
-    message.slice(0, 500),
-    ran,
-  ]);
+  await ctx.pg.pool.query(
+    'UPDATE detectors SET last_error = $2, last_error_at = now(), last_run_at = CASE WHEN $3 THEN now() ELSE last_run_at END WHERE id = $1',
+    [detectorId, message.slice(0, 500), ran],
+  );
 }
 
 /**
  * The newest `ingested_at` of each project's spans stored after `sinceMs` (epoch ms): one query per
  * tick over the recent granules only (the minmax index on ingested_at).
  */
-export async function recentIngest(ctx: AppContext, sinceMs: number, projectIds?: string[]): Promise<Map<string, number>> {
+export async function recentIngest(
+  ctx: AppContext,
+  sinceMs: number,
+  projectIds?: string[],
+): Promise<Map<string, number>> {
   const result = await ctx.ch.client.query({
     query: `SELECT project_id, toUnixTimestamp64Milli(max(ingested_at)) AS latest FROM spans
 WHERE ingested_at > {since:DateTime64(3, 'UTC')}${projectIds ? ' AND project_id IN {projects:Array(String)}' : ''}
@@ -115,7 +157,9 @@ ${settingsClause({ ...DETECTION_LIMITS, maxResultRows: 1_000_000 })}`,
     query_params: { since: Math.max(0, sinceMs) / 1000, projects: projectIds ?? [] },
     format: 'JSONEachRow',
   });
-  return new Map((await result.json<{ project_id: string; latest: string | number }>()).map((r) => [r.project_id, Number(r.latest)]));
+  return new Map(
+    (await result.json<{ project_id: string; latest: string | number }>()).map((r) => [r.project_id, Number(r.latest)]),
+  );
 }
 
 export type TickOptions = {
@@ -130,7 +174,13 @@ export type TickOptions = {
   rca?: boolean;
 };
 
-export type TickReport = { passes: PassReport[]; skipped: number; failed: number; rcaRequested: number; rcaAnswered: number };
+export type TickReport = {
+  passes: PassReport[];
+  skipped: number;
+  failed: number;
+  rcaRequested: number;
+  rcaAnswered: number;
+};
 
 export async function runDetectionTick(ctx: AppContext, options: TickOptions = {}): Promise<TickReport> {
   const report: TickReport = { passes: [], skipped: 0, failed: 0, rcaRequested: 0, rcaAnswered: 0 };

@@ -26,7 +26,8 @@ export type PassFaults = { afterQuery?: () => void; afterCommit?: () => void };
  */
 export const LATENESS_OVERLAP_MS = 30_000;
 
-const COLUMNS = 'd.id, d.project_id, d.name, d.type, d.config, d.enabled, d.scan_from, d.watermark_ms, d.pass_seq, d.last_run_at';
+const COLUMNS =
+  'd.id, d.project_id, d.name, d.type, d.config, d.enabled, d.scan_from, d.watermark_ms, d.pass_seq, d.last_run_at';
 
 /** Enabled detectors of live projects (all, or of `projectIds`), and disabled ones with outbox rows to flush. */
 export async function detectorStates(ctx: AppContext, projectIds?: string[]): Promise<DetectorState[]> {
@@ -41,7 +42,9 @@ export async function detectorStates(ctx: AppContext, projectIds?: string[]): Pr
 }
 
 export async function detectorState(ctx: AppContext, detectorId: string): Promise<DetectorState> {
-  const { rows } = await ctx.pg.pool.query<DetectorState>(`SELECT ${COLUMNS} FROM detectors d WHERE d.id = $1`, [detectorId]);
+  const { rows } = await ctx.pg.pool.query<DetectorState>(`SELECT ${COLUMNS} FROM detectors d WHERE d.id = $1`, [
+    detectorId,
+  ]);
   if (!rows[0]) throw new Error(`detector ${detectorId} not found`);
   return rows[0];
 }
@@ -60,7 +63,11 @@ export function passFrom(d: Pick<DetectorState, 'scan_from' | 'watermark_ms'>): 
  * project's spans: something stored above its watermark, or its watermark is recent enough that a
  * span stamped just below it may still become visible (the overlap's tail).
  */
-export function incrementalDue(d: Pick<DetectorState, 'scan_from' | 'watermark_ms'>, latestMs: number | undefined, nowMs: number): boolean {
+export function incrementalDue(
+  d: Pick<DetectorState, 'scan_from' | 'watermark_ms'>,
+  latestMs: number | undefined,
+  nowMs: number,
+): boolean {
   if (d.watermark_ms === null) return (latestMs ?? 0) > passFrom(d);
   const watermark = Number(d.watermark_ms);
   return (latestMs ?? 0) > watermark || nowMs - watermark < LATENESS_OVERLAP_MS;

@@ -22,15 +22,31 @@ export type Finding = {
 
 export type FindingsQuery = { signal_id?: string; detector_id?: string; limit: number; page: number };
 
-const LIMITS = (rows: number): QueryLimits => ({ maxExecutionSeconds: 10, maxMemoryBytes: 1_000_000_000, maxResultRows: Math.max(1, rows), maxResultBytes: 16 * MIB });
+const LIMITS = (rows: number): QueryLimits => ({
+  maxExecutionSeconds: 10,
+  maxMemoryBytes: 1_000_000_000,
+  maxResultRows: Math.max(1, rows),
+  maxResultBytes: 16 * MIB,
+});
 const ADVICE = 'ask for a smaller limit, or filter by signal_id or detector_id';
 
-type Row = { finding_id: string; signal_id: string; detector_id: string; trace_id: string; span_id: string; ts: string | number; found: string | number; summary: string; total: string | number };
+type Row = {
+  finding_id: string;
+  signal_id: string;
+  detector_id: string;
+  trace_id: string;
+  span_id: string;
+  ts: string | number;
+  found: string | number;
+  summary: string;
+  total: string | number;
+};
 
 export async function listFindings(ctx: AppContext, projectId: string, q: FindingsQuery): Promise<Page<Finding>> {
   const meta = { page: q.page, limit: q.limit, total: 0 };
   // Ids that can't be ours match nothing (the spec types them as strings: an empty page, not a 422).
-  if ((q.signal_id !== undefined && !isUuid(q.signal_id)) || (q.detector_id !== undefined && !isUuid(q.detector_id))) return { data: [], meta };
+  if ((q.signal_id !== undefined && !isUuid(q.signal_id)) || (q.detector_id !== undefined && !isUuid(q.detector_id)))
+    return { data: [], meta };
   const where = ['project_id = {project:String}'];
   const params: Record<string, unknown> = { project: projectId, limit: q.limit, offset: q.page * q.limit };
   if (q.signal_id !== undefined) {
@@ -65,7 +81,10 @@ ${settingsClause(LIMITS(limit))}`,
     total = first.length ? Number(first[0]!.total) : 0;
     rows = [];
   }
-  const effective = await effectiveSignals(ctx.pg.pool, rows.map((r) => r.signal_id));
+  const effective = await effectiveSignals(
+    ctx.pg.pool,
+    rows.map((r) => r.signal_id),
+  );
   return {
     data: rows.map((r) => ({
       finding_id: r.finding_id,

@@ -18,7 +18,11 @@ function cut(text: string, max: number): string {
 }
 
 export function errorGroup(errorType: string, spanName: string): Group {
-  return { key: JSON.stringify([errorType, spanName]), fields: { error_type: errorType, span_name: spanName }, title: cut(`${errorType || 'Error'} in ${spanName}`, MAX_TITLE) };
+  return {
+    key: JSON.stringify([errorType, spanName]),
+    fields: { error_type: errorType, span_name: spanName },
+    title: cut(`${errorType || 'Error'} in ${spanName}`, MAX_TITLE),
+  };
 }
 
 export function errorSummary(errorType: string, message: string): string {
@@ -27,7 +31,11 @@ export function errorSummary(errorType: string, message: string): string {
 }
 
 export function thresholdGroup(config: ThresholdConfig, spanName: string): Group {
-  return { key: JSON.stringify([spanName]), fields: { span_name: spanName }, title: cut(`${config.measure} ${config.operator} ${config.value} in ${spanName}`, MAX_TITLE) };
+  return {
+    key: JSON.stringify([spanName]),
+    fields: { span_name: spanName },
+    title: cut(`${config.measure} ${config.operator} ${config.value} in ${spanName}`, MAX_TITLE),
+  };
 }
 
 export function thresholdSummary(config: ThresholdConfig, measured: number): string {
@@ -35,7 +43,11 @@ export function thresholdSummary(config: ThresholdConfig, measured: number): str
 }
 
 export function sqlGroup(detectorName: string, groupKey: string): Group {
-  return { key: JSON.stringify([groupKey]), fields: groupKey ? { group_key: groupKey } : {}, title: cut(groupKey ? `${detectorName}: ${groupKey}` : detectorName, MAX_TITLE) };
+  return {
+    key: JSON.stringify([groupKey]),
+    fields: groupKey ? { group_key: groupKey } : {},
+    title: cut(groupKey ? `${detectorName}: ${groupKey}` : detectorName, MAX_TITLE),
+  };
 }
 
 export function sqlSummary(detectorName: string, groupKey: string): string {

@@ -13,7 +13,12 @@ import type { RcaHint } from './service.js';
  *   the two totals. The window is the signal's findings' trace starts, padded, at most a week.
  */
 
-export const RCA_LIMITS: QueryLimits = { maxExecutionSeconds: 30, maxMemoryBytes: 2_000_000_000, maxResultRows: 2000, maxResultBytes: 16 * MIB };
+export const RCA_LIMITS: QueryLimits = {
+  maxExecutionSeconds: 30,
+  maxMemoryBytes: 2_000_000_000,
+  maxResultRows: 2000,
+  maxResultBytes: 16 * MIB,
+};
 /** A hint needs at least this many of the signal's traces, and this share of them. */
 export const MIN_SUPPORT = 3;
 export const MIN_SIGNAL_SHARE = 0.2;
@@ -24,13 +29,16 @@ const PAD_MINUTES = 30;
 export const TOTAL_ATTRIBUTE = '__traces';
 const TOTAL = TOTAL_ATTRIBUTE;
 
-const TOKEN_BAND = "multiIf(total_tokens = 0, '0', total_tokens < 1000, '1-999', total_tokens < 10000, '1k-10k', total_tokens < 100000, '10k-100k', '100k+')";
+const TOKEN_BAND =
+  "multiIf(total_tokens = 0, '0', total_tokens < 1000, '1-999', total_tokens < 10000, '1k-10k', total_tokens < 100000, '10k-100k', '100k+')";
 const LATENCY_BAND = `multiIf(end_time IS NULL, '', duration < 1000, '<1s', duration < 5000, '1-5s', duration < 30000, '5-30s', duration < 120000, '30s-2m', '2m+')`;
 
 /** Rows: attribute, value, s (signal traces with it), b (other traces with it); `__traces` first. */
 export function rcaQuery(projectId: string, signalIds: string[]): Query {
-  const signal = 'SELECT trace_id FROM findings WHERE project_id = {project:String} AND signal_id IN {signals:Array(String)}';
-  const bound = (agg: 'min' | 'max') => `(SELECT ${agg}(trace_start_time) FROM findings WHERE project_id = {project:String} AND signal_id IN {signals:Array(String)})`;
+  const signal =
+    'SELECT trace_id FROM findings WHERE project_id = {project:String} AND signal_id IN {signals:Array(String)}';
+  const bound = (agg: 'min' | 'max') =>
+    `(SELECT ${agg}(trace_start_time) FROM findings WHERE project_id = {project:String} AND signal_id IN {signals:Array(String)})`;
   return {
     query: `WITH
   ${bound('max')} + INTERVAL ${PAD_MINUTES} MINUTE AS hi,
@@ -84,15 +92,39 @@ export function rankHints(rows: RcaRow[], exclude: { attribute: string; value: s
   if (signalTotal === 0 || baselineTotal === 0) return [];
   const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
   return rows
-    .filter((r) => r.attribute !== TOTAL && r.value !== '' && !exclude.some((e) => e.attribute === r.attribute && e.value === r.value))
+    .filter(
+      (r) =>
+        r.attribute !== TOTAL &&
+        r.value !== '' &&
+        !exclude.some((e) => e.attribute === r.attribute && e.value === r.value),
+    )
     .map((r) => {
       const signalShare = Number(r.s) / signalTotal;
       const baselineShare = Number(r.b) / baselineTotal;
       const lift = signalShare / (Number(r.b) > 0 ? baselineShare : 1 / (baselineTotal + 1));
-      return { attribute: r.attribute, value: r.value, s: Number(r.s), signal_share: signalShare, baseline_share: baselineShare, lift };
+      return {
+        attribute: r.attribute,
+        value: r.value,
+        s: Number(r.s),
+        signal_share: signalShare,
+        baseline_share: baselineShare,
+        lift,
+      };
     })
     .filter((h) => h.s >= MIN_SUPPORT && h.signal_share >= MIN_SIGNAL_SHARE && h.lift >= MIN_LIFT)
-    .sort((a, b) => b.lift - a.lift || b.signal_share - a.signal_share || a.attribute.localeCompare(b.attribute) || a.value.localeCompare(b.value))
+    .sort(
+      (a, b) =>
+        b.lift - a.lift ||
+        b.signal_share - a.signal_share ||
+        a.attribute.localeCompare(b.attribute) ||
+        a.value.localeCompare(b.value),
+    )
     .slice(0, MAX_HINTS)
-    .map((h) => ({ attribute: h.attribute, value: h.value, signal_share: round(h.signal_share, 4), baseline_share: round(h.baseline_share, 4), lift: round(h.lift, 3) }));
+    .map((h) => ({
+      attribute: h.attribute,
+      value: h.value,
+      signal_share: round(h.signal_share, 4),
+      baseline_share: round(h.baseline_share, 4),
+      lift: round(h.lift, 3),
+    }));
 }

@@ -19,7 +19,14 @@ export type RcaOutcome = { state: 'ready' | 'failed' | 'skipped'; rca?: RcaAnswe
 export const RCA_PATIENCE_MS = 10 * 60_000;
 
 export async function runRca(ctx: AppContext, signalId: string): Promise<RcaOutcome> {
-  const { rows } = await ctx.pg.pool.query<{ project_id: string; group_fields: Record<string, string>; rca_state: string; requested: string | null; age_ms: number; merged_into_id: string | null }>(
+  const { rows } = await ctx.pg.pool.query<{
+    project_id: string;
+    group_fields: Record<string, string>;
+    rca_state: string;
+    requested: string | null;
+    age_ms: number;
+    merged_into_id: string | null;
+  }>(
     // As text: a Date would drop the microseconds the compare-and-set below needs.
     `SELECT project_id, group_fields, rca_state, rca_requested_at::text AS requested, merged_into_id,
             (extract(epoch FROM now() - rca_requested_at) * 1000)::float8 AS age_ms
@@ -38,15 +45,33 @@ export async function runRca(ctx: AppContext, signalId: string): Promise<RcaOutc
     // None of its traces readable yet (findings stored after this ran, or read from another engine
     // than the one that stored them): not an answer. Asked again later, behind the others.
     if (Number(answer.find((r) => r.attribute === TOTAL_ATTRIBUTE)?.s ?? 0) === 0 && signal.age_ms < RCA_PATIENCE_MS) {
-      await ctx.pg.pool.query(`UPDATE signals SET rca_requested_at = now() WHERE id = $1 AND rca_state = 'pending' AND rca_requested_at::text IS NOT DISTINCT FROM $2`, [signalId, signal.requested]);
+      await ctx.pg.pool.query(
+        `UPDATE signals SET rca_requested_at = now() WHERE id = $1 AND rca_state = 'pending' AND rca_requested_at::text IS NOT DISTINCT FROM $2`,
+        [signalId, signal.requested],
+      );
       return { state: 'skipped' };
     }
-    const exclude = signal.group_fields.span_name !== undefined ? [{ attribute: 'span_name', value: signal.group_fields.span_name }] : [];
+    const exclude =
+      signal.group_fields.span_name !== undefined
+        ? [{ attribute: 'span_name', value: signal.group_fields.span_name }]
+        : [];
     outcome = { state: 'ready', rca: { generated_at: new Date().toISOString(), hints: rankHints(answer, exclude) } };
   } catch (error) {
     const limit = limitErrorOf(error, RCA_LIMITS, 'the signal spans too many traces to compare');
-    const message = limit?.detail ?? ((error as Error).message ?? String(error)).split('\n')[0]!.replace(/^Code: \d+\.\s*/, '').replace(/DB::Exception:\s*/g, '');
-    outcome = { state: 'failed', rca: { generated_at: new Date().toISOString(), hints: [], error: `root-cause query failed: ${message}`.slice(0, 500) } };
+    const message =
+      limit?.detail ??
+      ((error as Error).message ?? String(error))
+        .split('\n')[0]!
+        .replace(/^Code: \d+\.\s*/, '')
+        .replace(/DB::Exception:\s*/g, '');
+    outcome = {
+      state: 'failed',
+      rca: {
+        generated_at: new Date().toISOString(),
+        hints: [],
+        error: `root-cause query failed: ${message}`.slice(0, 500),
+      },
+    };
   }
   const updated = await ctx.pg.pool.query(
     `UPDATE signals SET rca_state = $2, rca = $3::jsonb WHERE id = $1 AND rca_state = 'pending' AND rca_requested_at::text IS NOT DISTINCT FROM $4`,
@@ -63,7 +88,10 @@ export const RCA_PER_TICK = 5;
  * detection tick after its passes, so the hints of a signal its passes created come right after.
  * Pending is the queue: a request survives any restart, and nothing else needs to remember it.
  */
-export async function runPendingRca(ctx: AppContext, options: { projectIds?: string[]; limit?: number } = {}): Promise<RcaOutcome[]> {
+export async function runPendingRca(
+  ctx: AppContext,
+  options: { projectIds?: string[]; limit?: number } = {},
+): Promise<RcaOutcome[]> {
   const { rows } = await ctx.pg.pool.query<{ id: string }>(
     `SELECT id FROM signals WHERE rca_state = 'pending' AND ($1::uuid[] IS NULL OR project_id = ANY($1::uuid[]))
       ORDER BY rca_requested_at LIMIT $2`,

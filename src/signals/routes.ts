@@ -9,7 +9,8 @@ import { changeSignalStatus, MAX_NOTE_LENGTH, RESOLVE_REASONS } from './status.j
 import { listFindings } from './findings.js';
 import { FindingListAnswer, SignalDetailAnswer, SignalListAnswer, StatusChangeAnswer } from './answers.js';
 
-const QueryInt = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
+const QueryInt = (min: number, max: number, fallback: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
 /** Reads: any credential (a user's needs `project_id`). */
 const ReadQuery = z.object({ project_id: z.string().optional() });
 /** docs/signals.md: `limit` 1 to 200 (default 50), `page` 0 to 10000 (default 0), `status`, `detector_id`. */
@@ -42,11 +43,23 @@ const StatusBody = z
   .superRefine((body, ctx) => {
     // `invalid_type` on an absent field reads as the usual {type: "missing", msg: "Field required"}.
     if (body.status === 'resolved' && body.reason === undefined) {
-      ctx.addIssue({ code: 'invalid_type', expected: 'string', path: ['reason'], message: 'reason is required when status is resolved' });
+      ctx.addIssue({
+        code: 'invalid_type',
+        expected: 'string',
+        path: ['reason'],
+        message: 'reason is required when status is resolved',
+      });
     }
     if (body.status === 'resolved' && body.reason === 'other') {
-      if (body.note === undefined) ctx.addIssue({ code: 'invalid_type', expected: 'string', path: ['note'], message: 'note is required when reason is other' });
-      else if (body.note.trim() === '') ctx.addIssue({ code: 'custom', path: ['note'], message: 'note must not be empty when reason is other' });
+      if (body.note === undefined)
+        ctx.addIssue({
+          code: 'invalid_type',
+          expected: 'string',
+          path: ['note'],
+          message: 'note is required when reason is other',
+        });
+      else if (body.note.trim() === '')
+        ctx.addIssue({ code: 'custom', path: ['note'], message: 'note must not be empty when reason is other' });
     }
   });
 
@@ -57,22 +70,36 @@ export function registerSignalRoutes(app: FastifyInstance, ctx: AppContext): voi
   // Status changes need a user credential (API keys: 403, docs/authentication.md rule 2) and MEMBER+.
   const writer = { onRequest: authenticate(ctx, 'user') };
 
-  r.get('/signals', { ...reader, schema: { querystring: ListQuery, response: { 200: SignalListAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return listSignals(ctx.pg.pool, scope.projectId, request.query);
-  });
-
-  r.get('/signals/:signal_id', { ...reader, schema: { params: Params, querystring: ReadQuery, response: { 200: SignalDetailAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return getSignal(ctx.pg.pool, scope.projectId, request.params.signal_id);
-  });
-
-  r.patch('/signals/:signal_id/status', { ...writer, schema: { params: Params, body: StatusBody, response: { 200: StatusChangeAnswer } } }, async (request) =>
-    changeSignalStatus(ctx, userOf(request), request.params.signal_id, request.body),
+  r.get(
+    '/signals',
+    { ...reader, schema: { querystring: ListQuery, response: { 200: SignalListAnswer } } },
+    async (request) => {
+      const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+      return listSignals(ctx.pg.pool, scope.projectId, request.query);
+    },
   );
 
-  r.get('/findings', { ...reader, schema: { querystring: FindingsQuery, response: { 200: FindingListAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return listFindings(ctx, scope.projectId, request.query);
-  });
+  r.get(
+    '/signals/:signal_id',
+    { ...reader, schema: { params: Params, querystring: ReadQuery, response: { 200: SignalDetailAnswer } } },
+    async (request) => {
+      const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+      return getSignal(ctx.pg.pool, scope.projectId, request.params.signal_id);
+    },
+  );
+
+  r.patch(
+    '/signals/:signal_id/status',
+    { ...writer, schema: { params: Params, body: StatusBody, response: { 200: StatusChangeAnswer } } },
+    async (request) => changeSignalStatus(ctx, userOf(request), request.params.signal_id, request.body),
+  );
+
+  r.get(
+    '/findings',
+    { ...reader, schema: { querystring: FindingsQuery, response: { 200: FindingListAnswer } } },
+    async (request) => {
+      const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+      return listFindings(ctx, scope.projectId, request.query);
+    },
+  );
 }

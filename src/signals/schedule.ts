@@ -19,7 +19,11 @@ export type DetectionJob = { project_ids?: string[] };
 const ATTEMPT_TIMEOUT_MS = 10_000;
 
 /** Schedules detection now and again whenever Redis returns from an outage (as keepTicksScheduled in src/alerts/evaluation.ts). */
-export function keepDetectionScheduled(ctx: AppContext, options: { projectIds?: string[] }, onError: (error: unknown) => void): () => void {
+export function keepDetectionScheduled(
+  ctx: AppContext,
+  options: { projectIds?: string[] },
+  onError: (error: unknown) => void,
+): () => void {
   const schedule = () => void scheduleDetection(ctx, options).catch(onError);
   schedule();
   return ctx.queue.onReconnect(DETECTION_QUEUE, schedule);
@@ -33,16 +37,30 @@ export function keepDetectionScheduled(ctx: AppContext, options: { projectIds?: 
  * exist"), or never answer (measured on `npm start`: no tick was ever scheduled).
  * `projectIds` narrows every tick to those projects (tests sharing one Postgres).
  */
-export async function scheduleDetection(ctx: AppContext, options: { everyMs?: number; projectIds?: string[] } = {}, attempts = 8): Promise<void> {
+export async function scheduleDetection(
+  ctx: AppContext,
+  options: { everyMs?: number; projectIds?: string[] } = {},
+  attempts = 8,
+): Promise<void> {
   const data: DetectionJob = options.projectIds ? { project_ids: options.projectIds } : {};
   for (let attempt = 1; ; attempt++) {
     let timer: NodeJS.Timeout | undefined;
     try {
       const upsert = ctx.queue
         .queue<DetectionJob>(DETECTION_QUEUE)
-        .upsertJobScheduler(DETECTION_SCHEDULER_ID, { every: options.everyMs ?? DETECTION_EVERY_MS }, { name: 'tick', data, opts: { removeOnComplete: 100, removeOnFail: 100 } });
+        .upsertJobScheduler(
+          DETECTION_SCHEDULER_ID,
+          { every: options.everyMs ?? DETECTION_EVERY_MS },
+          { name: 'tick', data, opts: { removeOnComplete: 100, removeOnFail: 100 } },
+        );
       upsert.catch(() => {});
-      await Promise.race([upsert, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the queue did not answer in time')), ATTEMPT_TIMEOUT_MS)))]);
+      await Promise.race([
+        upsert,
+        new Promise(
+          (_, reject) =>
+            (timer = setTimeout(() => reject(new Error('the queue did not answer in time')), ATTEMPT_TIMEOUT_MS)),
+        ),
+      ]);
       return;
     } catch (error) {
       if (attempt >= attempts) throw error;

@@ -32,7 +32,11 @@ export type SignalListItem = {
   reopen_count: number;
   rca_state: RcaState;
 };
-export type SignalDetail = SignalListItem & { resolved_at: string | null; merged_into_id: string | null; rca: RcaAnswer | null };
+export type SignalDetail = SignalListItem & {
+  resolved_at: string | null;
+  merged_into_id: string | null;
+  rca: RcaAnswer | null;
+};
 
 export type SignalRow = {
   id: string;
@@ -93,11 +97,10 @@ export async function listSignals(db: Queryable, projectId: string, q: SignalLis
   // $1 project, $2 status or null, $3 detector or null
   const where = `s.project_id = $1 AND s.merged_into_id IS NULL AND ($2::text IS NULL OR s.status = $2) AND ($3::uuid IS NULL OR s.detector_id = $3)`;
   const params = [projectId, q.status ?? null, q.detector_id ?? null];
-  const { rows } = await db.query<SignalRow>(`SELECT ${SIGNAL_COLUMNS} FROM ${SIGNAL_FROM} WHERE ${where} ORDER BY s.created_at DESC, s.id DESC LIMIT $4 OFFSET $5`, [
-    ...params,
-    q.limit,
-    q.page * q.limit,
-  ]);
+  const { rows } = await db.query<SignalRow>(
+    `SELECT ${SIGNAL_COLUMNS} FROM ${SIGNAL_FROM} WHERE ${where} ORDER BY s.created_at DESC, s.id DESC LIMIT $4 OFFSET $5`,
+    [...params, q.limit, q.page * q.limit],
+  );
   const counted = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM signals s WHERE ${where}`, params);
   return { data: rows.map(listItemOf), meta: { ...meta, total: counted.rows[0]!.n } };
 }
@@ -123,7 +126,11 @@ export async function getSignal(db: Queryable, projectId: string, signalId: stri
  * which match nothing in this project's findings. Used by the findings list and the `signal_id`
  * trace filter (docs/signals.md, "Merge": the filter on a merge target matches its sources' traces too).
  */
-export async function signalMembers(db: Queryable, projectId: string, signalIds: readonly string[]): Promise<Record<string, string[]>> {
+export async function signalMembers(
+  db: Queryable,
+  projectId: string,
+  signalIds: readonly string[],
+): Promise<Record<string, string[]>> {
   const members: Record<string, string[]> = Object.fromEntries(signalIds.map((id) => [id, [id]]));
   const ids = [...new Set(signalIds.filter(isUuid).map((id) => id.toLowerCase()))];
   if (ids.length === 0) return members;
@@ -143,7 +150,10 @@ export async function effectiveSignals(db: Queryable, signalIds: readonly string
   const ids = [...new Set(signalIds.filter(isUuid))];
   const map = new Map(ids.map((id) => [id, id]));
   if (ids.length === 0) return map;
-  const { rows } = await db.query<{ id: string; merged_into_id: string }>('SELECT id, merged_into_id FROM signals WHERE id = ANY($1::uuid[]) AND merged_into_id IS NOT NULL', [ids]);
+  const { rows } = await db.query<{ id: string; merged_into_id: string }>(
+    'SELECT id, merged_into_id FROM signals WHERE id = ANY($1::uuid[]) AND merged_into_id IS NOT NULL',
+    [ids],
+  );
   for (const r of rows) map.set(r.id, r.merged_into_id);
   return map;
 }

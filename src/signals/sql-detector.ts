@@ -20,7 +20,8 @@ import type { DetectorState, PassFaults } from './detector-state.js';
 
 export type SqlRun = { outcome: CommitOutcome } | { error: string };
 
-const text = (v: unknown): string => (v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v));
+const text = (v: unknown): string =>
+  v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
 
 export async function runSqlDetector(ctx: AppContext, d: DetectorState, faults: PassFaults): Promise<SqlRun> {
   const config = d.config as SqlConfig;
@@ -50,9 +51,19 @@ export async function runSqlDetector(ctx: AppContext, d: DetectorState, faults: 
   const candidates = [...rows.values()];
   const known = new Map<string, { known: boolean; traceStart: number }>();
   if (candidates.length > 0) {
-    const q = knownFindingsQuery(d.project_id, d.id, candidates.map((c) => c.trace), candidates.map((c) => c.span));
+    const q = knownFindingsQuery(
+      d.project_id,
+      d.id,
+      candidates.map((c) => c.trace),
+      candidates.map((c) => c.span),
+    );
     const result = await ctx.ch.client.query({ ...q, format: 'JSONEachRow' });
-    for (const r of await result.json<{ trace_id: string; span_id: string; known: number | string; trace_start: number | string }>()) {
+    for (const r of await result.json<{
+      trace_id: string;
+      span_id: string;
+      known: number | string;
+      trace_start: number | string;
+    }>()) {
       known.set(`${r.trace_id}\u0000${r.span_id}`, { known: Number(r.known) === 1, traceStart: Number(r.trace_start) });
     }
   }
@@ -72,6 +83,13 @@ export async function runSqlDetector(ctx: AppContext, d: DetectorState, faults: 
         trace_start_ms: traceStart,
       };
     });
-  const outcome = await commitPass(ctx, { detectorId: d.id, projectId: d.project_id, passSeq: Number(d.pass_seq), findings, watermarkMs: null, foundAtMs: now });
+  const outcome = await commitPass(ctx, {
+    detectorId: d.id,
+    projectId: d.project_id,
+    passSeq: Number(d.pass_seq),
+    findings,
+    watermarkMs: null,
+    foundAtMs: now,
+  });
   return { outcome };
 }

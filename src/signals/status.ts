@@ -3,7 +3,14 @@ import { requireProjectRole } from '../auth/access.js';
 import { isUuid, type UserPrincipal } from '../auth/principal.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
-import { detailOf, findSignal, SIGNAL_NOT_FOUND, type SignalDetail, type SignalRow, type SignalStatus } from './service.js';
+import {
+  detailOf,
+  findSignal,
+  SIGNAL_NOT_FOUND,
+  type SignalDetail,
+  type SignalRow,
+  type SignalStatus,
+} from './service.js';
 
 /**
  * Status changes of signals (docs/signals.md "Signal status", its table and rules 1-4).
@@ -20,10 +27,24 @@ export const RESOLVE_REASONS = ['fixed_elsewhere', 'fixed_by_pr', 'already_fixed
 export type ResolveReason = (typeof RESOLVE_REASONS)[number];
 export const MAX_NOTE_LENGTH = 4000;
 
-export type StatusChangeInput = { project_id: string; status: 'resolved' | 'open'; reason?: ResolveReason; note?: string; expected_status?: SignalStatus };
+export type StatusChangeInput = {
+  project_id: string;
+  status: 'resolved' | 'open';
+  reason?: ResolveReason;
+  note?: string;
+  expected_status?: SignalStatus;
+};
 
 /** The signal part of "Signal status change result": exactly these fields. */
-export type StatusChangeSignal = { detector_id: string; project_id: string; reopen_count: number; resolved_at: string | null; signal_id: string; status: SignalStatus; title: string };
+export type StatusChangeSignal = {
+  detector_id: string;
+  project_id: string;
+  reopen_count: number;
+  resolved_at: string | null;
+  signal_id: string;
+  status: SignalStatus;
+  title: string;
+};
 export type StatusChangeResult = { signal: StatusChangeSignal; updated: boolean; changed: string[] };
 
 export const DISMISSED_DETAIL = 'a dismissed signal cannot be resolved or reopened through the API';
@@ -49,12 +70,18 @@ function mergedConflict(row: SignalRow): ConflictError {
 }
 
 /** `PATCH /signals/{signal_id}/status`. */
-export async function changeSignalStatus(ctx: AppContext, user: UserPrincipal, signalId: string, input: StatusChangeInput): Promise<StatusChangeResult> {
+export async function changeSignalStatus(
+  ctx: AppContext,
+  user: UserPrincipal,
+  signalId: string,
+  input: StatusChangeInput,
+): Promise<StatusChangeResult> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, input.project_id, 'MEMBER');
     const row = await findSignal(tx, input.project_id, signalId, true);
     // Rule 2 comes first: a caller whose view is stale learns that, whatever it asked for.
-    if (input.expected_status !== undefined && input.expected_status !== row.status) throw expectedStatusConflict(input.expected_status, row.status);
+    if (input.expected_status !== undefined && input.expected_status !== row.status)
+      throw expectedStatusConflict(input.expected_status, row.status);
     // Rule 1: the status it already has changes nothing (reason and note included).
     if (row.status === input.status) return { signal: resultSignal(row), updated: false, changed: [] };
     // Rule 4: no way out of dismissed through this API.
@@ -67,10 +94,18 @@ export async function changeSignalStatus(ctx: AppContext, user: UserPrincipal, s
           WHERE id = $1`,
         [row.id, input.reason!, input.note ?? null, user.userId],
       );
-      return { signal: resultSignal(await findSignal(tx, input.project_id, row.id)), updated: true, changed: ['status', 'resolved_at'] };
+      return {
+        signal: resultSignal(await findSignal(tx, input.project_id, row.id)),
+        updated: true,
+        changed: ['status', 'resolved_at'],
+      };
     }
     await reopen(tx, row.id, user.userId);
-    return { signal: resultSignal(await findSignal(tx, input.project_id, row.id)), updated: true, changed: ['status', 'resolved_at', 'reopen_count'] };
+    return {
+      signal: resultSignal(await findSignal(tx, input.project_id, row.id)),
+      updated: true,
+      changed: ['status', 'resolved_at', 'reopen_count'],
+    };
   });
 }
 
@@ -85,13 +120,21 @@ export async function reopen(tx: Queryable, signalId: string, userId: string | n
 }
 
 /** `POST {web_url}/api/projects/{project_id}/signals/{signal_id}/dismiss`: open or resolved → dismissed. */
-export async function dismissSignal(ctx: AppContext, user: UserPrincipal, projectId: string, signalId: string): Promise<StatusChangeResult> {
+export async function dismissSignal(
+  ctx: AppContext,
+  user: UserPrincipal,
+  projectId: string,
+  signalId: string,
+): Promise<StatusChangeResult> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, projectId, 'MEMBER');
     const row = await findSignal(tx, projectId, signalId, true);
     if (row.status === 'dismissed') return { signal: resultSignal(row), updated: false, changed: [] };
     if (row.merged_into_id) throw mergedConflict(row);
-    await tx.query(`UPDATE signals SET status = 'dismissed', status_changed_at = now(), status_changed_by = $2, update_time = now() WHERE id = $1`, [row.id, user.userId]);
+    await tx.query(
+      `UPDATE signals SET status = 'dismissed', status_changed_at = now(), status_changed_by = $2, update_time = now() WHERE id = $1`,
+      [row.id, user.userId],
+    );
     return { signal: resultSignal(await findSignal(tx, projectId, row.id)), updated: true, changed: ['status'] };
   });
 }
@@ -106,28 +149,48 @@ export type MergeResult = { signal: SignalDetail; merged_into: SignalDetail };
  * into itself, into a merged or dismissed signal, or a signal that was merged already. The target's
  * root-cause hints are asked for again (the next detection tick answers them): its traces changed.
  */
-export async function mergeSignal(ctx: AppContext, user: UserPrincipal, projectId: string, signalId: string, intoId: string): Promise<MergeResult> {
+export async function mergeSignal(
+  ctx: AppContext,
+  user: UserPrincipal,
+  projectId: string,
+  signalId: string,
+  intoId: string,
+): Promise<MergeResult> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, projectId, 'MEMBER');
-    if (signalId.toLowerCase() === intoId.toLowerCase()) throw new ConflictError('a signal cannot be merged into itself');
+    if (signalId.toLowerCase() === intoId.toLowerCase())
+      throw new ConflictError('a signal cannot be merged into itself');
     // Both rows locked in id order, so two merges of the same pair can't deadlock.
     const ids = [signalId, intoId].filter(isUuid);
-    await tx.query('SELECT 1 FROM signals WHERE id = ANY($1::uuid[]) AND project_id = $2 ORDER BY id FOR UPDATE', [ids, projectId]);
+    await tx.query('SELECT 1 FROM signals WHERE id = ANY($1::uuid[]) AND project_id = $2 ORDER BY id FOR UPDATE', [
+      ids,
+      projectId,
+    ]);
     const source = await findSignal(tx, projectId, signalId);
     const target = await findSignal(tx, projectId, intoId).catch((error: unknown) => {
       throw error instanceof NotFoundError ? new NotFoundError(`into_signal_id: ${SIGNAL_NOT_FOUND}`) : error;
     });
     if (source.merged_into_id) throw new ConflictError(`the signal was already merged into ${source.merged_into_id}`);
-    if (target.merged_into_id) throw new ConflictError(`cannot merge into a signal that was merged into ${target.merged_into_id}`);
+    if (target.merged_into_id)
+      throw new ConflictError(`cannot merge into a signal that was merged into ${target.merged_into_id}`);
     if (target.status === 'dismissed') throw new ConflictError('cannot merge into a dismissed signal');
-    await tx.query(`UPDATE signals SET merged_into_id = $2, merged_at = now(), update_time = now() WHERE id = $1`, [source.id, target.id]);
-    await tx.query(`UPDATE signals SET merged_into_id = $2, update_time = now() WHERE merged_into_id = $1`, [source.id, target.id]);
+    await tx.query(`UPDATE signals SET merged_into_id = $2, merged_at = now(), update_time = now() WHERE id = $1`, [
+      source.id,
+      target.id,
+    ]);
+    await tx.query(`UPDATE signals SET merged_into_id = $2, update_time = now() WHERE merged_into_id = $1`, [
+      source.id,
+      target.id,
+    ]);
     await tx.query(
       `UPDATE signals SET hit_count = hit_count + $2, first_seen_at = LEAST(first_seen_at, $3), last_seen_at = GREATEST(last_seen_at, $4),
               rca_state = 'pending', rca_requested_at = now(), update_time = now()
         WHERE id = $1`,
       [target.id, source.hit_count, source.first_seen_at, source.last_seen_at],
     );
-    return { signal: detailOf(await findSignal(tx, projectId, source.id)), merged_into: detailOf(await findSignal(tx, projectId, target.id)) };
+    return {
+      signal: detailOf(await findSignal(tx, projectId, source.id)),
+      merged_into: detailOf(await findSignal(tx, projectId, target.id)),
+    };
   });
 }

@@ -17,11 +17,22 @@ export function registerSignalWebRoutes(app: FastifyInstance, ctx: AppContext): 
   const r = typed(app);
   const user = { onRequest: authenticate(ctx, 'user') };
 
-  r.post('/api/projects/:project_id/signals/:signal_id/dismiss', { ...user, schema: { params: Params } }, async (request) =>
-    dismissSignal(ctx, userOf(request), request.params.project_id, request.params.signal_id),
+  r.post(
+    '/api/projects/:project_id/signals/:signal_id/dismiss',
+    { ...user, schema: { params: Params } },
+    async (request) => dismissSignal(ctx, userOf(request), request.params.project_id, request.params.signal_id),
   );
 
-  r.post('/api/projects/:project_id/signals/:signal_id/merge', { ...user, schema: { params: Params, body: MergeBody } }, async (request) =>
-    mergeSignal(ctx, userOf(request), request.params.project_id, request.params.signal_id, request.body.into_signal_id),
+  r.post(
+    '/api/projects/:project_id/signals/:signal_id/merge',
+    { ...user, schema: { params: Params, body: MergeBody } },
+    async (request) =>
+      mergeSignal(
+        ctx,
+        userOf(request),
+        request.params.project_id,
+        request.params.signal_id,
+        request.body.into_signal_id,
+      ),
   );
 }

@@ -19,18 +19,53 @@ const NUMERIC = /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/;
 
 /** Words that must never be an alias: ClickHouse would read them as clauses the parser skipped. */
 const RESERVED = new Set(
-  ('final array cross sample prewhere settings format global any all asof semi anti limit offset union join left right full inner outer ' +
+  (
+    'final array cross sample prewhere settings format global any all asof semi anti limit offset union join left right full inner outer ' +
     'on using where group order having with totals into outfile local paste window qualify by as from select except intersect natural ' +
     'interval case when then else end and or not in is null like ilike between distinct over partition rows range preceding following ' +
-    'current unbounded recursive lateral values table database system tablesample repeatable only apply replace except columns').split(' '),
+    'current unbounded recursive lateral values table database system tablesample repeatable only apply replace except columns'
+  ).split(' '),
 );
 
 const BINARY_OPERATORS = new Set([
-  '=', '!=', '<>', '<', '>', '<=', '>=', '+', '-', '*', '/', '%', '||', 'AND', 'OR', 'LIKE', 'NOT LIKE', 'ILIKE', 'NOT ILIKE',
-  'IN', 'NOT IN', 'BETWEEN', 'NOT BETWEEN', 'IS', 'IS NOT',
+  '=',
+  '!=',
+  '<>',
+  '<',
+  '>',
+  '<=',
+  '>=',
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  '||',
+  'AND',
+  'OR',
+  'LIKE',
+  'NOT LIKE',
+  'ILIKE',
+  'NOT ILIKE',
+  'IN',
+  'NOT IN',
+  'BETWEEN',
+  'NOT BETWEEN',
+  'IS',
+  'IS NOT',
 ]);
 const UNARY_OPERATORS = new Set(['-', '+', 'NOT']);
-const JOINS = new Set(['JOIN', 'INNER JOIN', 'LEFT JOIN', 'RIGHT JOIN', 'FULL JOIN', 'LEFT OUTER JOIN', 'RIGHT OUTER JOIN', 'FULL OUTER JOIN', 'CROSS JOIN']);
+const JOINS = new Set([
+  'JOIN',
+  'INNER JOIN',
+  'LEFT JOIN',
+  'RIGHT JOIN',
+  'FULL JOIN',
+  'LEFT OUTER JOIN',
+  'RIGHT OUTER JOIN',
+  'FULL OUTER JOIN',
+  'CROSS JOIN',
+]);
 const SET_OPS = new Set(['union', 'union all', 'union distinct', 'intersect', 'except']);
 const INTERVAL_UNITS = new Set(['second', 'minute', 'hour', 'day', 'week', 'month', 'quarter', 'year', 'millisecond']);
 const LIMIT_SEPARATORS = new Set(['', 'offset', ',']);
@@ -58,7 +93,8 @@ const list = (value: unknown, what: string): unknown[] => {
 
 function identifier(name: unknown, what: string, walk: Walk): string {
   const text = typeof name === 'string' ? name : plainName(name, walk);
-  if (text === null || !IDENTIFIER.test(text)) throw new SqlRefused(`${what} ${JSON.stringify(text)} is not a plain identifier`);
+  if (text === null || !IDENTIFIER.test(text))
+    throw new SqlRefused(`${what} ${JSON.stringify(text)} is not a plain identifier`);
   if (text.toLowerCase().startsWith('__sl')) throw new SqlRefused(`${what} ${text} is reserved`);
   return text;
 }
@@ -79,7 +115,8 @@ function alias(name: unknown, what: string, walk: Walk): void {
 
 function checkSelect(raw: unknown, outer: Scope, walk: Walk): void {
   const type = raw && typeof raw === 'object' ? (raw as Node).type : undefined;
-  if (type !== 'select') throw new SqlRefused(`only SELECT is allowed, not ${String(type ?? 'this statement').toUpperCase()}`);
+  if (type !== 'select')
+    throw new SqlRefused(`only SELECT is allowed, not ${String(type ?? 'this statement').toUpperCase()}`);
   const select = node(raw, 'select', walk);
   const scope: Scope = { ctes: new Set(), tables: new Set(), parent: outer };
 
@@ -122,7 +159,8 @@ function checkSelect(raw: unknown, outer: Scope, walk: Walk): void {
   }
   if (select.distinct != null) {
     const distinct = node(select.distinct, 'distinct', walk);
-    if (distinct.type !== null && distinct.type !== undefined && distinct.type !== 'DISTINCT') throw new SqlRefused('DISTINCT ON is not allowed');
+    if (distinct.type !== null && distinct.type !== undefined && distinct.type !== 'DISTINCT')
+      throw new SqlRefused('DISTINCT ON is not allowed');
   }
   if (select._next != null) {
     const op = String(select.set_op ?? '').toLowerCase();
@@ -141,7 +179,8 @@ function numeric(value: unknown): boolean {
 function checkOrderItem(raw: unknown, expr: (e: unknown) => void, walk: Walk): void {
   const item = node(raw, 'orderItem', walk);
   if (item.type != null && item.type !== 'ASC' && item.type !== 'DESC') throw new SqlRefused('unsupported ORDER BY');
-  if (item.nulls != null && !/^NULLS (FIRST|LAST)$/i.test(String(item.nulls))) throw new SqlRefused('unsupported ORDER BY NULLS');
+  if (item.nulls != null && !/^NULLS (FIRST|LAST)$/i.test(String(item.nulls)))
+    throw new SqlRefused('unsupported ORDER BY NULLS');
   expr(item.expr);
 }
 
@@ -168,13 +207,18 @@ function checkFrame(raw: unknown, walk: Walk): void {
   const bound = (b: unknown) => {
     const n = node(b, 'frameBound', walk);
     const value = String(n.value).toLowerCase();
-    if (n.type === 'origin' ? FRAME_ORIGINS.has(value) : n.type === 'number' && /^\d+ (preceding|following)$/.test(value)) return;
+    if (
+      n.type === 'origin' ? FRAME_ORIGINS.has(value) : n.type === 'number' && /^\d+ (preceding|following)$/.test(value)
+    )
+      return;
     throw new SqlRefused('unsupported window frame');
   };
   if ((frame.type === 'rows' || frame.type === 'range') && frame.operator === undefined) return bound(frame.expr);
-  if (frame.type !== 'binary_expr' || frame.operator !== 'BETWEEN' || frame.expr !== undefined) throw new SqlRefused('unsupported window frame');
+  if (frame.type !== 'binary_expr' || frame.operator !== 'BETWEEN' || frame.expr !== undefined)
+    throw new SqlRefused('unsupported window frame');
   const unit = node(frame.left, 'frameBound', walk);
-  if (unit.type !== 'origin' || !['rows', 'range'].includes(String(unit.value).toLowerCase())) throw new SqlRefused('unsupported window frame');
+  if (unit.type !== 'origin' || !['rows', 'range'].includes(String(unit.value).toLowerCase()))
+    throw new SqlRefused('unsupported window frame');
   const bounds = node(frame.right, 'exprList', walk);
   const values = list(bounds.value, 'window frame');
   if (bounds.type !== 'expr_list' || values.length !== 2) throw new SqlRefused('unsupported window frame');
@@ -186,14 +230,18 @@ function checkFrom(items: unknown[], scope: Scope, walk: Walk): void {
   // Tables first, so ON conditions and column qualifiers can name any of them.
   for (const raw of items) {
     const candidate = raw as Node | null;
-    if (candidate && typeof candidate === 'object' && candidate.type === 'expr') throw new SqlRefused('table functions are not allowed');
+    if (candidate && typeof candidate === 'object' && candidate.type === 'expr')
+      throw new SqlRefused('table functions are not allowed');
     const isSubquery = !!candidate && typeof candidate === 'object' && 'expr' in candidate && !('table' in candidate);
     if (candidate && typeof candidate === 'object' && (present(candidate.db) || present(candidate.schema))) {
-      throw new SqlRefused(`tables outside the SQL schema are not allowed: ${[candidate.db ?? candidate.schema, candidate.table].filter(Boolean).join('.')}`);
+      throw new SqlRefused(
+        `tables outside the SQL schema are not allowed: ${[candidate.db ?? candidate.schema, candidate.table].filter(Boolean).join('.')}`,
+      );
     }
     const item = node(raw, isSubquery ? 'fromSubquery' : 'fromTable', walk);
     shaped.push(item);
-    if (item.join != null && !JOINS.has(String(item.join).toUpperCase())) throw new SqlRefused(`${String(item.join)} is not allowed`);
+    if (item.join != null && !JOINS.has(String(item.join).toUpperCase()))
+      throw new SqlRefused(`${String(item.join)} is not allowed`);
     alias(item.as, 'table alias', walk);
     if (isSubquery) {
       const sub = node(item.expr, 'subquery', walk);
@@ -269,7 +317,8 @@ function checkExpr(raw: unknown, scope: Scope, walk: Walk): void {
     case 'binary_expr': {
       const e = node(raw, 'binary', walk);
       const op = String(e.operator).toUpperCase();
-      if (typeof e.operator !== 'string' || !BINARY_OPERATORS.has(op)) throw new SqlRefused(`operator ${String(e.operator)} is not allowed`);
+      if (typeof e.operator !== 'string' || !BINARY_OPERATORS.has(op))
+        throw new SqlRefused(`operator ${String(e.operator)} is not allowed`);
       expr(e.left);
       const right = e.right as Node | null;
       checkPatternCost(op, right);
@@ -286,7 +335,8 @@ function checkExpr(raw: unknown, scope: Scope, walk: Walk): void {
     }
     case 'unary_expr': {
       const e = node(raw, 'unary', walk);
-      if (typeof e.operator !== 'string' || !UNARY_OPERATORS.has(e.operator.toUpperCase())) throw new SqlRefused(`operator ${String(e.operator)} is not allowed`);
+      if (typeof e.operator !== 'string' || !UNARY_OPERATORS.has(e.operator.toUpperCase()))
+        throw new SqlRefused(`operator ${String(e.operator)} is not allowed`);
       return expr(e.expr);
     }
     case 'expr_list':
@@ -306,7 +356,11 @@ function checkExpr(raw: unknown, scope: Scope, walk: Walk): void {
     case 'interval': {
       const e = node(raw, 'interval', walk);
       if (typeof e.unit !== 'string' || !INTERVAL_UNITS.has(e.unit.toLowerCase())) {
-        throw new SqlRefused(e.unit ? `interval unit ${String(e.unit)} is not allowed` : 'write intervals as INTERVAL 1 DAY (a number and a unit)');
+        throw new SqlRefused(
+          e.unit
+            ? `interval unit ${String(e.unit)} is not allowed`
+            : 'write intervals as INTERVAL 1 DAY (a number and a unit)',
+        );
       }
       return expr(e.expr);
     }
@@ -317,7 +371,8 @@ function checkExpr(raw: unknown, scope: Scope, walk: Walk): void {
     case 'window_func': {
       const e = node(raw, 'windowFunction', walk);
       const name = String(e.name);
-      if (typeof e.name !== 'string' || !isAllowedFunction(name)) throw new SqlRefused(`function ${name} is not allowed`);
+      if (typeof e.name !== 'string' || !isAllowedFunction(name))
+        throw new SqlRefused(`function ${name} is not allowed`);
       if (e.args != null) {
         const args = e.args as Node;
         if (args && typeof args === 'object' && args.type === 'expr_list') expr(args);
@@ -356,7 +411,8 @@ function checkFunction(e: Node, expr: (x: unknown) => void, walk: Walk): void {
   const name = identifierOrPlaceholder(plainName(parts[0], walk), walk);
   if (name.startsWith(PARAMETRIC_PREFIX)) {
     const p = walk.parametric[Number(name.slice(PARAMETRIC_PREFIX.length))];
-    if (!p || !PARAMETRIC_AGGREGATES.has(p.name.toLowerCase())) throw new SqlRefused(`function ${p?.name ?? name} does not take parameters`);
+    if (!p || !PARAMETRIC_AGGREGATES.has(p.name.toLowerCase()))
+      throw new SqlRefused(`function ${p?.name ?? name} does not take parameters`);
   } else if (!isAllowedFunction(name)) {
     checkCallCost(name, []);
     throw new SqlRefused(`function ${name} is not allowed`);

@@ -13,7 +13,12 @@ export type ContractColumn = { name: string; type: string; expr: string };
  * `p_<name>` so no advertised name can collide with a physical one inside the scoped subquery
  * (ClickHouse resolves a SELECT alias before a column of the same name).
  */
-export type ContractTable = { name: string; columns: ContractColumn[]; physical: string[]; from: (db: string, inner: string) => string };
+export type ContractTable = {
+  name: string;
+  columns: ContractColumn[];
+  physical: string[];
+  from: (db: string, inner: string) => string;
+};
 
 /** The project parameter every scoped subquery carries. No caller identifier may start with `__sl`. */
 export const PROJECT_PARAM = '__sl_project';
@@ -28,7 +33,11 @@ const TRACES: ContractTable = {
     col('name', 'String', 'JSONExtractString(substring(p_root_head, 17), 1)'),
     col('trace_start_time', "DateTime64(3, 'UTC')", 'p_start_time'),
     col('trace_end_time', "Nullable(DateTime64(3, 'UTC'))", 'p_end_time'),
-    col('duration_ms', 'Nullable(Int64)', 'if(p_end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(p_end_time)) - toUnixTimestamp64Milli(p_start_time))'),
+    col(
+      'duration_ms',
+      'Nullable(Int64)',
+      'if(p_end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(p_end_time)) - toUnixTimestamp64Milli(p_start_time))',
+    ),
     col('user_id', 'String', 'substring(p_user_head, 18)'),
     col('session_id', 'String', 'substring(p_session_head, 18)'),
     col('span_count', 'UInt64'),
@@ -42,7 +51,11 @@ const TRACES: ContractTable = {
     // All spans' metadata, the root's winning (docs/concepts.md, trace fields). Name, metadata, user
     // and session read the small heads of clickhouse/0005_trace_list_filters.sql, as the trace list
     // does: a query that leaves out input and output never reads the root's state.
-    col('metadata', 'Map(String, String)', "mapUpdate(mapFromArrays(arrayMap(kv -> kv.1, p_metadata_pairs), arrayMap(kv -> kv.2, p_metadata_pairs)), JSONExtract(substring(p_root_head, 17), 2, 'Map(String, String)'))"),
+    col(
+      'metadata',
+      'Map(String, String)',
+      "mapUpdate(mapFromArrays(arrayMap(kv -> kv.1, p_metadata_pairs), arrayMap(kv -> kv.2, p_metadata_pairs)), JSONExtract(substring(p_root_head, 17), 2, 'Map(String, String)'))",
+    ),
     col('model_names', 'Array(String)'),
     col('environments', 'Array(String)'),
     col('span_kinds', 'Array(String)'),
@@ -51,8 +64,28 @@ const TRACES: ContractTable = {
     col('span_names', 'Array(String)'),
     col('is_evaluation', 'UInt8'),
   ],
-  physical: ['trace_id', 'start_time', 'end_time', 'span_count', 'error_count', 'total_cost', 'input_tokens', 'output_tokens', 'total_tokens', 'metadata_pairs',
-    'root_head', 'user_head', 'session_head', 'model_names', 'environments', 'span_kinds', 'statuses', 'error_types', 'span_names', 'is_evaluation'],
+  physical: [
+    'trace_id',
+    'start_time',
+    'end_time',
+    'span_count',
+    'error_count',
+    'total_cost',
+    'input_tokens',
+    'output_tokens',
+    'total_tokens',
+    'metadata_pairs',
+    'root_head',
+    'user_head',
+    'session_head',
+    'model_names',
+    'environments',
+    'span_kinds',
+    'statuses',
+    'error_types',
+    'span_names',
+    'is_evaluation',
+  ],
   // FINAL merges each trace's partial rollup rows (src/traces/list-query.ts); the aggregate states
   // are finalized here, inside, so callers only ever see plain values.
   from: (db, inner) =>
@@ -69,7 +102,11 @@ const SPANS: ContractTable = {
     col('kind', 'String'),
     col('start_time', "DateTime64(3, 'UTC')"),
     col('end_time', "Nullable(DateTime64(3, 'UTC'))"),
-    col('duration_ms', 'Nullable(Int64)', 'if(p_end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(p_end_time)) - toUnixTimestamp64Milli(p_start_time))'),
+    col(
+      'duration_ms',
+      'Nullable(Int64)',
+      'if(p_end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(p_end_time)) - toUnixTimestamp64Milli(p_start_time))',
+    ),
     col('status', 'String'),
     col('error_type', 'String'),
     col('error_message', 'String'),
@@ -93,9 +130,36 @@ const SPANS: ContractTable = {
     col('time_to_first_token_ms', 'Nullable(Float64)'),
     col('output_tokens_per_second', 'Nullable(Float64)'),
   ],
-  physical: ['trace_id', 'span_id', 'parent_span_id', 'name', 'kind', 'start_time', 'end_time', 'status', 'error_type', 'error_message', 'model_name',
-    'environment', 'user_id', 'session_id', 'input', 'output', 'metadata', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'evaluation_run_id',
-    'cost_source', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'time_to_first_token_ms', 'output_tokens_per_second'],
+  physical: [
+    'trace_id',
+    'span_id',
+    'parent_span_id',
+    'name',
+    'kind',
+    'start_time',
+    'end_time',
+    'status',
+    'error_type',
+    'error_message',
+    'model_name',
+    'environment',
+    'user_id',
+    'session_id',
+    'input',
+    'output',
+    'metadata',
+    'cost',
+    'input_tokens',
+    'output_tokens',
+    'total_tokens',
+    'evaluation_run_id',
+    'cost_source',
+    'cache_read_tokens',
+    'cache_write_tokens',
+    'reasoning_tokens',
+    'time_to_first_token_ms',
+    'output_tokens_per_second',
+  ],
   from: (db, inner) => `SELECT ${inner} FROM ${db}.spans WHERE project_id = ${PROJECT}`,
 };
 
@@ -111,7 +175,16 @@ const FINDINGS: ContractTable = {
     col('found_at', "DateTime64(3, 'UTC')"),
     col('summary', 'String'),
   ],
-  physical: ['finding_id', 'signal_id', 'detector_id', 'trace_id', 'span_id', 'trace_start_time', 'found_at', 'summary'],
+  physical: [
+    'finding_id',
+    'signal_id',
+    'detector_id',
+    'trace_id',
+    'span_id',
+    'trace_start_time',
+    'found_at',
+    'summary',
+  ],
   from: (db, inner) => `SELECT ${inner} FROM ${db}.findings FINAL WHERE project_id = ${PROJECT}`,
 };
 
@@ -133,7 +206,19 @@ const EVALUATION_RESULTS: ContractTable = {
     col('passed', 'Nullable(UInt8)'),
     col('written_at', "DateTime64(3, 'UTC')"),
   ],
-  physical: ['evaluation_run_id', 'evaluation_id', 'dataset_version_id', 'test_case_id', 'trace_id', 'output', 'error', 'scores', 'metrics', 'passed', 'written_at'],
+  physical: [
+    'evaluation_run_id',
+    'evaluation_id',
+    'dataset_version_id',
+    'test_case_id',
+    'trace_id',
+    'output',
+    'error',
+    'scores',
+    'metrics',
+    'passed',
+    'written_at',
+  ],
   from: (db, inner) => `SELECT ${inner} FROM ${db}.evaluation_results FINAL WHERE project_id = ${PROJECT}`,
 };
 
@@ -142,7 +227,9 @@ export const CONTRACT_TABLES: ReadonlyMap<string, ContractTable> = new Map(CONTR
 
 /** `GET /sql/schema` (docs/sql.md, "Tables"). */
 export function sqlSchema(): { tables: { name: string; columns: { name: string; type: string }[] }[] } {
-  return { tables: CONTRACT.map((t) => ({ name: t.name, columns: t.columns.map(({ name, type }) => ({ name, type })) })) };
+  return {
+    tables: CONTRACT.map((t) => ({ name: t.name, columns: t.columns.map(({ name, type }) => ({ name, type })) })),
+  };
 }
 
 /**

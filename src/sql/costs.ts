@@ -23,18 +23,41 @@ import type { Node } from './node-shapes.js';
  */
 
 const QUADRATIC = new Set([
-  'editdistance', 'editdistanceutf8', 'levenshteindistance', 'levenshteindistanceutf8', 'dameraulevenshteindistance',
-  'jarosimilarity', 'jarowinklersimilarity', 'stringjaccardindex', 'stringjaccardindexutf8',
+  'editdistance',
+  'editdistanceutf8',
+  'levenshteindistance',
+  'levenshteindistanceutf8',
+  'dameraulevenshteindistance',
+  'jarosimilarity',
+  'jarowinklersimilarity',
+  'stringjaccardindex',
+  'stringjaccardindexutf8',
 ]);
 
 /** Functions whose needle (argument 1, after the haystack) must be a string literal. */
 const LITERAL_NEEDLE = new Set([
-  'position', 'positioncaseinsensitive', 'positionutf8', 'positioncaseinsensitiveutf8', 'countsubstrings', 'countsubstringscaseinsensitive',
-  'replace', 'replaceall', 'replaceone', 'like', 'notlike', 'ilike', 'notilike',
+  'position',
+  'positioncaseinsensitive',
+  'positionutf8',
+  'positioncaseinsensitiveutf8',
+  'countsubstrings',
+  'countsubstringscaseinsensitive',
+  'replace',
+  'replaceall',
+  'replaceone',
+  'like',
+  'notlike',
+  'ilike',
+  'notilike',
 ]);
 
 /** Functions whose needles (argument 1) must be an array(...) of string literals. */
-const LITERAL_NEEDLES = new Set(['multisearchany', 'multisearchfirstindex', 'multisearchfirstposition', 'multisearchallpositions']);
+const LITERAL_NEEDLES = new Set([
+  'multisearchany',
+  'multisearchfirstindex',
+  'multisearchfirstposition',
+  'multisearchallpositions',
+]);
 
 /** Size arguments (argument 1) of the amplifiers, and their caps. */
 export const AMPLIFIER_CAPS: Readonly<Record<string, number>> = {
@@ -62,15 +85,20 @@ function integerLiteral(n: unknown): number | null {
 export function checkCallCost(name: string, args: readonly unknown[]): void {
   const key = name.toLowerCase();
   if (QUADRATIC.has(key)) {
-    throw new SqlRefused(`function ${name} is not allowed: its cost grows with the product of its inputs' lengths; use ngramDistance`);
+    throw new SqlRefused(
+      `function ${name} is not allowed: its cost grows with the product of its inputs' lengths; use ngramDistance`,
+    );
   }
   if (key === 'locate') throw new SqlRefused("function locate is not allowed; use position(haystack, 'needle')");
   if (LITERAL_NEEDLE.has(key) && args.length >= 2 && !isString(args[1])) {
-    throw new SqlRefused(`the second argument of ${name} must be a string literal: a needle computed per row costs the product of both lengths`);
+    throw new SqlRefused(
+      `the second argument of ${name} must be a string literal: a needle computed per row costs the product of both lengths`,
+    );
   }
   if (LITERAL_NEEDLES.has(key)) {
     const needles = args[1] as Node | undefined;
-    const list = needles?.type === 'function' ? ((needles.args as Node | undefined)?.value as unknown[] | undefined) : undefined;
+    const list =
+      needles?.type === 'function' ? ((needles.args as Node | undefined)?.value as unknown[] | undefined) : undefined;
     const isArray = needles?.type === 'function' && functionName(needles)?.toLowerCase() === 'array';
     if (!isArray || !Array.isArray(list) || !list.every(isString)) {
       throw new SqlRefused(`the needles of ${name} must be array('…', '…') of string literals`);
@@ -80,7 +108,9 @@ export function checkCallCost(name: string, args: readonly unknown[]): void {
   if (cap !== undefined && args.length >= 2) {
     const size = integerLiteral(args[1]);
     if (size === null || size > cap) {
-      throw new SqlRefused(`the size argument of ${name} must be a whole number literal of at most ${cap.toLocaleString('en-US')}`);
+      throw new SqlRefused(
+        `the size argument of ${name} must be a whole number literal of at most ${cap.toLocaleString('en-US')}`,
+      );
     }
   }
 }
@@ -88,7 +118,9 @@ export function checkCallCost(name: string, args: readonly unknown[]): void {
 /** LIKE and ILIKE (and their negations) as operators: the pattern must be a string literal. */
 export function checkPatternCost(operator: string, right: unknown): void {
   if (/^(NOT )?I?LIKE$/.test(operator) && !isString(right)) {
-    throw new SqlRefused(`the pattern of ${operator} must be a string literal: a pattern computed per row costs the product of both lengths`);
+    throw new SqlRefused(
+      `the pattern of ${operator} must be a string literal: a pattern computed per row costs the product of both lengths`,
+    );
   }
 }
 

@@ -59,11 +59,11 @@ export function withDeadline<T>(running: Promise<T>, limitMs: number, onExpire: 
     running.then(
       (value) => {
         clearTimeout(timer);
-        if (!done) (done = true), resolve(value);
+        if (!done) ((done = true), resolve(value));
       },
       (error: unknown) => {
         clearTimeout(timer);
-        if (!done) (done = true), reject(error);
+        if (!done) ((done = true), reject(error));
       },
     );
   });

@@ -66,7 +66,8 @@ export const MAX_SELECTS = 64;
 function guard(input: string, db: string, audit?: GuardAudit): GuardedQuery {
   const { text, parametric } = lex(input);
   if (text.trim() === '') throw new SqlRefused('query is empty');
-  if ((text.match(/\bselect\b/gi) ?? []).length > MAX_SELECTS) throw new SqlRefused(`at most ${MAX_SELECTS} SELECTs per query`);
+  if ((text.match(/\bselect\b/gi) ?? []).length > MAX_SELECTS)
+    throw new SqlRefused(`at most ${MAX_SELECTS} SELECTs per query`);
   const root = parseOne(text, (error) => new SqlRefused(parseFailure(error, text)));
   const placeholders = new Map<string, ContractTable>();
   checkStatement(root, { placeholders, mode: 'check', parametric, audit: audit?.shapes });
@@ -110,7 +111,10 @@ function parseOne(text: string, refusal: (error: unknown) => SqlRefused): unknow
 function parseFailure(error: unknown, text: string): string {
   const offset = (error as { location?: { start?: { offset?: number } } }).location?.start?.offset;
   if (typeof offset !== 'number') return 'query could not be parsed';
-  const near = text.slice(offset, offset + 40).replace(/\s+/g, ' ').trim();
+  const near = text
+    .slice(offset, offset + 40)
+    .replace(/\s+/g, ' ')
+    .trim();
   return near ? `query could not be parsed near '${near}'` : 'query could not be parsed: it ends too early';
 }
 
@@ -132,4 +136,3 @@ function keepFunctionCase(tree: unknown, text: string): void {
   };
   visit(tree);
 }
-

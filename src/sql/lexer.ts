@@ -54,7 +54,8 @@ export function lex(sql: string): Lexed {
       const close = sql.indexOf(c, i + 1);
       if (close < 0) throw new SqlRefused('unterminated quoted identifier');
       const name = sql.slice(i + 1, close);
-      if (!PLAIN_IDENT.test(name)) throw new SqlRefused(`quoted identifier ${JSON.stringify(name)}: only letters, digits and _ are allowed`);
+      if (!PLAIN_IDENT.test(name))
+        throw new SqlRefused(`quoted identifier ${JSON.stringify(name)}: only letters, digits and _ are allowed`);
       out += `"${name}"`;
       i = close + 1;
       continue;
@@ -74,14 +75,16 @@ export function lex(sql: string): Lexed {
       continue;
     }
     if (c === ';') {
-      if (sql.slice(i + 1).trim() !== '' && !/^\s*(--[^\n]*\s*)*$/.test(sql.slice(i + 1))) throw new SqlRefused('only one statement is allowed');
+      if (sql.slice(i + 1).trim() !== '' && !/^\s*(--[^\n]*\s*)*$/.test(sql.slice(i + 1)))
+        throw new SqlRefused('only one statement is allowed');
       break;
     }
     if (c === '\\') throw new SqlRefused('backslashes are not allowed (write a quote inside a string as two quotes)');
     if (c === '#') throw new SqlRefused("'#' is not allowed");
     if (c === '$') throw new SqlRefused("'$' is not allowed");
     if (c === '{' || c === '}') throw new SqlRefused('query parameters ({...}) are not allowed');
-    if (c === ':' && next === ':') throw new SqlRefused("'::' casts are not allowed; use conversion functions such as toFloat64(x) or toString(x)");
+    if (c === ':' && next === ':')
+      throw new SqlRefused("'::' casts are not allowed; use conversion functions such as toFloat64(x) or toString(x)");
     if (c === '-' && next === '>') throw new SqlRefused("lambda functions ('->') are not allowed");
     const negative = c === '-' ? exactNegative(sql.slice(i, i + 32), out) : null;
     if (negative) {
@@ -92,15 +95,19 @@ export function lex(sql: string): Lexed {
     if (c === '[') {
       // Element access (m['k'], a[1]) follows a name or a closing bracket; anything else is a literal.
       const before = out.trimEnd();
-      const afterKeyword = /(?:^|[^A-Za-z0-9_])(SELECT|WHERE|AND|OR|NOT|IN|THEN|ELSE|WHEN|ON|HAVING|BY|AS|DISTINCT)$/i.test(before);
-      if (afterKeyword || !/[A-Za-z0-9_)\]"]$/.test(before)) throw new SqlRefused('array literals are not supported; write array(1, 2)');
+      const afterKeyword =
+        /(?:^|[^A-Za-z0-9_])(SELECT|WHERE|AND|OR|NOT|IN|THEN|ELSE|WHEN|ON|HAVING|BY|AS|DISTINCT)$/i.test(before);
+      if (afterKeyword || !/[A-Za-z0-9_)\]"]$/.test(before))
+        throw new SqlRefused('array literals are not supported; write array(1, 2)');
       out += c;
       i++;
       continue;
     }
     const code = c.charCodeAt(0);
     if (code > 0x7e || (code < 0x20 && c !== '\n' && c !== '\r' && c !== '\t')) {
-      throw new SqlRefused(`character U+${code.toString(16).toUpperCase().padStart(4, '0')} is not allowed outside string literals`);
+      throw new SqlRefused(
+        `character U+${code.toString(16).toUpperCase().padStart(4, '0')} is not allowed outside string literals`,
+      );
     }
     if (IDENT_START.test(c)) {
       let j = i + 1;
@@ -116,7 +123,9 @@ export function lex(sql: string): Lexed {
         continue;
       }
       if (word.toUpperCase() === 'CAST' && /^\s*\(/.test(sql.slice(j, j + 32))) {
-        throw new SqlRefused('CAST is not allowed; use conversion functions such as toFloat64(x), toUInt32(x) or toString(x)');
+        throw new SqlRefused(
+          'CAST is not allowed; use conversion functions such as toFloat64(x), toUInt32(x) or toString(x)',
+        );
       }
       const emptyWindow = /^\s*\(\s*\)/.exec(sql.slice(j, j + 64));
       if (word.toUpperCase() === 'OVER' && emptyWindow) {
@@ -169,7 +178,9 @@ function clauseRefusal(word: string, after: string): string | null {
     case 'ARRAY':
       return /^\s+JOIN\b/i.test(after) ? 'ARRAY JOIN is not supported; use arrayJoin(x) in the SELECT list' : null;
     case 'LIMIT':
-      return /^\s+\d+(\s*,\s*\d+)?\s+BY\b/i.test(after) ? 'LIMIT BY is not supported; use row_number() OVER (PARTITION BY ...)' : null;
+      return /^\s+\d+(\s*,\s*\d+)?\s+BY\b/i.test(after)
+        ? 'LIMIT BY is not supported; use row_number() OVER (PARTITION BY ...)'
+        : null;
     case 'FINAL':
       return 'FINAL is not allowed; the tables are read merged already';
     case 'PREWHERE':
@@ -183,7 +194,7 @@ function clauseRefusal(word: string, after: string): string | null {
     case 'GLOBAL':
       return 'GLOBAL is not supported';
     case 'INTERVAL':
-      return /^\s*'/.test(after) ? "write intervals as INTERVAL 1 DAY (a number and a unit), not a string" : null;
+      return /^\s*'/.test(after) ? 'write intervals as INTERVAL 1 DAY (a number and a unit), not a string' : null;
     default:
       return null;
   }
@@ -219,7 +230,8 @@ function parametricCall(sql: string, from: number): { params: string; end: numbe
   let j = close + 1;
   while (j < sql.length && /\s/.test(sql[j]!)) j++;
   if (sql[j] !== '(') return null;
-  if (!NUMBER_LIST.test(params)) throw new SqlRefused('parameters of a parametric aggregate must be numbers, as in quantile(0.99)(x)');
+  if (!NUMBER_LIST.test(params))
+    throw new SqlRefused('parameters of a parametric aggregate must be numbers, as in quantile(0.99)(x)');
   return { params, end: j + 1 };
 }
 

@@ -25,9 +25,26 @@ const exprMeta = { loc: 'meta', parentheses: 'meta' } as const;
 
 export const NODE_SHAPES = {
   select: {
-    ...meta, type: 'check', with: 'check', distinct: 'check', columns: 'check', from: 'check', where: 'check', groupby: 'check', parentheses_symbol: 'meta',
-    having: 'check', orderby: 'check', limit: 'check', window: 'check', _next: 'check', set_op: 'check', _parentheses: 'meta',
-    options: 'empty', into: 'empty', collate: 'empty', qualify: 'empty',
+    ...meta,
+    type: 'check',
+    with: 'check',
+    distinct: 'check',
+    columns: 'check',
+    from: 'check',
+    where: 'check',
+    groupby: 'check',
+    parentheses_symbol: 'meta',
+    having: 'check',
+    orderby: 'check',
+    limit: 'check',
+    window: 'check',
+    _next: 'check',
+    set_op: 'check',
+    _parentheses: 'meta',
+    options: 'empty',
+    into: 'empty',
+    collate: 'empty',
+    qualify: 'empty',
   },
   /** A subquery in FROM, IN, EXISTS, a scalar position, a CTE or a UNION branch. */
   subquery: { ast: 'check', parentheses: 'meta', tableList: 'meta', columnList: 'meta', ...meta },
@@ -36,8 +53,30 @@ export const NODE_SHAPES = {
   name: { type: 'check', value: 'check', ...meta },
   distinct: { type: 'check', columns: 'empty', ...meta },
   column: { type: 'check', expr: 'check', as: 'check', ...meta },
-  fromTable: { db: 'empty', schema: 'empty', server: 'empty', catalog: 'empty', prefix: 'empty', table: 'check', as: 'check', join: 'check', on: 'check', using: 'check', ...meta },
-  fromSubquery: { db: 'empty', schema: 'empty', prefix: 'empty', expr: 'check', as: 'check', join: 'check', on: 'check', using: 'check', ...meta },
+  fromTable: {
+    db: 'empty',
+    schema: 'empty',
+    server: 'empty',
+    catalog: 'empty',
+    prefix: 'empty',
+    table: 'check',
+    as: 'check',
+    join: 'check',
+    on: 'check',
+    using: 'check',
+    ...meta,
+  },
+  fromSubquery: {
+    db: 'empty',
+    schema: 'empty',
+    prefix: 'empty',
+    expr: 'check',
+    as: 'check',
+    join: 'check',
+    on: 'check',
+    using: 'check',
+    ...meta,
+  },
   groupby: { columns: 'check', modifiers: 'empty', ...meta },
   orderItem: { expr: 'check', type: 'check', nulls: 'check', ...meta },
   limit: { seperator: 'check', value: 'check', ...meta },
@@ -51,7 +90,18 @@ export const NODE_SHAPES = {
 
   literal: { type: 'check', value: 'check', ...exprMeta },
   star: { type: 'check', value: 'check', ...exprMeta },
-  columnRef: { type: 'check', table: 'check', column: 'check', array_index: 'check', db: 'empty', schema: 'empty', collate: 'empty', options: 'empty', order_by: 'empty', ...exprMeta },
+  columnRef: {
+    type: 'check',
+    table: 'check',
+    column: 'check',
+    array_index: 'check',
+    db: 'empty',
+    schema: 'empty',
+    collate: 'empty',
+    options: 'empty',
+    order_by: 'empty',
+    ...exprMeta,
+  },
   columnName: { expr: 'check', ...meta },
   elementAccess: { brackets: 'check', index: 'check', ...meta },
   binary: { type: 'check', operator: 'check', left: 'check', right: 'check', ...exprMeta },
@@ -60,10 +110,33 @@ export const NODE_SHAPES = {
   case: { type: 'check', expr: 'check', args: 'check', ...exprMeta },
   caseArm: { type: 'check', cond: 'check', result: 'check', ...meta },
   interval: { type: 'check', expr: 'check', unit: 'check', ...exprMeta },
-  function: { type: 'check', name: 'check', args: 'check', over: 'check', suffix: 'empty', args_parentheses: 'meta', ...exprMeta },
+  function: {
+    type: 'check',
+    name: 'check',
+    args: 'check',
+    over: 'check',
+    suffix: 'empty',
+    args_parentheses: 'meta',
+    ...exprMeta,
+  },
   functionName: { name: 'check', schema: 'empty', ...meta },
-  aggregate: { type: 'check', name: 'check', args: 'check', over: 'check', filter: 'empty', within_group: 'empty', ...exprMeta },
-  aggregateArgs: { expr: 'check', distinct: 'check', orderby: 'empty', separator: 'empty', parentheses: 'meta', ...meta },
+  aggregate: {
+    type: 'check',
+    name: 'check',
+    args: 'check',
+    over: 'check',
+    filter: 'empty',
+    within_group: 'empty',
+    ...exprMeta,
+  },
+  aggregateArgs: {
+    expr: 'check',
+    distinct: 'check',
+    orderby: 'empty',
+    separator: 'empty',
+    parentheses: 'meta',
+    ...meta,
+  },
   windowFunction: { type: 'check', name: 'check', args: 'check', over: 'check', consider_nulls: 'empty', ...exprMeta },
 } as const satisfies Record<string, Shape>;
 
@@ -102,8 +175,16 @@ const EMPTY_DETAIL: Record<string, string> = {
 };
 
 const LABELS: Partial<Record<NodeKind, string>> = {
-  select: 'SELECT', fromTable: 'FROM item', fromSubquery: 'FROM item', columnRef: 'column reference', function: 'function call',
-  aggregate: 'aggregate', windowFunction: 'window function', binary: 'expression', unary: 'expression', exprList: 'list',
+  select: 'SELECT',
+  fromTable: 'FROM item',
+  fromSubquery: 'FROM item',
+  columnRef: 'column reference',
+  function: 'function call',
+  aggregate: 'aggregate',
+  windowFunction: 'window function',
+  binary: 'expression',
+  unary: 'expression',
+  exprList: 'list',
 };
 
 /**
@@ -111,13 +192,16 @@ const LABELS: Partial<Record<NodeKind, string>> = {
  * `empty` properties empty. Refuses anything else.
  */
 export function shape(value: unknown, kind: NodeKind, audit?: ShapeAudit): Node {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new SqlRefused(`unsupported ${LABELS[kind] ?? kind}`);
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new SqlRefused(`unsupported ${LABELS[kind] ?? kind}`);
   const rules: Shape = NODE_SHAPES[kind];
   const n = value as Node;
   for (const key of Object.keys(n)) {
     const rule = rules[key];
-    if (rule === undefined) throw new SqlRefused(`unsupported ${LABELS[kind] ?? kind}: ${key.replace(/_/g, ' ').trim().toUpperCase()}`);
-    if (rule === 'empty' && present(n[key])) throw new SqlRefused(EMPTY_DETAIL[key] ?? `${key.replace(/_/g, ' ').trim().toUpperCase()} is not allowed here`);
+    if (rule === undefined)
+      throw new SqlRefused(`unsupported ${LABELS[kind] ?? kind}: ${key.replace(/_/g, ' ').trim().toUpperCase()}`);
+    if (rule === 'empty' && present(n[key]))
+      throw new SqlRefused(EMPTY_DETAIL[key] ?? `${key.replace(/_/g, ' ').trim().toUpperCase()} is not allowed here`);
     if (rule === 'meta' && !metaValid(key, n[key])) throw new SqlRefused(`unsupported ${LABELS[kind] ?? kind}`);
   }
   audit?.set(n, kind);
@@ -126,7 +210,9 @@ export function shape(value: unknown, kind: NodeKind, audit?: ShapeAudit): Node 
 
 function metaValid(key: string, value: unknown): boolean {
   if (value === undefined || value === null) return true;
-  if (key === 'parentheses' || key === '_parentheses' || key === 'parentheses_symbol') return typeof value === 'boolean';
-  if (key === 'tableList' || key === 'columnList') return Array.isArray(value) && value.every((v) => typeof v === 'string');
+  if (key === 'parentheses' || key === '_parentheses' || key === 'parentheses_symbol')
+    return typeof value === 'boolean';
+  if (key === 'tableList' || key === 'columnList')
+    return Array.isArray(value) && value.every((v) => typeof v === 'string');
   return key === 'loc' && typeof value === 'object';
 }

@@ -11,7 +11,10 @@ import type { SqlOwner } from './scheduler.js';
 export async function sqlOwner(ctx: AppContext, principal: Principal, scope: ProjectScope): Promise<SqlOwner> {
   const owner: SqlOwner = { projectId: scope.projectId, workspaceId: scope.workspaceId };
   if (principal.kind === 'user') return { ...owner, userId: principal.userId };
-  const { rows } = await ctx.pg.pool.query<{ created_by: string | null }>('SELECT created_by FROM api_keys WHERE id = $1', [principal.keyId]);
+  const { rows } = await ctx.pg.pool.query<{ created_by: string | null }>(
+    'SELECT created_by FROM api_keys WHERE id = $1',
+    [principal.keyId],
+  );
   const creator = rows[0]?.created_by;
   return creator ? { ...owner, userId: creator } : owner;
 }

@@ -18,15 +18,23 @@ export function registerSqlRoutes(app: FastifyInstance, ctx: AppContext): void {
   const r = typed(app);
   const reader = { onRequest: authenticate(ctx, 'any') };
 
-  r.get('/sql/schema', { ...reader, schema: { querystring: ProjectQuery, response: { 200: SqlSchemaAnswer } } }, async (request) => {
-    await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return sqlSchema();
-  });
+  r.get(
+    '/sql/schema',
+    { ...reader, schema: { querystring: ProjectQuery, response: { 200: SqlSchemaAnswer } } },
+    async (request) => {
+      await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+      return sqlSchema();
+    },
+  );
 
   const answers = { 200: SqlAnswer, 400: SqlFailedAnswer, 429: SqlBusyAnswer };
-  r.post('/sql', { ...reader, schema: { querystring: ProjectQuery, body: SqlBody, response: answers } }, async (request) => {
-    const principal = principalOf(request);
-    const scope = await resolveReadProject(ctx, principal, request.body.project_id ?? request.query.project_id);
-    return runSql(ctx, await sqlOwner(ctx, principal, scope), request.body.query);
-  });
+  r.post(
+    '/sql',
+    { ...reader, schema: { querystring: ProjectQuery, body: SqlBody, response: answers } },
+    async (request) => {
+      const principal = principalOf(request);
+      const scope = await resolveReadProject(ctx, principal, request.body.project_id ?? request.query.project_id);
+      return runSql(ctx, await sqlOwner(ctx, principal, scope), request.body.query);
+    },
+  );
 }

@@ -21,7 +21,13 @@ import { TooManyRequestsError } from '../errors.js';
  * can't run more than its share by retrying queries the engine is still ending.
  */
 
-export type SchedulerLimits = { perProject: number; queuePerProject: number; maxWaitMs: number; perWorkspace?: number; perUser?: number };
+export type SchedulerLimits = {
+  perProject: number;
+  queuePerProject: number;
+  maxWaitMs: number;
+  perWorkspace?: number;
+  perUser?: number;
+};
 
 /** Whose query this is. A bare string is a project of its own (tests, callers without a workspace). */
 export type SqlOwner = { projectId: string; workspaceId?: string; userId?: string };

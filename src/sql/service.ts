@@ -93,7 +93,13 @@ export function sqlScheduler(ctx: AppContext): SqlScheduler<ClickHouseClient> {
   let scheduler = schedulers.get(ctx.ch);
   if (!scheduler) {
     const { perProject, queuePerProject, perWorkspace, perUser } = ctx.config.sql;
-    scheduler = new SqlScheduler(ctx.ch.sqlClients, { perProject, queuePerProject, perWorkspace, perUser, maxWaitMs: SQL_LIMITS.maxWaitMs });
+    scheduler = new SqlScheduler(ctx.ch.sqlClients, {
+      perProject,
+      queuePerProject,
+      perWorkspace,
+      perUser,
+      maxWaitMs: SQL_LIMITS.maxWaitMs,
+    });
     schedulers.set(ctx.ch, scheduler);
   }
   return scheduler;
@@ -136,7 +142,8 @@ export async function runSql(ctx: AppContext, owner: string | SqlOwner, query: s
   } catch (error) {
     if (error instanceof DeadlineExceeded) throw new BadRequestError(timeLimitDetail(limit));
     // Our own trouble is not the caller's mistake: an unreachable engine is a 503 (errors.ts), not a 400.
-    if (error instanceof TooManyRequestsError || error instanceof BadRequestError || isStoreUnreachable(error)) throw error;
+    if (error instanceof TooManyRequestsError || error instanceof BadRequestError || isStoreUnreachable(error))
+      throw error;
     throw new BadRequestError(queryFailure(error, ctx.ch.database, limit));
   }
   const elapsed = performance.now() - started;
@@ -165,7 +172,9 @@ async function readCapped(client: ClickHouseClient, query: string, maxBytes: num
     size += chunk.length;
     if (size > maxBytes) {
       stream.destroy();
-      throw new BadRequestError(`query answer is larger than ${maxBytes / 1024 / 1024} MiB; select fewer columns or rows, or aggregate more`);
+      throw new BadRequestError(
+        `query answer is larger than ${maxBytes / 1024 / 1024} MiB; select fewer columns or rows, or aggregate more`,
+      );
     }
     chunks.push(chunk);
   }
@@ -200,7 +209,9 @@ export function converterFor(type: string): Convert {
   const map = /^Map\((\w+), (.*)\)$/.exec(t);
   if (map) {
     const inner = converterFor(map[2]!);
-    return inner === identity ? identity : (v) => (v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, inner(x)])) : v);
+    return inner === identity
+      ? identity
+      : (v) => (v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, inner(x)])) : v);
   }
   return identity;
 }
@@ -214,17 +225,33 @@ function unwrap(type: string): string {
  * A ClickHouse error as a caller-facing 400 detail: limits get advice; other messages are cut before
  * the engine quotes the rewritten query and scrubbed of internal names and paths.
  */
-export function queryFailure(error: unknown, db: string, limitSeconds: number = SQL_LIMITS.maxExecutionSeconds): string {
+export function queryFailure(
+  error: unknown,
+  db: string,
+  limitSeconds: number = SQL_LIMITS.maxExecutionSeconds,
+): string {
   const e = error as { code?: unknown; type?: unknown; message?: unknown };
   const code = Number(e.code);
   // 394: cancelled, which only our own KILL QUERY at the deadline does.
   if (code === 159 || code === 394) return timeLimitDetail(limitSeconds);
-  if (code === 241) return 'query exceeded the memory limit; narrow the time range, aggregate more or select fewer columns';
+  if (code === 241)
+    return 'query exceeded the memory limit; narrow the time range, aggregate more or select fewer columns';
   if (code === 158 || code === 307) return 'query reads too much data; narrow the time range or add filters';
-  if (code === 396) return `query answer is larger than ${SQL_LIMITS.maxResultBytes / 1024 / 1024} MiB; select fewer columns or rows, or aggregate more`;
+  if (code === 396)
+    return `query answer is larger than ${SQL_LIMITS.maxResultBytes / 1024 / 1024} MiB; select fewer columns or rows, or aggregate more`;
   let message = typeof e.message === 'string' ? e.message : 'query failed';
   message = message.replace(/^Code: \d+\.\s*/, '').replace(/DB::Exception:\s*/g, '');
-  for (const cut of [' in scope ', ' In scope ', ' while processing', ': While executing', '. Stack trace', ' (version ', '\n', ' (SELECT ', ' (WITH ']) {
+  for (const cut of [
+    ' in scope ',
+    ' In scope ',
+    ' while processing',
+    ': While executing',
+    '. Stack trace',
+    ' (version ',
+    '\n',
+    ' (SELECT ',
+    ' (WITH ',
+  ]) {
     const at = message.indexOf(cut);
     if (at > 0) message = message.slice(0, at);
   }

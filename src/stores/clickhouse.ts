@@ -36,21 +36,48 @@ export async function openClickHouse(config: Config, options: { dataDir?: string
   if (url) {
     const bootstrap = createClient({ url, username: user, password });
     try {
-      await bootstrap.command({ query: `CREATE DATABASE IF NOT EXISTS ${database}${cluster ? ` ON CLUSTER '${cluster}'` : ''}` });
+      await bootstrap.command({
+        query: `CREATE DATABASE IF NOT EXISTS ${database}${cluster ? ` ON CLUSTER '${cluster}'` : ''}`,
+      });
     } finally {
       await bootstrap.close();
     }
     const clickhouse_settings = cluster ? CLUSTER_SETTINGS : undefined;
-    const client = createClient({ url, username: user, password, database, request_timeout: 60_000, clickhouse_settings });
-    const sqlClient = sqlUser ? createClient({ url, username: sqlUser, password: sqlPassword, database, request_timeout: 60_000, clickhouse_settings }) : client;
-    const store = wrap(client, Array.from({ length: config.sql.sessions }, () => sqlClient), database, false, !!sqlUser);
+    const client = createClient({
+      url,
+      username: user,
+      password,
+      database,
+      request_timeout: 60_000,
+      clickhouse_settings,
+    });
+    const sqlClient = sqlUser
+      ? createClient({
+          url,
+          username: sqlUser,
+          password: sqlPassword,
+          database,
+          request_timeout: 60_000,
+          clickhouse_settings,
+        })
+      : client;
+    const store = wrap(
+      client,
+      Array.from({ length: config.sql.sessions }, () => sqlClient),
+      database,
+      false,
+      !!sqlUser,
+    );
     return cluster ? { ...store, cluster } : store;
   }
   const dir = path.resolve(options.dataDir ?? config.dataDir, 'clickhouse');
   fs.mkdirSync(dir, { recursive: true });
   const { createChdbConnection } = await import('chdb/connection');
   // The engine ignores the client's `database` option; its tables live in `default`.
-  const open = () => createClient({ connection: drainAfterFailure(createChdbConnection({ path: dir })) } as Parameters<typeof createClient>[0]);
+  const open = () =>
+    createClient({ connection: drainAfterFailure(createChdbConnection({ path: dir })) } as Parameters<
+      typeof createClient
+    >[0]);
   // Public SQL gets sessions of its own: callers' failing or slow queries stay away from ingest and lists.
   return wrap(open(), Array.from({ length: config.sql.sessions }, open), 'default', true, false);
 }
@@ -94,7 +121,8 @@ function drainAfterFailure(connection: ChdbConnection): ChdbConnection {
       const value = Reflect.get(target, property, receiver) as unknown;
       if (typeof value !== 'function') return value;
       // Methods run on the real object: it keeps private fields a proxy can't reach.
-      if (typeof property !== 'string' || !CALLS.has(property)) return (value as (...a: unknown[]) => unknown).bind(target);
+      if (typeof property !== 'string' || !CALLS.has(property))
+        return (value as (...a: unknown[]) => unknown).bind(target);
       return (...args: unknown[]) => {
         const run = tail.then(async () => {
           try {
@@ -111,7 +139,13 @@ function drainAfterFailure(connection: ChdbConnection): ChdbConnection {
   });
 }
 
-function wrap(client: ClickHouseClient, sqlClients: ClickHouseClient[], database: string, embedded: boolean, sqlRowPolicies: boolean): ClickHouseStore {
+function wrap(
+  client: ClickHouseClient,
+  sqlClients: ClickHouseClient[],
+  database: string,
+  embedded: boolean,
+  sqlRowPolicies: boolean,
+): ClickHouseStore {
   return {
     client,
     sqlClients,

@@ -138,7 +138,8 @@ function createTable(s: string, ctx: Context): Translation {
   const copy = new RegExp(`^AS\\s+${IDENT}\\s*$`, 'i').exec(rest);
   if (copy) {
     const source = ctx.tables.get(copy[1]!);
-    if (!source) throw new Error(`CREATE TABLE ${name} AS ${copy[1]}: ${copy[1]} is not a table of an earlier migration`);
+    if (!source)
+      throw new Error(`CREATE TABLE ${name} AS ${copy[1]}: ${copy[1]} is not a table of an earlier migration`);
     ctx.tables.set(name, source);
     return {
       statements: [
@@ -161,10 +162,12 @@ function createTable(s: string, ctx: Context): Translation {
     after = after.slice(end + 1);
   }
   const tail = after.trim();
-  if (!/MergeTree$/.test(engine) && engine !== 'Null') throw new Error(`CREATE TABLE ${name}: engine ${engine} has no clustered rule`);
+  if (!/MergeTree$/.test(engine) && engine !== 'Null')
+    throw new Error(`CREATE TABLE ${name}: engine ${engine} has no clustered rule`);
   if (/^Replicated/.test(engine)) throw new Error(`CREATE TABLE ${name}: single-node migrations use plain engines`);
   const shardingKey = SHARDING_KEYS[name] ?? DEFAULT_SHARDING_KEY;
-  if (!SHARDING_KEYS[name] && !/(^|[(,\s])project_id\s/.test(columns)) throw new Error(`CREATE TABLE ${name}: no project_id column to shard on; add SHARDING_KEYS['${name}']`);
+  if (!SHARDING_KEYS[name] && !/(^|[(,\s])project_id\s/.test(columns))
+    throw new Error(`CREATE TABLE ${name}: no project_id column to shard on; add SHARDING_KEYS['${name}']`);
   const info: TableInfo = { engine, engineArgs, tail, shardingKey };
   ctx.tables.set(name, info);
   return {
@@ -186,24 +189,37 @@ function distributed(name: string, ifNotExists: string, shardingKey: string, ctx
 }
 
 function createMaterializedView(s: string, ctx: Context): Translation {
-  const m = new RegExp(`^CREATE\\s+MATERIALIZED\\s+VIEW\\s+(IF\\s+NOT\\s+EXISTS\\s+)?${IDENT}\\s+TO\\s+${IDENT}\\s+AS\\s+`, 'i').exec(s);
+  const m = new RegExp(
+    `^CREATE\\s+MATERIALIZED\\s+VIEW\\s+(IF\\s+NOT\\s+EXISTS\\s+)?${IDENT}\\s+TO\\s+${IDENT}\\s+AS\\s+`,
+    'i',
+  ).exec(s);
   if (!m) throw new Error('materialized views need TO <table> (an implicit inner table has no clustered rule)');
   const [, ifNotExists = '', view, target] = m;
-  if (!ctx.tables.has(target!)) throw new Error(`materialized view ${view}: target ${target} is not a table of an earlier migration`);
+  if (!ctx.tables.has(target!))
+    throw new Error(`materialized view ${view}: target ${target} is not a table of an earlier migration`);
   const select = localTableReferences(s.slice(m[0].length), ctx);
   ctx.views.set(view!, target!);
-  return { statements: [`CREATE MATERIALIZED VIEW ${ifNotExists ? 'IF NOT EXISTS ' : ''}${view} ${onCluster(ctx.options)} TO ${target}${LOCAL_SUFFIX} AS\n${select}`] };
+  return {
+    statements: [
+      `CREATE MATERIALIZED VIEW ${ifNotExists ? 'IF NOT EXISTS ' : ''}${view} ${onCluster(ctx.options)} TO ${target}${LOCAL_SUFFIX} AS\n${select}`,
+    ],
+  };
 }
 
 /** FROM t / JOIN t of a known table → t_local: a view fires on the node whose local table took the insert. */
 function localTableReferences(select: string, ctx: Context): string {
-  return select.replace(new RegExp(`\\b(FROM|JOIN)(\\s+)${IDENT}\\b(?!\\s*\\()`, 'gi'), (whole, keyword: string, space: string, table: string) =>
-    ctx.tables.has(table) ? `${keyword}${space}${table}${LOCAL_SUFFIX}` : whole,
+  return select.replace(
+    new RegExp(`\\b(FROM|JOIN)(\\s+)${IDENT}\\b(?!\\s*\\()`, 'gi'),
+    (whole, keyword: string, space: string, table: string) =>
+      ctx.tables.has(table) ? `${keyword}${space}${table}${LOCAL_SUFFIX}` : whole,
   );
 }
 
 function createView(s: string, ctx: Context): Translation {
-  const m = new RegExp(`^(CREATE\\s+(?:OR\\s+REPLACE\\s+)?VIEW\\s+(?:IF\\s+NOT\\s+EXISTS\\s+)?${IDENT})\\s+AS\\s+`, 'i').exec(s);
+  const m = new RegExp(
+    `^(CREATE\\s+(?:OR\\s+REPLACE\\s+)?VIEW\\s+(?:IF\\s+NOT\\s+EXISTS\\s+)?${IDENT})\\s+AS\\s+`,
+    'i',
+  ).exec(s);
   if (!m) throw new Error('CREATE VIEW without a plain name');
   // A plain view reads the Distributed tables by their usual names: it needs no rewrite.
   return { statements: [`${m[1]} ${onCluster(ctx.options)} AS\n${s.slice(m[0].length)}`] };
@@ -212,7 +228,8 @@ function createView(s: string, ctx: Context): Translation {
 /** ALTER commands that change a table's columns: the Distributed table must follow. */
 const COLUMN_COMMAND = /^(ADD|DROP|MODIFY|RENAME|COMMENT)\s+COLUMN\b/i;
 /** ALTER commands that touch only the stored data or its indexes: the local tables alone. */
-const LOCAL_COMMAND = /^(ADD|DROP|MATERIALIZE|CLEAR)\s+(INDEX|PROJECTION|STATISTICS)\b|^MODIFY\s+(TTL|SETTING|ORDER\s+BY|COMMENT)\b|^REMOVE\s+TTL\b|^MATERIALIZE\s+(TTL|COLUMN)\b|^(DELETE|UPDATE)\b|^(ADD|DROP)\s+CONSTRAINT\b|^CLEAR\s+COLUMN\b/i;
+const LOCAL_COMMAND =
+  /^(ADD|DROP|MATERIALIZE|CLEAR)\s+(INDEX|PROJECTION|STATISTICS)\b|^MODIFY\s+(TTL|SETTING|ORDER\s+BY|COMMENT)\b|^REMOVE\s+TTL\b|^MATERIALIZE\s+(TTL|COLUMN)\b|^(DELETE|UPDATE)\b|^(ADD|DROP)\s+CONSTRAINT\b|^CLEAR\s+COLUMN\b/i;
 
 function alterTable(s: string, ctx: Context): Translation {
   const m = new RegExp(`^ALTER\\s+TABLE\\s+${IDENT}\\s+`, 'i').exec(s);
@@ -221,14 +238,22 @@ function alterTable(s: string, ctx: Context): Translation {
   const body = s.slice(m[0].length);
   const modifyQuery = /^MODIFY\s+QUERY\s+/i.exec(body);
   if (ctx.views.has(table) && modifyQuery) {
-    return { statements: [`ALTER TABLE ${table} ${onCluster(ctx.options)} MODIFY QUERY\n${localTableReferences(body.slice(modifyQuery[0].length), ctx)}`] };
+    return {
+      statements: [
+        `ALTER TABLE ${table} ${onCluster(ctx.options)} MODIFY QUERY\n${localTableReferences(body.slice(modifyQuery[0].length), ctx)}`,
+      ],
+    };
   }
-  if (!ctx.tables.has(table)) throw new Error(`ALTER TABLE ${table}: not a table of an earlier migration (a view's MODIFY QUERY needs an override)`);
+  if (!ctx.tables.has(table))
+    throw new Error(
+      `ALTER TABLE ${table}: not a table of an earlier migration (a view's MODIFY QUERY needs an override)`,
+    );
   const commands = splitTopLevel(body, ',');
   const columnCommands: string[] = [];
   for (const command of commands) {
     if (COLUMN_COMMAND.test(command)) columnCommands.push(command);
-    else if (!LOCAL_COMMAND.test(command)) throw new Error(`ALTER TABLE ${table}: command "${command.slice(0, 30)}…" has no clustered rule`);
+    else if (!LOCAL_COMMAND.test(command))
+      throw new Error(`ALTER TABLE ${table}: command "${command.slice(0, 30)}…" has no clustered rule`);
   }
   const on = onCluster(ctx.options);
   const statements = [`ALTER TABLE ${table}${LOCAL_SUFFIX} ${on} ${commands.join(', ')}`];
@@ -245,7 +270,9 @@ function drop(s: string, ctx: Context): Translation {
   ctx.views.delete(name!);
   if (kind!.toUpperCase() === 'TABLE' && ctx.tables.has(name!)) {
     ctx.tables.delete(name!);
-    return { statements: [`DROP TABLE ${exists}${name} ${on} SYNC`, `DROP TABLE ${exists}${name}${LOCAL_SUFFIX} ${on} SYNC`] };
+    return {
+      statements: [`DROP TABLE ${exists}${name} ${on} SYNC`, `DROP TABLE ${exists}${name}${LOCAL_SUFFIX} ${on} SYNC`],
+    };
   }
   return { statements: [`DROP ${kind!.toUpperCase()} ${exists}${name} ${on} SYNC`] };
 }

@@ -64,14 +64,21 @@ const MIGRATION_LOCK_KEY = 0x5167_6c6e;
 
 export type MigrationDirs = { postgres: string; clickhouse: string };
 
-const DEFAULT_DIRS: MigrationDirs = { postgres: path.join(ROOT_DIR, 'postgres'), clickhouse: path.join(ROOT_DIR, 'clickhouse') };
+const DEFAULT_DIRS: MigrationDirs = {
+  postgres: path.join(ROOT_DIR, 'postgres'),
+  clickhouse: path.join(ROOT_DIR, 'clickhouse'),
+};
 
 /**
  * Applies the pending Postgres then ClickHouse migrations, each once, recording them.
  * A Postgres advisory lock serialises processes that start together (ClickHouse has no locks,
  * and every Sightline process shares the Postgres).
  */
-export async function migrate(pg: PostgresStore, ch: ClickHouseStore, dirs: MigrationDirs = DEFAULT_DIRS): Promise<{ postgres: number; clickhouse: number }> {
+export async function migrate(
+  pg: PostgresStore,
+  ch: ClickHouseStore,
+  dirs: MigrationDirs = DEFAULT_DIRS,
+): Promise<{ postgres: number; clickhouse: number }> {
   const client = await pg.pool.connect();
   try {
     // Migrations (and waiting for another process's) may take longer than a request's statement deadline.
@@ -80,7 +87,9 @@ export async function migrate(pg: PostgresStore, ch: ClickHouseStore, dirs: Migr
     try {
       await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-      const applied = new Set((await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version));
+      const applied = new Set(
+        (await client.query<{ version: number }>('SELECT version FROM schema_migrations')).rows.map((r) => r.version),
+      );
       let postgres = 0;
       for (const m of readMigrations(dirs.postgres)) {
         if (applied.has(m.version)) continue;
@@ -110,8 +119,15 @@ export async function migrate(pg: PostgresStore, ch: ClickHouseStore, dirs: Migr
  * The ClickHouse migrations as they run on this store: the files' statements on one node, or their
  * clustered translation when CLICKHOUSE_CLUSTER names a cluster (src/stores/cluster-migrations.ts).
  */
-export function clickHouseMigrations(dir: string, cluster?: { cluster: string; database: string }): MigrationStatements[] {
-  const plain = readMigrations(dir).map((m) => ({ version: m.version, name: m.name, statements: splitStatements(m.sql) }));
+export function clickHouseMigrations(
+  dir: string,
+  cluster?: { cluster: string; database: string },
+): MigrationStatements[] {
+  const plain = readMigrations(dir).map((m) => ({
+    version: m.version,
+    name: m.name,
+    statements: splitStatements(m.sql),
+  }));
   return cluster ? clusterMigrations(plain, cluster) : plain;
 }
 
@@ -137,7 +153,11 @@ async function migrateClickHouse(ch: ClickHouseStore, dir: string): Promise<numb
         throw new Error(`clickhouse migration ${m.version}_${m.name} failed: ${(error as Error).message}`);
       }
     }
-    await ch.client.insert({ table: 'schema_migrations', values: [{ version: m.version, name: m.name }], format: 'JSONEachRow' });
+    await ch.client.insert({
+      table: 'schema_migrations',
+      values: [{ version: m.version, name: m.name }],
+      format: 'JSONEachRow',
+    });
     count++;
   }
   return count;

@@ -16,12 +16,22 @@
  * A connection that goes away mid-sequence releases the session.
  */
 
-type QueuedMessage = { handlerId: number; message: Uint8Array; resolve: (n: number) => void; reject: (e: unknown) => void; onData: (data: Uint8Array) => void };
+type QueuedMessage = {
+  handlerId: number;
+  message: Uint8Array;
+  resolve: (n: number) => void;
+  reject: (e: unknown) => void;
+  onData: (data: Uint8Array) => void;
+};
 type QueryQueue = {
   queue: QueuedMessage[];
   processing: boolean;
   lastHandlerId: number | null;
-  db: { isInTransaction(): boolean; runExclusive<T>(fn: () => Promise<T>): Promise<T>; execProtocolRawStream(message: Uint8Array, options: { onRawData: (data: Uint8Array) => void }): Promise<unknown> };
+  db: {
+    isInTransaction(): boolean;
+    runExclusive<T>(fn: () => Promise<T>): Promise<T>;
+    execProtocolRawStream(message: Uint8Array, options: { onRawData: (data: Uint8Array) => void }): Promise<unknown>;
+  };
   processQueue(): Promise<void>;
   clearQueueForHandler(handlerId: number): void;
 };

@@ -22,7 +22,10 @@ export type Queryable = Pick<pg.Pool, 'query'> | pg.PoolClient;
  * Embedded PGlite is ONE session shared by every connection and runs one transaction at a time
  * (docs/design.md, "Known traps"): use `SET LOCAL` only, and inside a transaction use only its client.
  */
-export async function openPostgres(config: Config, options: { dataDir?: string; url?: string } = {}): Promise<PostgresStore> {
+export async function openPostgres(
+  config: Config,
+  options: { dataDir?: string; url?: string } = {},
+): Promise<PostgresStore> {
   const url = options.url ?? config.databaseUrl;
   if (url) {
     // A statement of request work stops at its deadline instead of holding a connection for ever, and
@@ -34,7 +37,12 @@ export async function openPostgres(config: Config, options: { dataDir?: string; 
       statement_timeout: STATEMENT_TIMEOUT_MS,
       idle_in_transaction_session_timeout: STATEMENT_TIMEOUT_MS,
     });
-    const auth = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 5_000, statement_timeout: AUTH_STATEMENT_TIMEOUT_MS });
+    const auth = new pg.Pool({
+      connectionString: url,
+      max: 2,
+      connectionTimeoutMillis: 5_000,
+      statement_timeout: AUTH_STATEMENT_TIMEOUT_MS,
+    });
     pool.on('error', () => {}); // idle-client errors surface on the next query instead of crashing
     auth.on('error', () => {});
     return wrap(pool, auth, false, async () => {

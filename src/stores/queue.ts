@@ -33,7 +33,10 @@ export async function openQueue(config: Config, options: { dataDir?: string } = 
   const reconnectListeners = new Map<string, Set<() => void>>();
   let embedded: EmbeddedPostgres | undefined;
 
-  let make: { queue: (name: string) => Queue; worker: (name: string, p: Processor, o: Partial<WorkerOptions>) => Worker };
+  let make: {
+    queue: (name: string) => Queue;
+    worker: (name: string, p: Processor, o: Partial<WorkerOptions>) => Worker;
+  };
   let ping: () => Promise<void>;
   let closeBackend: () => Promise<void>;
   let backend: QueueStore['backend'];
@@ -91,7 +94,8 @@ export async function openQueue(config: Config, options: { dataDir?: string } = 
     const pgConnection = connection as never;
     make = {
       queue: (name) => new Queue(name, { connection: pgConnection }, createPostgresBackend) as unknown as Queue,
-      worker: (name, p, o) => new Worker(name, p, { ...o, connection: pgConnection }, createPostgresBackend) as unknown as Worker,
+      worker: (name, p, o) =>
+        new Worker(name, p, { ...o, connection: pgConnection }, createPostgresBackend) as unknown as Worker,
     };
     const pingQueue = () => queueFor('__ping');
     ping = async () => {

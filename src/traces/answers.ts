@@ -69,15 +69,25 @@ const SpanAnswer = z.object({
   total_tokens: Count,
   evaluation_run_id: z.string().nullable(),
   // docs/spans.md, "More span fields".
-  cost_source: CostSource.describe('where `cost` came from: sent by the producer, computed from the price table, or none'),
-  cache_read_tokens: Count.describe('of input_tokens, read from the provider\'s prompt cache'),
-  cache_write_tokens: Count.describe('of input_tokens, written to the provider\'s prompt cache'),
-  reasoning_tokens: Count.describe('of output_tokens, the model\'s reasoning tokens'),
-  time_to_first_token_ms: z.number().nullable().describe('streaming: milliseconds from the span\'s start to its first token'),
-  output_tokens_per_second: z.number().nullable().describe('output tokens per second of generation, as sent or computed at ingest'),
+  cost_source: CostSource.describe(
+    'where `cost` came from: sent by the producer, computed from the price table, or none',
+  ),
+  cache_read_tokens: Count.describe("of input_tokens, read from the provider's prompt cache"),
+  cache_write_tokens: Count.describe("of input_tokens, written to the provider's prompt cache"),
+  reasoning_tokens: Count.describe("of output_tokens, the model's reasoning tokens"),
+  time_to_first_token_ms: z
+    .number()
+    .nullable()
+    .describe("streaming: milliseconds from the span's start to its first token"),
+  output_tokens_per_second: z
+    .number()
+    .nullable()
+    .describe('output tokens per second of generation, as sent or computed at ingest'),
   events: z.array(SpanEventAnswer).describe('span events (exceptions, messages, stream chunks), in the order sent'),
   links: z.array(SpanLinkAnswer),
-  resource: MetadataMap.describe("the producer's resource attributes (host.*, process.*, service.*), apart from metadata"),
+  resource: MetadataMap.describe(
+    "the producer's resource attributes (host.*, process.*, service.*), apart from metadata",
+  ),
   dropped_attributes_count: Count.describe('attributes, events or links dropped past their caps'),
 });
 
@@ -121,6 +131,8 @@ export const OtlpAnswer = {
     'application/json': {
       schema: z.object({ partialSuccess: z.object({ rejectedSpans: Count, errorMessage: z.string() }).optional() }),
     },
-    'application/x-protobuf': { schema: z.string().describe('an encoded opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse') },
+    'application/x-protobuf': {
+      schema: z.string().describe('an encoded opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse'),
+    },
   },
 };

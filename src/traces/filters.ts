@@ -37,7 +37,8 @@ const bigInteger = (max: number) =>
     .refine((n) => n >= 0, 'Input should be greater than or equal to 0')
     .refine((n) => n <= max, `Input should be less than or equal to ${max}`);
 
-const setPredicate = <F extends SetField>(field: F) => z.strictObject({ field: z.literal(field), op: z.literal('in'), value: TextList });
+const setPredicate = <F extends SetField>(field: F) =>
+  z.strictObject({ field: z.literal(field), op: z.literal('in'), value: TextList });
 
 export const PredicateSchema = z.discriminatedUnion('field', [
   z.strictObject({ field: z.literal('trace_id'), op: z.enum(['eq', 'contains']), value: Text }),
@@ -53,8 +54,16 @@ export const PredicateSchema = z.discriminatedUnion('field', [
   z.strictObject({ field: z.literal('duration_ms'), op: NumericOpSchema, value: bigInteger(9223372036854776000) }),
   z.strictObject({ field: z.literal('errors'), op: NumericOpSchema, value: bigInteger(18446744073709552000) }),
   // Streaming timings (docs/spans.md, "More span fields"): a trace matches when one of its spans does.
-  z.strictObject({ field: z.literal('time_to_first_token_ms'), op: NumericOpSchema, value: z.number().min(0).max(MAX_TIMING_VALUE) }),
-  z.strictObject({ field: z.literal('output_tokens_per_second'), op: NumericOpSchema, value: z.number().min(0).max(MAX_TIMING_VALUE) }),
+  z.strictObject({
+    field: z.literal('time_to_first_token_ms'),
+    op: NumericOpSchema,
+    value: z.number().min(0).max(MAX_TIMING_VALUE),
+  }),
+  z.strictObject({
+    field: z.literal('output_tokens_per_second'),
+    op: NumericOpSchema,
+    value: z.number().min(0).max(MAX_TIMING_VALUE),
+  }),
   z.strictObject({
     field: z.literal('metadata'),
     op: z.enum(['eq', 'contains']),
@@ -70,15 +79,18 @@ const FiltersSchema = z.array(PredicateSchema).max(MAX_FILTERS);
 /** Parses the raw query value; throws 400 with a detail naming the first problem. */
 export function parseFilters(raw: string | undefined): Predicate[] {
   if (raw === undefined || raw.trim() === '') return [];
-  if (raw.length > MAX_FILTERS_PARAM_LENGTH) throw new BadRequestError(`invalid filters parameter: longer than ${MAX_FILTERS_PARAM_LENGTH} characters`);
+  if (raw.length > MAX_FILTERS_PARAM_LENGTH)
+    throw new BadRequestError(`invalid filters parameter: longer than ${MAX_FILTERS_PARAM_LENGTH} characters`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
   } catch {
     throw new BadRequestError('invalid filters parameter: not valid JSON');
   }
-  if (!Array.isArray(parsed)) throw new BadRequestError('invalid filters parameter: expected a JSON array of predicates');
-  if (parsed.length > MAX_FILTERS) throw new BadRequestError(`invalid filters parameter: at most ${MAX_FILTERS} predicates are allowed`);
+  if (!Array.isArray(parsed))
+    throw new BadRequestError('invalid filters parameter: expected a JSON array of predicates');
+  if (parsed.length > MAX_FILTERS)
+    throw new BadRequestError(`invalid filters parameter: at most ${MAX_FILTERS} predicates are allowed`);
   const result = FiltersSchema.safeParse(parsed);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
@@ -86,7 +98,12 @@ export function parseFilters(raw: string | undefined): Predicate[] {
 }
 
 function describe(issue: z.core.$ZodIssue): string {
-  const where = issue.path.length ? `filters[${String(issue.path[0])}]${issue.path.slice(1).map((p) => `.${String(p)}`).join('')}` : 'filters';
+  const where = issue.path.length
+    ? `filters[${String(issue.path[0])}]${issue.path
+        .slice(1)
+        .map((p) => `.${String(p)}`)
+        .join('')}`
+    : 'filters';
   switch (issue.code) {
     case 'invalid_union':
       return `${where}: unknown field; expected one of trace_id, signal_id, ${SET_FIELDS.join(', ')}, cost, total_tokens, duration_ms, errors, ${TIMING_FIELDS.join(', ')}, metadata`;

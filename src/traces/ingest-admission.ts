@@ -39,7 +39,11 @@ export async function releaseIngest(request: FastifyRequest): Promise<void> {
  * once it would pass the byte bound.
  */
 export function countIngestBody(writer: SpanWriter) {
-  return async function count(request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload): Promise<RequestPayload> {
+  return async function count(
+    request: FastifyRequest,
+    _reply: FastifyReply,
+    payload: RequestPayload,
+  ): Promise<RequestPayload> {
     const ticket = tickets.get(request);
     if (!ticket || (payload === request.raw && request.headers['content-length'] !== undefined)) return payload;
     let read = 0;
@@ -51,7 +55,9 @@ export function countIngestBody(writer: SpanWriter) {
       },
     });
     // Fastify checks Content-Length against the encoded size when the stream reports one (gzip).
-    Object.defineProperty(counter, 'receivedEncodedLength', { get: () => (payload as { receivedEncodedLength?: number }).receivedEncodedLength });
+    Object.defineProperty(counter, 'receivedEncodedLength', {
+      get: () => (payload as { receivedEncodedLength?: number }).receivedEncodedLength,
+    });
     payload.on('error', (error) => counter.destroy(error));
     payload.pipe(counter);
     return counter as unknown as RequestPayload;
@@ -75,6 +81,7 @@ export function ingesting<T>(writer: SpanWriter, request: FastifyRequest, fn: ()
 export function checkIngestProject(request: FastifyRequest, ...projectIds: (string | null | undefined)[]): void {
   const own = apiKeyOf(request).projectId;
   for (const id of projectIds) {
-    if (id !== undefined && id !== null && id.toLowerCase() !== own) throw new BadRequestError(PROJECT_ID_MISMATCH_DETAIL);
+    if (id !== undefined && id !== null && id.toLowerCase() !== own)
+      throw new BadRequestError(PROJECT_ID_MISMATCH_DETAIL);
   }
 }

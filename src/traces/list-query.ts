@@ -100,7 +100,10 @@ function build(p: TraceListParams): Built {
   }
   if (p.endBefore !== undefined) {
     const to = param("DateTime64(3, 'UTC')", p.endBefore / 1000);
-    b.where.push(`trace_start_hour < toStartOfHour(${to}) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR`, `start_time < ${to}`);
+    b.where.push(
+      `trace_start_hour < toStartOfHour(${to}) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR`,
+      `start_time < ${to}`,
+    );
   }
   if (!p.includeEvaluations) b.where.push('is_evaluation = 0');
   if (p.traceIds) b.where.push(`trace_id IN ${param('Array(String)', p.traceIds)}`);
@@ -112,10 +115,12 @@ function build(p: TraceListParams): Built {
   if (p.userId !== undefined) b.where.push(`${USER} = ${param('String', p.userId)}`);
   if (p.searchQuery !== undefined) {
     const q = param('String', p.searchQuery);
-    b.where.push(`(positionCaseInsensitiveUTF8(trace_id, ${q}) > 0 OR positionCaseInsensitiveUTF8(${ROOT_NAME}, ${q}) > 0
+    b.where
+      .push(`(positionCaseInsensitiveUTF8(trace_id, ${q}) > 0 OR positionCaseInsensitiveUTF8(${ROOT_NAME}, ${q}) > 0
       OR positionCaseInsensitiveUTF8(${SESSION}, ${q}) > 0 OR positionCaseInsensitiveUTF8(${USER}, ${q}) > 0)`);
   }
-  for (const f of p.filters) b.where.push(traceFilterCondition(f, param, p.signalIds, { project: '{project:String}', from }));
+  for (const f of p.filters)
+    b.where.push(traceFilterCondition(f, param, p.signalIds, { project: '{project:String}', from }));
   if (p.text) b.where.push(textCondition(p, p.text, param));
   return b;
 }
@@ -139,7 +144,9 @@ export function traceFilterCondition(
 ): string {
   switch (f.field) {
     case 'trace_id':
-      return f.op === 'eq' ? `trace_id = ${param('String', f.value)}` : `position(trace_id, ${param('String', f.value)}) > 0`;
+      return f.op === 'eq'
+        ? `trace_id = ${param('String', f.value)}`
+        : `position(trace_id, ${param('String', f.value)}) > 0`;
     case 'signal_id':
       return `trace_id IN (SELECT trace_id FROM findings WHERE project_id = {project:String} AND signal_id IN ${param('Array(String)', signalIds?.[f.value] ?? [f.value])})`;
     case 'cost':
@@ -195,7 +202,11 @@ export function sessionTraceIdsSubquery(session: string): string {
  * spans' own key), and carry the trace's rollup hour (so `end_before` bounds them the way it bounds
  * the rollup, late-root slack included, through the minmax index on `spans.trace_start_hour`).
  */
-export function textCondition(p: Pick<TraceListParams, 'startAfter' | 'endBefore' | 'includeEvaluations'>, text: TextSearch, param: (type: string, value: unknown) => string): string {
+export function textCondition(
+  p: Pick<TraceListParams, 'startAfter' | 'endBefore' | 'includeEvaluations'>,
+  text: TextSearch,
+  param: (type: string, value: unknown) => string,
+): string {
   const window: string[] = [];
   if (p.startAfter !== undefined) {
     const from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);
@@ -239,7 +250,12 @@ export function fetchTracesQuery(p: TraceListParams, page: PageKey[], limits: Qu
  * byte budget on before it fetches the items. Rows: trace_id, bytes.
  */
 export function traceItemBytesQuery(p: TraceListParams, page: PageKey[], limits: QueryLimits): Query {
-  return pageQuery(p, page, 'trace_id, byteSize(root_span.4, root_span.5, root_span.6, metadata_pairs) AS bytes', limits);
+  return pageQuery(
+    p,
+    page,
+    'trace_id, byteSize(root_span.4, root_span.5, root_span.6, metadata_pairs) AS bytes',
+    limits,
+  );
 }
 
 function pageQuery(p: TraceListParams, page: PageKey[], columns: string, limits: QueryLimits): Query {
@@ -253,6 +269,10 @@ WHERE project_id = {project:String}
   AND trace_id IN {ids:Array(String)}
 ORDER BY start_time ${direction}, trace_id ${direction}
 ${settingsClause(limits, FINAL_SETTINGS)}`,
-    query_params: { project: p.projectId, hours: [...new Set(page.map((r) => r.hour))], ids: page.map((r) => r.trace_id) },
+    query_params: {
+      project: p.projectId,
+      hours: [...new Set(page.map((r) => r.hour))],
+      ids: page.map((r) => r.trace_id),
+    },
   };
 }

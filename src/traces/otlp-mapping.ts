@@ -1,11 +1,32 @@
 import {
-  MAX_ERROR_MESSAGE_LENGTH, MAX_EVENT_ATTRIBUTES, MAX_KIND_LENGTH, MAX_METADATA_KEY_LENGTH, MAX_METADATA_KEYS, MAX_METADATA_VALUE_LENGTH,
-  MAX_NAME_LENGTH, MAX_SHORT_TEXT_LENGTH, MAX_SPAN_EVENTS, MAX_SPAN_LINKS,
+  MAX_ERROR_MESSAGE_LENGTH,
+  MAX_EVENT_ATTRIBUTES,
+  MAX_KIND_LENGTH,
+  MAX_METADATA_KEY_LENGTH,
+  MAX_METADATA_KEYS,
+  MAX_METADATA_VALUE_LENGTH,
+  MAX_NAME_LENGTH,
+  MAX_SHORT_TEXT_LENGTH,
+  MAX_SPAN_EVENTS,
+  MAX_SPAN_LINKS,
 } from './span-input.js';
 import type { SpanInput } from './span-input.js';
 import type { OtlpAttributes, OtlpSpan, OtlpTraceRequest, OtlpValue } from './otlp.js';
-import { COMPANIONS, SOURCES, TOKEN_FIELDS, type Convention, type Field, type Source } from './conventions/precedence.js';
-import { eventMessages, INDEXED_PREFIXES, indexedPrefix, rebuildIndexed, withSystemInstructions } from './conventions/messages.js';
+import {
+  COMPANIONS,
+  SOURCES,
+  TOKEN_FIELDS,
+  type Convention,
+  type Field,
+  type Source,
+} from './conventions/precedence.js';
+import {
+  eventMessages,
+  INDEXED_PREFIXES,
+  indexedPrefix,
+  rebuildIndexed,
+  withSystemInstructions,
+} from './conventions/messages.js';
 import { jsonMetadata, liftedKey } from './conventions/metadata.js';
 import { fitParts, type Usage } from './conventions/usage.js';
 import { VERCEL_OUTER_OPERATIONS } from './conventions/vercel.js';
@@ -69,7 +90,8 @@ function mapSpan(span: OtlpSpan, resourceAttrs: OtlpAttributes, resource: String
     }
   }
   if (indexed) {
-    for (const [prefix, group] of indexed) add(found, INDEXED_PREFIXES.get(prefix)!, group.keys, rebuildIndexed(group.parts));
+    for (const [prefix, group] of indexed)
+      add(found, INDEXED_PREFIXES.get(prefix)!, group.keys, rebuildIndexed(group.parts));
   }
   if (span.events.length > 0) {
     const messages = eventMessages(span.events);
@@ -78,7 +100,8 @@ function mapSpan(span: OtlpSpan, resourceAttrs: OtlpAttributes, resource: String
   }
 
   const consumed = new Set<string>();
-  const pick = <T>(field: Field, preset?: T, skip?: Convention) => resolve<T>(found[field], ctx, consumed, preset, skip);
+  const pick = <T>(field: Field, preset?: T, skip?: Convention) =>
+    resolve<T>(found[field], ctx, consumed, preset, skip);
 
   // Errors: ERROR status, Langfuse's level=ERROR, or an exception event unless the span was
   // explicitly set OK (OTel: OK is final). The last exception event describes the error.
@@ -90,7 +113,9 @@ function mapSpan(span: OtlpSpan, resourceAttrs: OtlpAttributes, resource: String
   const errorType = firstText(exception, 'exception.type') ?? take(attrs, 'error.type', consumed);
   const statusMessage = langfuseError ? take(attrs, 'langfuse.observation.status_message', consumed) : undefined;
   const errorMessage =
-    firstText(exception, 'exception.message') ?? statusMessage ?? (status === 'error' && span.status.message ? span.status.message : undefined);
+    firstText(exception, 'exception.message') ??
+    statusMessage ??
+    (status === 'error' && span.status.message ? span.status.message : undefined);
 
   // Token counts: Langfuse's usage details first, then the table; a Vercel outer call's usage repeats its steps'.
   const operation = attrs.get('ai.operationId');
@@ -202,7 +227,12 @@ function resolve<T>(
  * Langfuse's trace-level input/output, which describe the trace, and GenAI system instructions
  * (unless joined to the messages).
  */
-function pickContent(candidates: Candidate[] | undefined, ctx: ReadContext, consumed: Set<string>, attrs: OtlpAttributes): unknown {
+function pickContent(
+  candidates: Candidate[] | undefined,
+  ctx: ReadContext,
+  consumed: Set<string>,
+  attrs: OtlpAttributes,
+): unknown {
   if (!candidates) return undefined;
   if (candidates.length > 1) candidates.sort((a, b) => a.source.rank - b.source.rank);
   let winner: Candidate | undefined;
@@ -250,7 +280,10 @@ function firstText(attrs: OtlpAttributes | undefined, key: string): string | und
 
 function environmentOf(resource: OtlpAttributes): string | undefined {
   const ctx = { startMs: 0 };
-  return text(resource.get('deployment.environment.name') ?? null, ctx) ?? text(resource.get('deployment.environment') ?? null, ctx);
+  return (
+    text(resource.get('deployment.environment.name') ?? null, ctx) ??
+    text(resource.get('deployment.environment') ?? null, ctx)
+  );
 }
 
 /**
@@ -278,7 +311,12 @@ function metadataOf(attrs: OtlpAttributes, consumed: Set<string>, stacktrace: st
   let dropped = 0;
   for (const [key, value] of lifted.length > 0 ? [...lifted, ...plain] : plain) {
     if (value === null || value === undefined) continue;
-    if (keys >= MAX_OTLP_METADATA_KEYS || key.length > MAX_METADATA_KEY_LENGTH || key === '__proto__' || Object.hasOwn(map, key)) {
+    if (
+      keys >= MAX_OTLP_METADATA_KEYS ||
+      key.length > MAX_METADATA_KEY_LENGTH ||
+      key === '__proto__' ||
+      Object.hasOwn(map, key)
+    ) {
       dropped++;
       continue;
     }

@@ -50,8 +50,9 @@ type ProtoType = {
   encode(message: unknown): { finish(): Uint8Array };
   fromObject(object: unknown): unknown;
 };
-const collector = (otlpRoot as unknown as { opentelemetry: { proto: { collector: { trace: { v1: Record<string, ProtoType> } } } } })
-  .opentelemetry.proto.collector.trace.v1;
+const collector = (
+  otlpRoot as unknown as { opentelemetry: { proto: { collector: { trace: { v1: Record<string, ProtoType> } } } } }
+).opentelemetry.proto.collector.trace.v1;
 const ExportTraceServiceRequest = collector.ExportTraceServiceRequest!;
 const ExportTraceServiceResponse = collector.ExportTraceServiceResponse!;
 
@@ -60,7 +61,9 @@ export function decodeOtlpProtobuf(buf: Uint8Array): OtlpTraceRequest {
   try {
     message = ExportTraceServiceRequest.decode(buf);
   } catch (error) {
-    throw new BadRequestError(`request body is not a valid OTLP protobuf ExportTraceServiceRequest: ${(error as Error).message}`);
+    throw new BadRequestError(
+      `request body is not a valid OTLP protobuf ExportTraceServiceRequest: ${(error as Error).message}`,
+    );
   }
   return readRequest(message);
 }
@@ -88,7 +91,10 @@ export function encodeOtlpProtobufResponse(rejectedSpans: number, errorMessage =
   return Buffer.from(ExportTraceServiceResponse.encode(message).finish());
 }
 
-export function otlpJsonResponse(rejectedSpans: number, errorMessage = ''): { partialSuccess?: { rejectedSpans: number; errorMessage: string } } {
+export function otlpJsonResponse(
+  rejectedSpans: number,
+  errorMessage = '',
+): { partialSuccess?: { rejectedSpans: number; errorMessage: string } } {
   return rejectedSpans > 0 || errorMessage ? { partialSuccess: { rejectedSpans, errorMessage } } : {};
 }
 
@@ -108,7 +114,10 @@ function readRequest(raw: unknown): OtlpTraceRequest {
           const ss = object(ssRaw, ssPath) ?? {};
           const scope = object(ss.scope, `${ssPath}.scope`) ?? {};
           return {
-            scope: { name: text(scope.name, `${ssPath}.scope.name`), version: text(scope.version, `${ssPath}.scope.version`) },
+            scope: {
+              name: text(scope.name, `${ssPath}.scope.name`),
+              version: text(scope.version, `${ssPath}.scope.version`),
+            },
             spans: list(ss.spans, `${ssPath}.spans`).map((span, k) => readSpan(span, `${ssPath}.spans[${k}]`)),
           };
         }),
@@ -147,14 +156,24 @@ function readSpan(raw: unknown, path: string): OtlpSpan {
         droppedAttributesCount: count(link.droppedAttributesCount),
       };
     }),
-    status: { code: enumValue(status.code, STATUS_CODES, `${path}.status.code`), message: text(status.message, `${path}.status.message`) },
+    status: {
+      code: enumValue(status.code, STATUS_CODES, `${path}.status.code`),
+      message: text(status.message, `${path}.status.message`),
+    },
     droppedAttributesCount: count(span.droppedAttributesCount),
     droppedEventsCount: count(span.droppedEventsCount),
     droppedLinksCount: count(span.droppedLinksCount),
   };
 }
 
-const SPAN_KINDS = ['SPAN_KIND_UNSPECIFIED', 'SPAN_KIND_INTERNAL', 'SPAN_KIND_SERVER', 'SPAN_KIND_CLIENT', 'SPAN_KIND_PRODUCER', 'SPAN_KIND_CONSUMER'];
+const SPAN_KINDS = [
+  'SPAN_KIND_UNSPECIFIED',
+  'SPAN_KIND_INTERNAL',
+  'SPAN_KIND_SERVER',
+  'SPAN_KIND_CLIENT',
+  'SPAN_KIND_PRODUCER',
+  'SPAN_KIND_CONSUMER',
+];
 const STATUS_CODES = ['STATUS_CODE_UNSET', 'STATUS_CODE_OK', 'STATUS_CODE_ERROR'];
 
 function invalid(path: string, what: string): never {
@@ -257,6 +276,7 @@ function anyValue(raw: unknown): OtlpValue {
     return Array.isArray(values) ? values.map(anyValue) : [];
   }
   if (v.kvlistValue != null) return Object.fromEntries(attributes((v.kvlistValue as { values?: unknown }).values));
-  if (v.bytesValue != null) return v.bytesValue instanceof Uint8Array ? Buffer.from(v.bytesValue).toString('base64') : String(v.bytesValue);
+  if (v.bytesValue != null)
+    return v.bytesValue instanceof Uint8Array ? Buffer.from(v.bytesValue).toString('base64') : String(v.bytesValue);
   return null;
 }

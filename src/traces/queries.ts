@@ -23,7 +23,11 @@ export type ExistingTraceRow = { trace_id: string; trace_start_hour: string | nu
  * engine with 4,000 spans, an Array(Tuple) parameter took 30-160 ms to bind and test per row, this 16-20 ms.
  * Params: project (String), traces (Array(String)), span_ids (Array(String)).
  */
-export function existingSpansQuery(projectId: string, traceIds: string[], spanKeys: [traceId: string, spanId: string][]): Query {
+export function existingSpansQuery(
+  projectId: string,
+  traceIds: string[],
+  spanKeys: [traceId: string, spanId: string][],
+): Query {
   return {
     query: `SELECT trace_id,
                    toUnixTimestamp(min(trace_start_hour)) AS trace_start_hour,

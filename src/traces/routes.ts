@@ -3,7 +3,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RequestPayload } fr
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { typed } from '../http.js';
-import { AppError, InternalError, PayloadTooLargeError, ServiceUnavailableError, UnsupportedMediaTypeError, isQueryLimit, isStoreUnreachable } from '../errors.js';
+import {
+  AppError,
+  InternalError,
+  PayloadTooLargeError,
+  ServiceUnavailableError,
+  UnsupportedMediaTypeError,
+  isQueryLimit,
+  isStoreUnreachable,
+} from '../errors.js';
 import { apiKeyOf, authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { priceBookOf } from '../model-prices/pricing.js';
@@ -11,10 +19,24 @@ import { admitIngest, checkIngestProject, countIngestBody, ingesting, releaseIng
 import { isoToEpochMs, MAX_SPANS_PER_REQUEST, validateSpans } from './span-input.js';
 import { parseFilters } from './filters.js';
 import { signalMembers } from '../signals/service.js';
-import { countOtlpSpans, decodeOtlpJson, decodeOtlpProtobuf, encodeOtlpProtobufResponse, otlpJsonResponse, otlpToSpans } from './otlp.js';
+import {
+  countOtlpSpans,
+  decodeOtlpJson,
+  decodeOtlpProtobuf,
+  encodeOtlpProtobufResponse,
+  otlpJsonResponse,
+  otlpToSpans,
+} from './otlp.js';
 import { getSession, getTrace, ingestSpans, listSessions, listTraces, storeSpans } from './service.js';
 import { MAX_TEXT_QUERY_LENGTH, MAX_TEXT_TERMS, parseTextQuery, TEXT_SCOPES, type TextSearch } from './text-search.js';
-import { IngestAnswer, OtlpAnswer, SessionDetailAnswer, SessionListAnswer, TraceDetailAnswer, TraceListAnswer } from './answers.js';
+import {
+  IngestAnswer,
+  OtlpAnswer,
+  SessionDetailAnswer,
+  SessionListAnswer,
+  TraceDetailAnswer,
+  TraceListAnswer,
+} from './answers.js';
 
 /** docs/spans.md: a request body holds at most 10 MiB (413 beyond). */
 export const MAX_INGEST_BODY_BYTES = 10 * 1024 * 1024;
@@ -22,17 +44,16 @@ export const MAX_INGEST_BODY_BYTES = 10 * 1024 * 1024;
 const IsoDateTime = z.union([z.iso.datetime({ offset: true, local: true }), z.iso.date()]);
 
 /** Query booleans the way pydantic reads them (true/false, 1/0, yes/no, on/off). */
-const QueryBoolean = z
-  .string()
-  .transform((v, ctx) => {
-    const lowered = v.trim().toLowerCase();
-    if (['true', '1', 'yes', 'on', 't', 'y'].includes(lowered)) return true;
-    if (['false', '0', 'no', 'off', 'f', 'n'].includes(lowered)) return false;
-    ctx.addIssue({ code: 'custom', message: 'Input should be a valid boolean, unable to interpret input' });
-    return z.NEVER;
-  });
+const QueryBoolean = z.string().transform((v, ctx) => {
+  const lowered = v.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on', 't', 'y'].includes(lowered)) return true;
+  if (['false', '0', 'no', 'off', 'f', 'n'].includes(lowered)) return false;
+  ctx.addIssue({ code: 'custom', message: 'Input should be a valid boolean, unable to interpret input' });
+  return z.NEVER;
+});
 
-const QueryInt = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
+const QueryInt = (min: number, max: number, fallback: number) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
 
 /** `text_query` (docs/traces.md, "Text search"): 1 to 512 characters after trimming, parsed into its terms. */
 const TextQuery = z
@@ -42,12 +63,19 @@ const TextQuery = z
   .max(MAX_TEXT_QUERY_LENGTH)
   .transform((v, ctx) => {
     const terms = parseTextQuery(v);
-    if (terms.length === 0) ctx.addIssue({ code: 'custom', message: 'Text query should contain a word or a quoted phrase' });
-    if (terms.length > MAX_TEXT_TERMS) ctx.addIssue({ code: 'custom', message: `Text query should have at most ${MAX_TEXT_TERMS} words or phrases` });
+    if (terms.length === 0)
+      ctx.addIssue({ code: 'custom', message: 'Text query should contain a word or a quoted phrase' });
+    if (terms.length > MAX_TEXT_TERMS)
+      ctx.addIssue({ code: 'custom', message: `Text query should have at most ${MAX_TEXT_TERMS} words or phrases` });
     return terms;
   })
-  .describe('full-text search over span input, output and error message: words (all required, in any span of the trace) and "quoted phrases", case-insensitive, any script');
-const TextScope = z.enum(TEXT_SCOPES).optional().describe('the span fields `text_query` searches: `all` (default), `input`, `output` or `error` (error message)');
+  .describe(
+    'full-text search over span input, output and error message: words (all required, in any span of the trace) and "quoted phrases", case-insensitive, any script',
+  );
+const TextScope = z
+  .enum(TEXT_SCOPES)
+  .optional()
+  .describe('the span fields `text_query` searches: `all` (default), `input`, `output` or `error` (error message)');
 
 const textOf = (terms: string[] | undefined, scope: TextSearch['scope'] | undefined): TextSearch | undefined =>
   terms === undefined ? undefined : { terms, scope: scope ?? 'all' };
@@ -73,7 +101,10 @@ const SessionsQuery = ProjectQuery.extend({
   page: QueryInt(0, 10_000, 0),
   text_query: TextQuery.optional(),
   text_scope: TextScope,
-  filters: z.string().optional().describe('the predicate table of the trace list (docs/filters.md); a session matches when one of its traces does'),
+  filters: z
+    .string()
+    .optional()
+    .describe('the predicate table of the trace list (docs/filters.md); a session matches when one of its traces does'),
 });
 
 const IngestBody = z.object({ spans: z.array(z.unknown()).min(1), project_id: z.string().nullish() });
@@ -87,89 +118,177 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
 
   // Ingest: native JSON and OTLP/HTTP, in a child context of their own for the parsers and hooks.
   // Admission to the bounded queue comes after authentication and before the body is read.
-  const admitted = { onRequest: [authenticate(ctx, 'api_key'), admitIngest(writer, MAX_INGEST_BODY_BYTES)], onResponse: releaseIngest };
+  const admitted = {
+    onRequest: [authenticate(ctx, 'api_key'), admitIngest(writer, MAX_INGEST_BODY_BYTES)],
+    onResponse: releaseIngest,
+  };
   // OTLP exporters that only do Basic auth (and the Langfuse SDK) send the API key as its password.
-  const otlpAdmitted = { ...admitted, onRequest: [authenticate(ctx, 'api_key', { basic: true }), admitIngest(writer, MAX_INGEST_BODY_BYTES)] };
+  const otlpAdmitted = {
+    ...admitted,
+    onRequest: [authenticate(ctx, 'api_key', { basic: true }), admitIngest(writer, MAX_INGEST_BODY_BYTES)],
+  };
   app.register(async (ingest) => {
     ingest.addHook('preParsing', gunzipBody);
     ingest.addHook('preParsing', countIngestBody(writer));
     // OTLP/HTTP protobuf arrives as bytes; JSON goes through Fastify's parser.
-    ingest.addContentTypeParser(['application/x-protobuf', 'application/protobuf'], { parseAs: 'buffer', bodyLimit: MAX_INGEST_BODY_BYTES }, (_req, body, done) => done(null, body));
+    ingest.addContentTypeParser(
+      ['application/x-protobuf', 'application/protobuf'],
+      { parseAs: 'buffer', bodyLimit: MAX_INGEST_BODY_BYTES },
+      (_req, body, done) => done(null, body),
+    );
     const ri = typed(ingest);
 
-    ri.post('/traces', { ...admitted, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { querystring: ProjectQuery, body: IngestBody, response: { 200: IngestAnswer } } }, async (request) => {
-      checkIngestProject(request, request.query.project_id, request.body.project_id);
-      if (request.body.spans.length > MAX_SPANS_PER_REQUEST) {
-        throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
-      }
-      return storing(request, () => ingesting(writer, request, () => ingestSpans(writer, apiKeyOf(request), request.body.spans, prices)));
-    });
+    ri.post(
+      '/traces',
+      {
+        ...admitted,
+        bodyLimit: MAX_INGEST_BODY_BYTES,
+        schema: { querystring: ProjectQuery, body: IngestBody, response: { 200: IngestAnswer } },
+      },
+      async (request) => {
+        checkIngestProject(request, request.query.project_id, request.body.project_id);
+        if (request.body.spans.length > MAX_SPANS_PER_REQUEST) {
+          throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
+        }
+        return storing(request, () =>
+          ingesting(writer, request, () => ingestSpans(writer, apiKeyOf(request), request.body.spans, prices)),
+        );
+      },
+    );
 
-    ingest.post('/otel/v1/traces', { ...otlpAdmitted, bodyLimit: MAX_INGEST_BODY_BYTES, schema: { querystring: ProjectQuery, response: { 200: OtlpAnswer } } }, async (request, reply) => {
-      checkIngestProject(request, (request.query as z.infer<typeof ProjectQuery>).project_id);
-      const protobuf = Buffer.isBuffer(request.body);
-      const decoded = protobuf ? decodeOtlpProtobuf(request.body as Buffer) : decodeOtlpJson(request.body ?? {});
-      const total = countOtlpSpans(decoded);
-      if (total > MAX_SPANS_PER_REQUEST) throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
-      const { accepted, rejected } = validateSpans(otlpToSpans(decoded));
-      await storing(request, () => ingesting(writer, request, () => storeSpans(writer, apiKeyOf(request), accepted, prices)));
-      const message = rejected.length ? rejected.slice(0, 5).map((x) => `span ${x.span_id ?? x.index}: ${x.errors.join('; ')}`).join(' | ') : '';
-      if (protobuf) return reply.type('application/x-protobuf').send(encodeOtlpProtobufResponse(rejected.length, message));
-      return reply.type('application/json').send(otlpJsonResponse(rejected.length, message));
-    });
-  });
-
-  r.get('/traces', { ...reader, schema: { querystring: ListTracesQuery, response: { 200: TraceListAnswer } } }, async (request) => {
-    const q = request.query;
-    const filters = parseFilters(q.filters);
-    const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
-    return answering(request, 'failed to list traces', async () =>
-      listTraces(ctx, {
-        // A `signal_id` filter on a merge target matches its sources' traces too (docs/signals.md, "Merge").
-        signalIds: await signalMembers(ctx.pg.pool, scope.projectId, filters.flatMap((f) => (f.field === 'signal_id' ? [f.value] : []))),
-        projectId: scope.projectId,
-        limit: q.limit,
-        page: q.page,
-        startAfter: q.start_after === undefined ? undefined : isoToEpochMs(q.start_after),
-        endBefore: q.end_before === undefined ? undefined : isoToEpochMs(q.end_before),
-        includeEvaluations: q.include_evaluations ?? false,
-        name: q.name || undefined,
-        userId: q.user_id || undefined,
-        searchQuery: q.search_query || undefined,
-        filters,
-        text: textOf(q.text_query, q.text_scope),
-      }),
+    ingest.post(
+      '/otel/v1/traces',
+      {
+        ...otlpAdmitted,
+        bodyLimit: MAX_INGEST_BODY_BYTES,
+        schema: { querystring: ProjectQuery, response: { 200: OtlpAnswer } },
+      },
+      async (request, reply) => {
+        checkIngestProject(request, (request.query as z.infer<typeof ProjectQuery>).project_id);
+        const protobuf = Buffer.isBuffer(request.body);
+        const decoded = protobuf ? decodeOtlpProtobuf(request.body as Buffer) : decodeOtlpJson(request.body ?? {});
+        const total = countOtlpSpans(decoded);
+        if (total > MAX_SPANS_PER_REQUEST)
+          throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
+        const { accepted, rejected } = validateSpans(otlpToSpans(decoded));
+        await storing(request, () =>
+          ingesting(writer, request, () => storeSpans(writer, apiKeyOf(request), accepted, prices)),
+        );
+        const message = rejected.length
+          ? rejected
+              .slice(0, 5)
+              .map((x) => `span ${x.span_id ?? x.index}: ${x.errors.join('; ')}`)
+              .join(' | ')
+          : '';
+        if (protobuf)
+          return reply.type('application/x-protobuf').send(encodeOtlpProtobufResponse(rejected.length, message));
+        return reply.type('application/json').send(otlpJsonResponse(rejected.length, message));
+      },
     );
   });
 
-  r.get('/traces/:trace_id', { ...reader, schema: { params: z.object({ trace_id: z.string().min(1).max(128) }), querystring: ProjectQuery, response: { 200: TraceDetailAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return answering(request, 'failed to read the trace', () => getTrace(ctx, scope.projectId, request.params.trace_id));
-  });
+  r.get(
+    '/traces',
+    { ...reader, schema: { querystring: ListTracesQuery, response: { 200: TraceListAnswer } } },
+    async (request) => {
+      const q = request.query;
+      const filters = parseFilters(q.filters);
+      const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
+      return answering(request, 'failed to list traces', async () =>
+        listTraces(ctx, {
+          // A `signal_id` filter on a merge target matches its sources' traces too (docs/signals.md, "Merge").
+          signalIds: await signalMembers(
+            ctx.pg.pool,
+            scope.projectId,
+            filters.flatMap((f) => (f.field === 'signal_id' ? [f.value] : [])),
+          ),
+          projectId: scope.projectId,
+          limit: q.limit,
+          page: q.page,
+          startAfter: q.start_after === undefined ? undefined : isoToEpochMs(q.start_after),
+          endBefore: q.end_before === undefined ? undefined : isoToEpochMs(q.end_before),
+          includeEvaluations: q.include_evaluations ?? false,
+          name: q.name || undefined,
+          userId: q.user_id || undefined,
+          searchQuery: q.search_query || undefined,
+          filters,
+          text: textOf(q.text_query, q.text_scope),
+        }),
+      );
+    },
+  );
 
-  r.get('/sessions', { ...reader, schema: { querystring: SessionsQuery, response: { 200: SessionListAnswer } } }, async (request) => {
-    const q = request.query;
-    const filters = parseFilters(q.filters);
-    const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
-    const signalIds = await signalMembers(ctx.pg.pool, scope.projectId, filters.flatMap((f) => (f.field === 'signal_id' ? [f.value] : [])));
-    const where = { filters, signalIds, text: textOf(q.text_query, q.text_scope) };
-    return answering(request, 'failed to list sessions', () => listSessions(ctx, scope.projectId, q.limit, q.page, where));
-  });
+  r.get(
+    '/traces/:trace_id',
+    {
+      ...reader,
+      schema: {
+        params: z.object({ trace_id: z.string().min(1).max(128) }),
+        querystring: ProjectQuery,
+        response: { 200: TraceDetailAnswer },
+      },
+    },
+    async (request) => {
+      const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+      return answering(request, 'failed to read the trace', () =>
+        getTrace(ctx, scope.projectId, request.params.trace_id),
+      );
+    },
+  );
 
-  r.get('/sessions/:session_id', { ...reader, schema: { params: z.object({ session_id: z.string().min(1).max(1024) }), querystring: ProjectQuery, response: { 200: SessionDetailAnswer } } }, async (request) => {
-    const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-    return answering(request, 'failed to read the session', () => getSession(ctx, scope.projectId, request.params.session_id));
-  });
+  r.get(
+    '/sessions',
+    { ...reader, schema: { querystring: SessionsQuery, response: { 200: SessionListAnswer } } },
+    async (request) => {
+      const q = request.query;
+      const filters = parseFilters(q.filters);
+      const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
+      const signalIds = await signalMembers(
+        ctx.pg.pool,
+        scope.projectId,
+        filters.flatMap((f) => (f.field === 'signal_id' ? [f.value] : [])),
+      );
+      const where = { filters, signalIds, text: textOf(q.text_query, q.text_scope) };
+      return answering(request, 'failed to list sessions', () =>
+        listSessions(ctx, scope.projectId, q.limit, q.page, where),
+      );
+    },
+  );
+
+  r.get(
+    '/sessions/:session_id',
+    {
+      ...reader,
+      schema: {
+        params: z.object({ session_id: z.string().min(1).max(1024) }),
+        querystring: ProjectQuery,
+        response: { 200: SessionDetailAnswer },
+      },
+    },
+    async (request) => {
+      const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
+      return answering(request, 'failed to read the session', () =>
+        getSession(ctx, scope.projectId, request.params.session_id),
+      );
+    },
+  );
 }
 
 /**
  * `Content-Encoding: gzip` bodies (OTLP exporters may compress) are inflated before parsing; the
  * body limit then applies to the inflated size, so a small bomb can't grow past 10 MiB.
  */
-async function gunzipBody(request: FastifyRequest, _reply: FastifyReply, payload: RequestPayload): Promise<RequestPayload> {
-  const encoding = String(request.headers['content-encoding'] ?? '').trim().toLowerCase();
+async function gunzipBody(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  payload: RequestPayload,
+): Promise<RequestPayload> {
+  const encoding = String(request.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
   if (encoding === '' || encoding === 'identity') return payload;
-  if (encoding !== 'gzip') throw new UnsupportedMediaTypeError(`unsupported content encoding '${encoding}'; send identity or gzip`);
+  if (encoding !== 'gzip')
+    throw new UnsupportedMediaTypeError(`unsupported content encoding '${encoding}'; send identity or gzip`);
   const gunzip = zlib.createGunzip();
   let encoded = 0;
   payload.on('data', (chunk: Buffer) => {

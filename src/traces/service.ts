@@ -5,18 +5,54 @@ import { withinLimits, type QueryLimits } from '../query-limits.js';
 import type { SpanWriter } from './span-writer.js';
 import type { PriceBook } from '../model-prices/pricing.js';
 import { validateSpans, type NormalizedSpan, type RejectedSpan } from './span-input.js';
-import { fetchTracesQuery, selectTracesQuery, traceItemBytesQuery, type PageKey, type TraceListParams } from './list-query.js';
-import { traceSpanBytesQuery, traceSpansQuery, type Query, type StoredSpanRow, type TraceAggregateRow } from './queries.js';
-import { deriveTrace, isoOf, listItemOf, roundCost, spanRecordOf, type SpanRecord, type TraceListItem } from './trace-item.js';
+import {
+  fetchTracesQuery,
+  selectTracesQuery,
+  traceItemBytesQuery,
+  type PageKey,
+  type TraceListParams,
+} from './list-query.js';
+import {
+  traceSpanBytesQuery,
+  traceSpansQuery,
+  type Query,
+  type StoredSpanRow,
+  type TraceAggregateRow,
+} from './queries.js';
+import {
+  deriveTrace,
+  isoOf,
+  listItemOf,
+  roundCost,
+  spanRecordOf,
+  type SpanRecord,
+  type TraceListItem,
+} from './trace-item.js';
 import { sessionListQuery, type SessionRow, type SessionWhere } from './session-query.js';
 import { snippetOf, textMatchQuery, type TextField, type TextSearch } from './text-search.js';
 import { settingsClause } from '../query-limits.js';
-import { answerLimits, DETAIL_BOUNDS, KEYS_LIMITS, leadingWithin, LIST_PAGE_BYTES, measuredLimits, SESSION_BOUNDS, SUMMARY_LIMITS, type DetailBounds, type SessionBounds } from './read-bounds.js';
+import {
+  answerLimits,
+  DETAIL_BOUNDS,
+  KEYS_LIMITS,
+  leadingWithin,
+  LIST_PAGE_BYTES,
+  measuredLimits,
+  SESSION_BOUNDS,
+  SUMMARY_LIMITS,
+  type DetailBounds,
+  type SessionBounds,
+} from './read-bounds.js';
 
 export type IngestResult = { accepted: number; rejected: RejectedSpan[] };
 
 /** `POST /traces`: validates each span, stores the valid ones (partial success, docs/spans.md). */
-export async function ingestSpans(writer: SpanWriter, key: ApiKeyPrincipal, raw: readonly unknown[], prices: PriceBook): Promise<IngestResult> {
+export async function ingestSpans(
+  writer: SpanWriter,
+  key: ApiKeyPrincipal,
+  raw: readonly unknown[],
+  prices: PriceBook,
+): Promise<IngestResult> {
   const { accepted, rejected } = validateSpans(raw);
   await storeSpans(writer, key, accepted, prices);
   return { accepted: accepted.length, rejected };
@@ -27,7 +63,12 @@ export async function ingestSpans(writer: SpanWriter, key: ApiKeyPrincipal, raw:
  * key's project's prices (docs/model-prices.md): cost is fixed at ingest, so a later price change
  * touches only spans ingested after it.
  */
-export async function storeSpans(writer: SpanWriter, key: ApiKeyPrincipal, spans: NormalizedSpan[], prices: PriceBook): Promise<void> {
+export async function storeSpans(
+  writer: SpanWriter,
+  key: ApiKeyPrincipal,
+  spans: NormalizedSpan[],
+  prices: PriceBook,
+): Promise<void> {
   await prices.price(key.projectId, spans);
   return writer.write(key.projectId, key.traceTtlDays, spans);
 }
@@ -51,7 +92,12 @@ async function choosePage(ctx: AppContext, params: TraceListParams): Promise<{ p
   let total = chosen.length ? Number(chosen[0]!.total) : 0;
   if (chosen.length === 0 && params.page > 0) {
     // A page past the end still reports how many traces match.
-    const first = await rows<Chosen>(ctx, selectTracesQuery({ ...params, page: 0, limit: 1 }, KEYS_LIMITS), KEYS_LIMITS, LIST_ADVICE);
+    const first = await rows<Chosen>(
+      ctx,
+      selectTracesQuery({ ...params, page: 0, limit: 1 }, KEYS_LIMITS),
+      KEYS_LIMITS,
+      LIST_ADVICE,
+    );
     total = first.length ? Number(first[0]!.total) : 0;
     chosen = [];
   }
@@ -59,9 +105,19 @@ async function choosePage(ctx: AppContext, params: TraceListParams): Promise<{ p
 }
 
 /** Phase 2: the list items of chosen traces, the answer within `limits`. */
-async function fetchItems(ctx: AppContext, params: TraceListParams, page: PageKey[], limits: QueryLimits): Promise<TraceListItem[]> {
+async function fetchItems(
+  ctx: AppContext,
+  params: TraceListParams,
+  page: PageKey[],
+  limits: QueryLimits,
+): Promise<TraceListItem[]> {
   if (page.length === 0) return [];
-  const aggregates = await rows<TraceAggregateRow>(ctx, fetchTracesQuery(params, page, limits), limits, 'ask for a smaller limit');
+  const aggregates = await rows<TraceAggregateRow>(
+    ctx,
+    fetchTracesQuery(params, page, limits),
+    limits,
+    'ask for a smaller limit',
+  );
   return aggregates.map((a) => listItemOf(a, params.projectId, ctx.config.webUrl));
 }
 
@@ -70,23 +126,52 @@ async function fetchItems(ctx: AppContext, params: TraceListParams, page: PageKe
  * `pageBytes` (LIST_PAGE_BYTES) of input, output and metadata is refused with a 400 asking for a
  * smaller `limit`, rather than cut: a list item's fields are the trace's own (docs/traces.md).
  */
-export async function listTraces(ctx: AppContext, params: TraceListParams, pageBytes = LIST_PAGE_BYTES): Promise<Page<TraceListItem & { text_match?: TextMatch }>> {
+export async function listTraces(
+  ctx: AppContext,
+  params: TraceListParams,
+  pageBytes = LIST_PAGE_BYTES,
+): Promise<Page<TraceListItem & { text_match?: TextMatch }>> {
   const { page, total } = await choosePage(ctx, params);
   const data = await fetchItems(ctx, params, page, answerLimits(page.length, pageBytes));
   if (!params.text || data.length === 0) return { data, meta: { page: params.page, limit: params.limit, total } };
   const matches = await textMatches(ctx, params.projectId, params.text, page);
-  return { data: data.map((item) => withMatch(item, matches.get(item.trace_id))), meta: { page: params.page, limit: params.limit, total } };
+  return {
+    data: data.map((item) => withMatch(item, matches.get(item.trace_id))),
+    meta: { page: params.page, limit: params.limit, total },
+  };
 }
 
 export type TextMatch = { span_id: string; field: TextField; snippet: string };
 
-type TextMatchRow = { trace_id: string; span_id: string; field: TextField; pos: string | number; from: string | number; around: string };
+type TextMatchRow = {
+  trace_id: string;
+  span_id: string;
+  field: TextField;
+  pos: string | number;
+  from: string | number;
+  around: string;
+};
 
 /** Where each found trace matched (its earliest span holding a term; text-search.ts `textMatchQuery`). */
-async function textMatches(ctx: AppContext, projectId: string, text: TextSearch, page: PageKey[]): Promise<Map<string, TextMatch>> {
+async function textMatches(
+  ctx: AppContext,
+  projectId: string,
+  text: TextSearch,
+  page: PageKey[],
+): Promise<Map<string, TextMatch>> {
   const limits = answerLimits(page.length, page.length * 8 * 1024 + 1024 * 1024);
-  const found = await rows<TextMatchRow>(ctx, textMatchQuery(text, projectId, page, settingsClause(limits)), limits, LIST_ADVICE);
-  return new Map(found.map((r) => [r.trace_id, { span_id: r.span_id, field: r.field, snippet: snippetOf(r.around, Number(r.pos) - Number(r.from)) }]));
+  const found = await rows<TextMatchRow>(
+    ctx,
+    textMatchQuery(text, projectId, page, settingsClause(limits)),
+    limits,
+    LIST_ADVICE,
+  );
+  return new Map(
+    found.map((r) => [
+      r.trace_id,
+      { span_id: r.span_id, field: r.field, snippet: snippetOf(r.around, Number(r.pos) - Number(r.from)) },
+    ]),
+  );
 }
 
 /** `text_match` goes after the item's own fields; a trace stored between the reads may lack one. */
@@ -105,15 +190,37 @@ const DETAIL_ADVICE = 'the trace is too large to read in one answer';
  * still describe the whole trace. A cheap first read of the spans' sizes decides the cut, so the
  * spans read after it never exceed the budget.
  */
-export async function getTrace(ctx: AppContext, projectId: string, traceId: string, bounds: DetailBounds = DETAIL_BOUNDS): Promise<TraceDetail> {
-  const sizes = await rows<{ bytes: string | number }>(ctx, traceSpanBytesQuery(projectId, traceId, bounds.maxSpans + 1, KEYS_LIMITS), KEYS_LIMITS, DETAIL_ADVICE);
+export async function getTrace(
+  ctx: AppContext,
+  projectId: string,
+  traceId: string,
+  bounds: DetailBounds = DETAIL_BOUNDS,
+): Promise<TraceDetail> {
+  const sizes = await rows<{ bytes: string | number }>(
+    ctx,
+    traceSpanBytesQuery(projectId, traceId, bounds.maxSpans + 1, KEYS_LIMITS),
+    KEYS_LIMITS,
+    DETAIL_ADVICE,
+  );
   if (sizes.length === 0) throw new NotFoundError('trace not found');
-  const count = leadingWithin(sizes.slice(0, bounds.maxSpans).map((r) => Number(r.bytes)), bounds.textBytes);
+  const count = leadingWithin(
+    sizes.slice(0, bounds.maxSpans).map((r) => Number(r.bytes)),
+    bounds.textBytes,
+  );
   const limits = measuredLimits(count, bounds.textBytes);
-  const spans = (await rows<StoredSpanRow>(ctx, traceSpansQuery(projectId, traceId, count, limits), limits, DETAIL_ADVICE)).map(spanRecordOf);
+  const spans = (
+    await rows<StoredSpanRow>(ctx, traceSpansQuery(projectId, traceId, count, limits), limits, DETAIL_ADVICE)
+  ).map(spanRecordOf);
   if (spans.length === 0) throw new NotFoundError('trace not found');
   if (count === sizes.length) return { ...deriveTrace(spans, projectId, ctx.config.webUrl), spans };
-  const whole = await listTraces(ctx, { projectId, limit: 1, page: 0, includeEvaluations: true, filters: [], traceIds: [traceId] });
+  const whole = await listTraces(ctx, {
+    projectId,
+    limit: 1,
+    page: 0,
+    includeEvaluations: true,
+    filters: [],
+    traceIds: [traceId],
+  });
   return { ...(whole.data[0] ?? deriveTrace(spans, projectId, ctx.config.webUrl)), spans, truncated: true };
 }
 
@@ -151,11 +258,27 @@ const SESSIONS_ADVICE = 'ask for a smaller limit';
  * `GET /sessions`: sessions with their most recent trace first; with `where`, those one of whose
  * traces matches its filters and text.
  */
-export async function listSessions(ctx: AppContext, projectId: string, limit: number, page: number, where?: SessionWhere): Promise<Page<SessionSummary>> {
-  const found = await rows<SessionRow>(ctx, sessionListQuery({ projectId, limit, offset: page * limit, where }, SUMMARY_LIMITS), SUMMARY_LIMITS, SESSIONS_ADVICE);
+export async function listSessions(
+  ctx: AppContext,
+  projectId: string,
+  limit: number,
+  page: number,
+  where?: SessionWhere,
+): Promise<Page<SessionSummary>> {
+  const found = await rows<SessionRow>(
+    ctx,
+    sessionListQuery({ projectId, limit, offset: page * limit, where }, SUMMARY_LIMITS),
+    SUMMARY_LIMITS,
+    SESSIONS_ADVICE,
+  );
   let total = found.length ? Number(found[0]!.total) : 0;
   if (!found.length && page > 0) {
-    const first = await rows<SessionRow>(ctx, sessionListQuery({ projectId, limit: 1, offset: 0, where }, SUMMARY_LIMITS), SUMMARY_LIMITS, SESSIONS_ADVICE);
+    const first = await rows<SessionRow>(
+      ctx,
+      sessionListQuery({ projectId, limit: 1, offset: 0, where }, SUMMARY_LIMITS),
+      SUMMARY_LIMITS,
+      SESSIONS_ADVICE,
+    );
     total = first.length ? Number(first[0]!.total) : 0;
   }
   return { data: found.map(sessionOf), meta: { page, limit, total } };
@@ -175,13 +298,39 @@ export async function getSession(
   sessionId: string,
   bounds: SessionBounds = SESSION_BOUNDS,
 ): Promise<SessionSummary & { traces: TraceListItem[]; truncated: boolean }> {
-  const [summary] = await rows<SessionRow>(ctx, sessionListQuery({ projectId, limit: 1, offset: 0, sessionId }, SUMMARY_LIMITS), SUMMARY_LIMITS, SESSIONS_ADVICE);
+  const [summary] = await rows<SessionRow>(
+    ctx,
+    sessionListQuery({ projectId, limit: 1, offset: 0, sessionId }, SUMMARY_LIMITS),
+    SUMMARY_LIMITS,
+    SESSIONS_ADVICE,
+  );
   if (!summary) throw new NotFoundError('session not found');
-  const params: TraceListParams = { projectId, limit: bounds.maxTraces, page: 0, includeEvaluations: true, filters: [], sessionId, order: 'oldest' };
+  const params: TraceListParams = {
+    projectId,
+    limit: bounds.maxTraces,
+    page: 0,
+    includeEvaluations: true,
+    filters: [],
+    sessionId,
+    order: 'oldest',
+  };
   const { page, total } = await choosePage(ctx, params);
-  const sizes = page.length ? await rows<{ trace_id: string; bytes: string | number }>(ctx, traceItemBytesQuery(params, page, KEYS_LIMITS), KEYS_LIMITS, SESSIONS_ADVICE) : [];
+  const sizes = page.length
+    ? await rows<{ trace_id: string; bytes: string | number }>(
+        ctx,
+        traceItemBytesQuery(params, page, KEYS_LIMITS),
+        KEYS_LIMITS,
+        SESSIONS_ADVICE,
+      )
+    : [];
   const bytes = new Map(sizes.map((r) => [r.trace_id, Number(r.bytes)]));
-  const kept = page.slice(0, leadingWithin(page.map((p) => bytes.get(p.trace_id) ?? 0), bounds.textBytes));
+  const kept = page.slice(
+    0,
+    leadingWithin(
+      page.map((p) => bytes.get(p.trace_id) ?? 0),
+      bounds.textBytes,
+    ),
+  );
   const traces = await fetchItems(ctx, params, kept, measuredLimits(kept.length, bounds.textBytes));
   return { ...sessionOf(summary), traces, truncated: total > traces.length };
 }

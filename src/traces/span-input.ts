@@ -183,7 +183,11 @@ export function validateSpans(raw: readonly unknown[]): { accepted: NormalizedSp
     if (result.success) {
       accepted.push(normalizeSpan(result.data));
     } else {
-      rejected.push({ index, span_id: spanIdOf(item), errors: result.error.issues.map((issue) => describeIssue(issue, item)) });
+      rejected.push({
+        index,
+        span_id: spanIdOf(item),
+        errors: result.error.issues.map((issue) => describeIssue(issue, item)),
+      });
     }
   });
   return { accepted, rejected };
@@ -195,7 +199,8 @@ type SpanOutput = z.output<typeof SpanInputSchema>;
 const DATE_TIME_PATTERN = (DateTime as unknown as { _zod: { pattern: RegExp } })._zod.pattern;
 const STATUSES: ReadonlySet<unknown> = new Set(SpanStatus.options);
 
-const isString = (v: unknown, min: number, max: number): v is string => typeof v === 'string' && v.length >= min && v.length <= max;
+const isString = (v: unknown, min: number, max: number): v is string =>
+  typeof v === 'string' && v.length >= min && v.length <= max;
 const isNullishString = (v: unknown, min: number, max: number) => v == null || isString(v, min, max);
 const isNullishCount = (v: unknown) => v == null || (Number.isSafeInteger(v) && (v as number) >= 0);
 const isDateTime = (v: unknown): v is string => typeof v === 'string' && DATE_TIME_PATTERN.test(v);
@@ -210,7 +215,8 @@ const isDateTime = (v: unknown): v is string => typeof v === 'string' && DATE_TI
 export function plainlyValid(item: unknown): item is SpanOutput {
   if (item === null || typeof item !== 'object' || Array.isArray(item)) return false;
   const s = item as Record<string, unknown>;
-  if (!isString(s.trace_id, 1, 128) || !isString(s.span_id, 1, 128) || !isString(s.name, 1, MAX_NAME_LENGTH)) return false;
+  if (!isString(s.trace_id, 1, 128) || !isString(s.span_id, 1, 128) || !isString(s.name, 1, MAX_NAME_LENGTH))
+    return false;
   if (!isNullishString(s.parent_span_id, 0, 128) || !isNullishString(s.kind, 1, MAX_KIND_LENGTH)) return false;
   if (!isNullishString(s.error_message, 0, MAX_ERROR_MESSAGE_LENGTH)) return false;
   for (const field of ['error_type', 'model_name', 'environment', 'user_id', 'session_id', 'evaluation_run_id']) {
@@ -218,9 +224,15 @@ export function plainlyValid(item: unknown): item is SpanOutput {
   }
   if (s.status != null && !STATUSES.has(s.status)) return false;
   if (s.cost != null && !(typeof s.cost === 'number' && Number.isFinite(s.cost) && s.cost >= 0)) return false;
-  if (!isNullishCount(s.input_tokens) || !isNullishCount(s.output_tokens) || !isNullishCount(s.total_tokens)) return false;
+  if (!isNullishCount(s.input_tokens) || !isNullishCount(s.output_tokens) || !isNullishCount(s.total_tokens))
+    return false;
   // The extension fields: OTLP spans always carry `resource` and often events, so they are checked here too.
-  if (!isNullishCount(s.cache_read_tokens) || !isNullishCount(s.cache_write_tokens) || !isNullishCount(s.reasoning_tokens)) return false;
+  if (
+    !isNullishCount(s.cache_read_tokens) ||
+    !isNullishCount(s.cache_write_tokens) ||
+    !isNullishCount(s.reasoning_tokens)
+  )
+    return false;
   if (!isNullishCount(s.dropped_attributes_count)) return false;
   if (s.time_to_first_token_ms != null && !isNumberIn(s.time_to_first_token_ms, 0, 2_147_483_647)) return false;
   if (s.output_tokens_per_second != null && !isNumberIn(s.output_tokens_per_second, 0, Number.MAX_VALUE)) return false;
@@ -246,7 +258,8 @@ export function plainlyValid(item: unknown): item is SpanOutput {
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-const isNumberIn = (v: unknown, min: number, max: number) => typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
+const isNumberIn = (v: unknown, min: number, max: number) =>
+  typeof v === 'number' && Number.isFinite(v) && v >= min && v <= max;
 
 /** A plain object of at most `maxKeys` string values under keys of 1 to 256 characters, no `__proto__`. */
 function isStringMap(m: unknown, maxKeys: number): boolean {
@@ -255,7 +268,13 @@ function isStringMap(m: unknown, maxKeys: number): boolean {
   for (const key in m) {
     if (!Object.hasOwn(m, key)) return false;
     const value = (m as Record<string, unknown>)[key];
-    if (++keys > maxKeys || key === '__proto__' || !isString(key, 1, MAX_METADATA_KEY_LENGTH) || !isString(value, 0, MAX_METADATA_VALUE_LENGTH)) return false;
+    if (
+      ++keys > maxKeys ||
+      key === '__proto__' ||
+      !isString(key, 1, MAX_METADATA_KEY_LENGTH) ||
+      !isString(value, 0, MAX_METADATA_VALUE_LENGTH)
+    )
+      return false;
   }
   return true;
 }
@@ -292,8 +311,16 @@ function normalizeSpan(span: SpanOutput): NormalizedSpan {
     reasoning_tokens: span.reasoning_tokens ?? 0,
     time_to_first_token_ms: span.time_to_first_token_ms ?? null,
     output_tokens_per_second: span.output_tokens_per_second ?? null,
-    events: (span.events ?? []).map((e) => ({ name: e.name, time: isoToEpochMs(e.time), attributes: e.attributes ?? {} })),
-    links: (span.links ?? []).map((l) => ({ trace_id: l.trace_id, span_id: l.span_id, attributes: l.attributes ?? {} })),
+    events: (span.events ?? []).map((e) => ({
+      name: e.name,
+      time: isoToEpochMs(e.time),
+      attributes: e.attributes ?? {},
+    })),
+    links: (span.links ?? []).map((l) => ({
+      trace_id: l.trace_id,
+      span_id: l.span_id,
+      attributes: l.attributes ?? {},
+    })),
     resource: span.resource ?? {},
     dropped_attributes_count: span.dropped_attributes_count ?? 0,
   };

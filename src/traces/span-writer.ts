@@ -3,9 +3,21 @@ import type { PostgresStore } from '../stores/postgres.js';
 import type { NormalizedSpan } from './span-input.js';
 import { existingSpansQuery, type ExistingTraceRow } from './queries.js';
 import { isStoreUnreachable, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
-import { ClientGoneError, currentTicket, IngestTicket, type IngestRefusal, type SpanWriterObserver } from './ingest-ticket.js';
+import {
+  ClientGoneError,
+  currentTicket,
+  IngestTicket,
+  type IngestRefusal,
+  type SpanWriterObserver,
+} from './ingest-ticket.js';
 
-export { ClientGoneError, IngestTicket, withIngestTicket, type IngestRefusal, type SpanWriterObserver } from './ingest-ticket.js';
+export {
+  ClientGoneError,
+  IngestTicket,
+  withIngestTicket,
+  type IngestRefusal,
+  type SpanWriterObserver,
+} from './ingest-ticket.js';
 
 /**
  * Group commit for span ingest (docs/design.md, decision 2). Requests hand their validated spans to
@@ -99,12 +111,18 @@ export class SpanWriter {
    * at a time goes through as a probe) or the process is stopping. Both carry Retry-After.
    */
   admit(bytes: number): IngestTicket {
-    if (this.closed) throw this.refuse('stopping', new ServiceUnavailableError('the server is stopping; retry the request'));
+    if (this.closed)
+      throw this.refuse('stopping', new ServiceUnavailableError('the server is stopping; retry the request'));
     const busy = this.tickets > 0 || this.spansQueued > 0;
-    if (busy && (this.spansQueued >= this.maxQueuedSpans || this.bytesAdmitted + bytes > this.maxQueuedBytes)) throw this.queueFull();
+    if (busy && (this.spansQueued >= this.maxQueuedSpans || this.bytesAdmitted + bytes > this.maxQueuedBytes))
+      throw this.queueFull();
     let probe = false;
     if (this.storeDown) {
-      if (this.probing) throw this.refuse('store_down', new ServiceUnavailableError('the span store is unavailable; retry the request'));
+      if (this.probing)
+        throw this.refuse(
+          'store_down',
+          new ServiceUnavailableError('the span store is unavailable; retry the request'),
+        );
       this.probing = probe = true;
     }
     this.tickets++;
@@ -134,7 +152,13 @@ export class SpanWriter {
     const rate = this.spansPerSecond;
     const wait = rate > 0 ? Math.ceil(this.spansQueued / rate) : RETRY_AFTER_MIN_S;
     const seconds = Math.min(RETRY_AFTER_MAX_S, Math.max(RETRY_AFTER_MIN_S, wait));
-    return this.refuse('queue_full', new TooManyRequestsError(`ingest is at capacity; retry in ${seconds} s (nothing of this request was stored)`, seconds));
+    return this.refuse(
+      'queue_full',
+      new TooManyRequestsError(
+        `ingest is at capacity; retry in ${seconds} s (nothing of this request was stored)`,
+        seconds,
+      ),
+    );
   }
 
   /** Counts a refusal (the routes count the client_gone ones they meet). */
@@ -150,10 +174,19 @@ export class SpanWriter {
     const ticket = currentTicket.getStore();
     if (ticket?.signal.aborted) return Promise.reject(this.refuse('client_gone', new ClientGoneError()));
     // The span bound again, now that the count is known: a queue with room takes any one request.
-    if (this.spansQueued > 0 && this.spansQueued + spans.length > this.maxQueuedSpans) return Promise.reject(this.queueFull());
+    if (this.spansQueued > 0 && this.spansQueued + spans.length > this.maxQueuedSpans)
+      return Promise.reject(this.queueFull());
     this.spansQueued += spans.length;
     return new Promise<void>((resolve, reject) => {
-      this.queue.push({ projectId, ttlDays, spans, signal: ticket?.signal, queuedAt: performance.now(), resolve, reject });
+      this.queue.push({
+        projectId,
+        ttlDays,
+        spans,
+        signal: ticket?.signal,
+        queuedAt: performance.now(),
+        resolve,
+        reject,
+      });
       this.running ??= this.drain();
     });
   }
@@ -239,7 +272,10 @@ export class SpanWriter {
   private async newRows(projectId: string, ttlDays: number, spans: Map<string, NormalizedSpan>): Promise<SpanRow[]> {
     const traceIds = [...new Set([...spans.values()].map((s) => s.trace_id))];
     const keys = [...spans.values()].map((s): [string, string] => [s.trace_id, s.span_id]);
-    const existing = await this.ch.client.query({ ...existingSpansQuery(projectId, traceIds, keys), format: 'JSONEachRow' });
+    const existing = await this.ch.client.query({
+      ...existingSpansQuery(projectId, traceIds, keys),
+      format: 'JSONEachRow',
+    });
     const traceHour = new Map<string, number>();
     const firstSeen = new Set<string>();
     for (const row of await existing.json<ExistingTraceRow>()) {
@@ -262,7 +298,12 @@ export class SpanWriter {
     if (rows.length === 0) return;
     for (const chunk of chunkByPartition(rows)) {
       // Rows as arrays: shorter to encode and to parse than objects (JSONEachRow), same values.
-      await this.ch.client.insert({ table: 'spans', columns: [...SPAN_COLUMNS], values: chunk, format: 'JSONCompactEachRow' });
+      await this.ch.client.insert({
+        table: 'spans',
+        columns: [...SPAN_COLUMNS],
+        values: chunk,
+        format: 'JSONCompactEachRow',
+      });
     }
   }
 
@@ -293,12 +334,42 @@ export class SpanWriter {
 
 /** The columns of `spans` the writer fills, in the order of a row's values. */
 const SPAN_COLUMNS = [
-  'project_id', 'trace_id', 'span_id', 'parent_span_id', 'name', 'kind', 'start_time', 'end_time', 'status', 'error_type',
-  'error_message', 'model_name', 'environment', 'user_id', 'session_id', 'input', 'output', 'metadata', 'cost',
-  'input_tokens', 'output_tokens', 'total_tokens', 'evaluation_run_id', 'trace_start_hour', 'ttl_days',
+  'project_id',
+  'trace_id',
+  'span_id',
+  'parent_span_id',
+  'name',
+  'kind',
+  'start_time',
+  'end_time',
+  'status',
+  'error_type',
+  'error_message',
+  'model_name',
+  'environment',
+  'user_id',
+  'session_id',
+  'input',
+  'output',
+  'metadata',
+  'cost',
+  'input_tokens',
+  'output_tokens',
+  'total_tokens',
+  'evaluation_run_id',
+  'trace_start_hour',
+  'ttl_days',
   // clickhouse/0007_span_details.sql
-  'cost_source', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'time_to_first_token_ms',
-  'output_tokens_per_second', 'events', 'links', 'resource', 'dropped_attributes_count',
+  'cost_source',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'reasoning_tokens',
+  'time_to_first_token_ms',
+  'output_tokens_per_second',
+  'events',
+  'links',
+  'resource',
+  'dropped_attributes_count',
 ] as const;
 
 /**
@@ -307,26 +378,81 @@ const SPAN_COLUMNS = [
  * links as JSON text).
  */
 export type SpanRow = [
-  project_id: string, trace_id: string, span_id: string, parent_span_id: string, name: string, kind: string,
-  start_time: number, end_time: number | null, status: string, error_type: string, error_message: string,
-  model_name: string, environment: string, user_id: string, session_id: string, input: string | null,
-  output: string | null, metadata: Record<string, string>, cost: number, input_tokens: number, output_tokens: number,
-  total_tokens: number, evaluation_run_id: string, trace_start_hour: number, ttl_days: number, cost_source: string,
-  cache_read_tokens: number, cache_write_tokens: number, reasoning_tokens: number, time_to_first_token_ms: number | null,
-  output_tokens_per_second: number | null, events: string, links: string, resource: Record<string, string>,
+  project_id: string,
+  trace_id: string,
+  span_id: string,
+  parent_span_id: string,
+  name: string,
+  kind: string,
+  start_time: number,
+  end_time: number | null,
+  status: string,
+  error_type: string,
+  error_message: string,
+  model_name: string,
+  environment: string,
+  user_id: string,
+  session_id: string,
+  input: string | null,
+  output: string | null,
+  metadata: Record<string, string>,
+  cost: number,
+  input_tokens: number,
+  output_tokens: number,
+  total_tokens: number,
+  evaluation_run_id: string,
+  trace_start_hour: number,
+  ttl_days: number,
+  cost_source: string,
+  cache_read_tokens: number,
+  cache_write_tokens: number,
+  reasoning_tokens: number,
+  time_to_first_token_ms: number | null,
+  output_tokens_per_second: number | null,
+  events: string,
+  links: string,
+  resource: Record<string, string>,
   dropped_attributes_count: number,
 ];
 
 function toRow(projectId: string, ttlDays: number, s: NormalizedSpan, traceHourMs: number): SpanRow {
   return [
-    projectId, s.trace_id, s.span_id, s.parent_span_id, s.name, s.kind, s.start_time, s.end_time, s.status, s.error_type,
-    s.error_message, s.model_name, s.environment, s.user_id, s.session_id, s.input, s.output, s.metadata, s.cost,
-    s.input_tokens, s.output_tokens, s.total_tokens, s.evaluation_run_id, traceHourMs / 1000, ttlDays, s.cost_source,
-    s.cache_read_tokens, s.cache_write_tokens, s.reasoning_tokens, s.time_to_first_token_ms,
+    projectId,
+    s.trace_id,
+    s.span_id,
+    s.parent_span_id,
+    s.name,
+    s.kind,
+    s.start_time,
+    s.end_time,
+    s.status,
+    s.error_type,
+    s.error_message,
+    s.model_name,
+    s.environment,
+    s.user_id,
+    s.session_id,
+    s.input,
+    s.output,
+    s.metadata,
+    s.cost,
+    s.input_tokens,
+    s.output_tokens,
+    s.total_tokens,
+    s.evaluation_run_id,
+    traceHourMs / 1000,
+    ttlDays,
+    s.cost_source,
+    s.cache_read_tokens,
+    s.cache_write_tokens,
+    s.reasoning_tokens,
+    s.time_to_first_token_ms,
     s.output_tokens_per_second ?? outputTokensPerSecond(s),
     // Most spans carry neither: the constant spares a stringify per span on the ingest path.
-    s.events.length ? JSON.stringify(s.events) : '[]', s.links.length ? JSON.stringify(s.links) : '[]',
-    s.resource, s.dropped_attributes_count,
+    s.events.length ? JSON.stringify(s.events) : '[]',
+    s.links.length ? JSON.stringify(s.links) : '[]',
+    s.resource,
+    s.dropped_attributes_count,
   ];
 }
 
@@ -336,7 +462,9 @@ function toRow(projectId: string, ttlDays: number, s: NormalizedSpan, traceHourM
  * after the start, when known) to its end. Null without output tokens, without an end, or when
  * that time is not positive (a first token at or past the end). Rounded to a thousandth.
  */
-export function outputTokensPerSecond(s: Pick<NormalizedSpan, 'output_tokens' | 'start_time' | 'end_time' | 'time_to_first_token_ms'>): number | null {
+export function outputTokensPerSecond(
+  s: Pick<NormalizedSpan, 'output_tokens' | 'start_time' | 'end_time' | 'time_to_first_token_ms'>,
+): number | null {
   if (s.output_tokens <= 0 || s.end_time === null) return null;
   const generatingMs = s.end_time - s.start_time - (s.time_to_first_token_ms ?? 0);
   // To a thousandth: finer digits mean nothing for a rate, and would lengthen every row sent.
@@ -360,6 +488,7 @@ function chunkByPartition(rows: SpanRow[]): SpanRow[][] {
   if (byMonth.size <= MAX_PARTITIONS_PER_INSERT) return [rows];
   const groups = [...byMonth.values()];
   const chunks: SpanRow[][] = [];
-  for (let i = 0; i < groups.length; i += MAX_PARTITIONS_PER_INSERT) chunks.push(groups.slice(i, i + MAX_PARTITIONS_PER_INSERT).flat());
+  for (let i = 0; i < groups.length; i += MAX_PARTITIONS_PER_INSERT)
+    chunks.push(groups.slice(i, i + MAX_PARTITIONS_PER_INSERT).flat());
   return chunks;
 }

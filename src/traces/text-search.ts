@@ -72,7 +72,9 @@ function termHits(s: TextSearch, param: Param): string[] {
     const pattern = `lowerUTF8(${param('String', likeAnywhere(term))})`;
     // All three fields in one pass, unless the term holds a line break and could span two of them.
     if (s.scope === 'all' && !term.includes('\n')) return `${SPAN_TEXT_EXPR} LIKE ${pattern}`;
-    return `(${scopeFields(s.scope).map((f) => `lowerUTF8(${FIELD_SQL[f]}) LIKE ${pattern}`).join(' OR ')})`;
+    return `(${scopeFields(s.scope)
+      .map((f) => `lowerUTF8(${FIELD_SQL[f]}) LIKE ${pattern}`)
+      .join(' OR ')})`;
   });
 }
 
@@ -83,7 +85,11 @@ function termHits(s: TextSearch, param: Param): string[] {
  */
 export function textTraceIdsSubquery(s: TextSearch, param: Param, spanWindow: string[]): string {
   const hits = termHits(s, param);
-  const where = ['project_id = {project:String}', ...spanWindow, hits.length === 1 ? hits[0]! : `(${hits.join('\n    OR ')})`];
+  const where = [
+    'project_id = {project:String}',
+    ...spanWindow,
+    hits.length === 1 ? hits[0]! : `(${hits.join('\n    OR ')})`,
+  ];
   const select = `SELECT trace_id FROM spans WHERE ${where.join(' AND ')}`;
   if (hits.length === 1) return select;
   return `${select}\n  GROUP BY trace_id HAVING ${hits.map((h) => `max(${h})`).join(' AND ')}`;
@@ -95,7 +101,12 @@ export function textTraceIdsSubquery(s: TextSearch, param: Param, spanWindow: st
  * earliest term there, and the text around it (the snippet is cut from it in `snippetOf`).
  * Rows: trace_id, span_id, field, pos (1-based), from (1-based code point where `around` starts), around.
  */
-export function textMatchQuery(s: TextSearch, projectId: string, page: { trace_id: string; hour: number }[], settings: string) {
+export function textMatchQuery(
+  s: TextSearch,
+  projectId: string,
+  page: { trace_id: string; hour: number }[],
+  settings: string,
+) {
   const fields = scopeFields(s.scope);
   const firstPos = (f: TextField) =>
     `arrayMin(arrayMap(p -> if(p = 0, 4294967295, p), multiSearchAllPositionsUTF8(lowerUTF8(${FIELD_SQL[f]}), arrayMap(t -> lowerUTF8(t), {terms:Array(String)}))))`;
@@ -119,7 +130,12 @@ FROM (
   LIMIT 1 BY trace_id
 )
 ${settings}`,
-    query_params: { project: projectId, terms: s.terms, hours: [...new Set(page.map((r) => r.hour))], ids: page.map((r) => r.trace_id) },
+    query_params: {
+      project: projectId,
+      terms: s.terms,
+      hours: [...new Set(page.map((r) => r.hour))],
+      ids: page.map((r) => r.trace_id),
+    },
   };
 }
 

@@ -86,17 +86,15 @@ function orNull(value: string): string | null {
 /** All spans' metadata, the root's winning; among other spans the earliest-sorted pair wins. */
 export function mergeMetadata(pairs: [string, string][], root: Record<string, string>): Record<string, string> {
   const merged: Record<string, string> = {};
-  for (const [key, value] of [...pairs].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))) {
+  for (const [key, value] of [...pairs].sort((a, b) =>
+    a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0,
+  )) {
     if (!(key in merged)) merged[key] = value;
   }
   return Object.assign(merged, root);
 }
 
-export function listItemOf(
-  row: TraceAggregateRow,
-  projectId: string,
-  webUrl: string,
-): TraceListItem {
+export function listItemOf(row: TraceAggregateRow, projectId: string, webUrl: string): TraceListItem {
   const start = Number(row.start_ms);
   return {
     trace_id: row.trace_id,
@@ -163,7 +161,11 @@ type StoredEvent = { name: string; time: number; attributes: Record<string, stri
 /** The stored events (span-writer.ts: epoch-ms times) with ISO times, as every other time is answered. */
 function eventsOf(text: string): SpanEventRecord[] {
   if (text === '[]') return [];
-  return (JSON.parse(text) as StoredEvent[]).map((e) => ({ name: e.name, time: isoOf(e.time), attributes: e.attributes }));
+  return (JSON.parse(text) as StoredEvent[]).map((e) => ({
+    name: e.name,
+    time: isoOf(e.time),
+    attributes: e.attributes,
+  }));
 }
 
 function linksOf(text: string): SpanLinkRecord[] {
@@ -179,7 +181,8 @@ export function deriveTrace(spans: SpanRecord[], projectId: string, webUrl: stri
   const byStart = [...spans].sort((a, b) => ms(a.start_time) - ms(b.start_time));
   const roots = byStart.filter((s) => s.parent_span_id === null);
   const head = roots[0] ?? byStart[0]!;
-  const firstWith = (field: 'user_id' | 'session_id') => head[field] ?? byStart.find((s) => s[field] !== null)?.[field] ?? null;
+  const firstWith = (field: 'user_id' | 'session_id') =>
+    head[field] ?? byStart.find((s) => s[field] !== null)?.[field] ?? null;
   const start = ms(byStart[0]!.start_time);
   const ends = spans.filter((s) => s.end_time !== null).map((s) => ms(s.end_time!));
   const pairs: [string, string][] = spans.filter((s) => s !== head).flatMap((s) => Object.entries(s.metadata));

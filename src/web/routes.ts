@@ -17,7 +17,10 @@ const SignupBody = z.object({ email, password, name: z.string().trim().min(1).ma
 const LoginBody = z.object({ email: z.string().trim().min(1).max(320), password: z.string().min(1).max(1024) });
 const PasswordBody = z.object({ current_password: z.string().min(1).max(1024), new_password: password });
 const CliLoginQuery = z.object({ redirect_uri: z.string().min(1).max(2048), state: z.string().max(512).optional() });
-const CliLoginForm = CliLoginQuery.extend({ email: z.string().max(320).default(''), password: z.string().max(1024).default('') });
+const CliLoginForm = CliLoginQuery.extend({
+  email: z.string().max(320).default(''),
+  password: z.string().max(1024).default(''),
+});
 
 /** The web application's JSON routes (docs/authentication.md) and the CLI browser login. */
 export function registerWebRoutes(app: FastifyInstance, ctx: AppContext): void {
@@ -43,8 +46,10 @@ export function registerWebRoutes(app: FastifyInstance, ctx: AppContext): void {
   });
 
   // Password change: the caller's session stays, every other one ends (docs/authentication.md).
-  r.post('/api/auth/password', { onRequest: authenticate(ctx, 'user'), schema: { body: PasswordBody } }, async (request) =>
-    changePassword(ctx, userOf(request), request.body),
+  r.post(
+    '/api/auth/password',
+    { onRequest: authenticate(ctx, 'user'), schema: { body: PasswordBody } },
+    async (request) => changePassword(ctx, userOf(request), request.body),
   );
 
   // Log out everywhere: every session of the user ends, and with them every access token.
@@ -78,7 +83,9 @@ export function registerWebRoutes(app: FastifyInstance, ctx: AppContext): void {
     if (!target) throw new BadRequestError('redirect_uri must be an http URL on the loopback interface');
     try {
       const session = await login(ctx, { email: mail, password: pass });
-      return reply.header('cache-control', 'no-store').redirect(redirectWithToken(target, session.session_token, state), 302);
+      return reply
+        .header('cache-control', 'no-store')
+        .redirect(redirectWithToken(target, session.session_token, state), 302);
     } catch (error) {
       if (!(error instanceof UnauthorizedError)) throw error;
       return reply

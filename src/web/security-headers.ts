@@ -79,4 +79,3 @@ export function serialize(directives: Directives): string {
     .map(([name, values]) => [name, ...values].join(' '))
     .join('; ');
 }
-

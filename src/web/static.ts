@@ -29,7 +29,13 @@ const NOT_BUILT_PAGE = `<!doctype html>
 export function registerStaticApp(app: FastifyInstance, dist = WEB_DIST): void {
   const built = fs.existsSync(path.join(dist, 'index.html'));
   if (built) {
-    app.register(fastifyStatic, { root: path.join(dist, 'assets'), prefix: '/assets/', maxAge: '365d', immutable: true, index: false });
+    app.register(fastifyStatic, {
+      root: path.join(dist, 'assets'),
+      prefix: '/assets/',
+      maxAge: '365d',
+      immutable: true,
+      index: false,
+    });
   }
 
   const page = async (request: { url: string }, reply: import('fastify').FastifyReply) => {

@@ -6,7 +6,10 @@ import { DashboardFieldsAnswer } from '../dashboards/answers.js';
 
 /** The answered window (docs/dashboards.md, "The window"). */
 const WindowAnswer = z.object({
-  range: z.string().nullable().describe("the preset id the caller gave, or the default's; null when explicit bounds were used"),
+  range: z
+    .string()
+    .nullable()
+    .describe("the preset id the caller gave, or the default's; null when explicit bounds were used"),
   start_time: DateTime,
   end_time: DateTime,
   clamped: z.boolean().describe("true when the plan's retention pulled start_time forward"),

@@ -48,10 +48,17 @@ export type ResolvedWindow = { range: string | null; startMs: number; endMs: num
  * stays the spec's retention flag), and a window starting after that is a 422 at `start_time`: so
  * every window lies within retention and now, whatever bounds were sent.
  */
-export function resolveWindow(input: WindowInput, nowMs: number, ttlDays: number, part: 'query' | 'body' = 'query'): ResolvedWindow {
+export function resolveWindow(
+  input: WindowInput,
+  nowMs: number,
+  ttlDays: number,
+  part: 'query' | 'body' = 'query',
+): ResolvedWindow {
   const explicit = input.start_time !== undefined || input.end_time !== undefined;
   if (explicit && input.range !== undefined) {
-    throw new RequestValidationError([{ loc: [part, 'range'], msg: 'give either range or start_time and end_time, not both', type: 'value_error' }]);
+    throw new RequestValidationError([
+      { loc: [part, 'range'], msg: 'give either range or start_time and end_time, not both', type: 'value_error' },
+    ]);
   }
   let range: string | null = null;
   let startMs: number;
@@ -59,17 +66,35 @@ export function resolveWindow(input: WindowInput, nowMs: number, ttlDays: number
   if (explicit) {
     if (input.start_time === undefined || input.end_time === undefined) {
       const missing = input.start_time === undefined ? 'start_time' : 'end_time';
-      throw new RequestValidationError([{ loc: [part, missing], msg: 'Field required when the other bound is given', type: 'missing' }]);
+      throw new RequestValidationError([
+        { loc: [part, missing], msg: 'Field required when the other bound is given', type: 'missing' },
+      ]);
     }
     startMs = Date.parse(input.start_time);
     endMs = Date.parse(input.end_time);
-    for (const [name, ms] of [['start_time', startMs], ['end_time', endMs]] as const) {
-      if (Number.isNaN(ms)) throw new RequestValidationError([{ loc: [part, name], msg: 'Input should be a valid datetime', type: 'datetime_parsing', input: input[name] }]);
+    for (const [name, ms] of [
+      ['start_time', startMs],
+      ['end_time', endMs],
+    ] as const) {
+      if (Number.isNaN(ms))
+        throw new RequestValidationError([
+          { loc: [part, name], msg: 'Input should be a valid datetime', type: 'datetime_parsing', input: input[name] },
+        ]);
     }
-    if (!(endMs > startMs)) throw new RequestValidationError([{ loc: [part, 'end_time'], msg: 'end_time must be after start_time', type: 'value_error' }]);
+    if (!(endMs > startMs))
+      throw new RequestValidationError([
+        { loc: [part, 'end_time'], msg: 'end_time must be after start_time', type: 'value_error' },
+      ]);
     const latestEnd = nowMs + WINDOW_END_SKEW_MS;
     if (startMs >= latestEnd) {
-      throw new RequestValidationError([{ loc: [part, 'start_time'], msg: 'start_time must not be in the future', type: 'value_error', input: input.start_time }]);
+      throw new RequestValidationError([
+        {
+          loc: [part, 'start_time'],
+          msg: 'start_time must not be in the future',
+          type: 'value_error',
+          input: input.start_time,
+        },
+      ]);
     }
     endMs = Math.min(endMs, latestEnd);
   } else {
@@ -84,7 +109,12 @@ export function resolveWindow(input: WindowInput, nowMs: number, ttlDays: number
 }
 
 export function windowAnswer(w: ResolvedWindow): AnsweredWindow {
-  return { range: w.range, start_time: new Date(w.startMs).toISOString(), end_time: new Date(w.endMs).toISOString(), clamped: w.clamped };
+  return {
+    range: w.range,
+    start_time: new Date(w.startMs).toISOString(),
+    end_time: new Date(w.endMs).toISOString(),
+    clamped: w.clamped,
+  };
 }
 
 export type WidgetResult = { columns: string[]; rows: unknown[][]; meta: Record<string, unknown>; truncated: boolean };
@@ -101,7 +131,11 @@ export async function queryWidget(
   const plan = planWidget(type, spec, projectId, window, { ...options, metadataRollup: true });
   const limits = { ...WIDGET_LIMITS, maxResultRows: plan.maxRows, maxResultBytes: plan.maxBytes };
   const raw = await withinLimits(limits, WIDGET_ADVICE, async () => {
-    const result = await ctx.ch.client.query({ query: plan.query, query_params: plan.query_params, format: 'JSONCompactEachRow' });
+    const result = await ctx.ch.client.query({
+      query: plan.query,
+      query_params: plan.query_params,
+      format: 'JSONCompactEachRow',
+    });
     return (await result.json()) as unknown as unknown[][];
   });
   const series = plan.shape === 'series';
@@ -119,10 +153,16 @@ export async function queryWidget(
     range_end: new Date(plan.rangeEndMs).toISOString(),
   };
   const groups = spec.group_by ?? [];
-  if (plan.shape === 'single') return { columns: ['value'], rows: [[number(raw[0]?.[0]) ?? plan.empty]], meta, truncated: false };
+  if (plan.shape === 'single')
+    return { columns: ['value'], rows: [[number(raw[0]?.[0]) ?? plan.empty]], meta, truncated: false };
   if (plan.shape === 'groups') {
     const limit = spec.limit ?? 100;
-    return { columns: [...groups, 'value'], rows: raw.map((r) => [...r.slice(0, -1), number(r.at(-1))]), meta, truncated: raw.length >= limit };
+    return {
+      columns: [...groups, 'value'],
+      rows: raw.map((r) => [...r.slice(0, -1), number(r.at(-1))]),
+      meta,
+      truncated: raw.length >= limit,
+    };
   }
   return { columns: ['time', ...groups, 'value'], rows: fillSeries(plan, raw, groups.length), meta, truncated: false };
 }
@@ -151,7 +191,9 @@ function fillSeries(plan: WidgetPlan, raw: unknown[][], groupCount: number): unk
   let rowBytes = 0;
   for (const key of groupKeys.keys()) rowBytes += key.length + 48;
   if (rowBytes * buckets.length > plan.maxBytes) {
-    throw new QueryLimitError(`the series would be larger than ${Math.round(plan.maxBytes / MIB)} MiB once every bucket repeats its group values; ${WIDGET_ADVICE}`);
+    throw new QueryLimitError(
+      `the series would be larger than ${Math.round(plan.maxBytes / MIB)} MiB once every bucket repeats its group values; ${WIDGET_ADVICE}`,
+    );
   }
   const rows: unknown[][] = [];
   for (const t of buckets) {
@@ -172,7 +214,17 @@ function number(value: unknown): number | null {
 }
 
 export type StoredWidget = { id: string; title: string; type: WidgetType; spec: unknown };
-export type AnsweredWidget = { id: string; title: string; type: string; status: 'ok' | 'error' | 'skipped'; columns: string[]; rows: unknown[][]; meta: Record<string, unknown>; error: string; truncated: boolean };
+export type AnsweredWidget = {
+  id: string;
+  title: string;
+  type: string;
+  status: 'ok' | 'error' | 'skipped';
+  columns: string[];
+  rows: unknown[][];
+  meta: Record<string, unknown>;
+  error: string;
+  truncated: boolean;
+};
 
 /**
  * A stored widget answered: a spec stored before the rules changed, or a query that fails, becomes
@@ -190,31 +242,76 @@ export async function answerWidget(
   const parsed = WidgetSpecSchema.safeParse(widget.spec);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    return { ...base, status: 'error', columns: [], rows: [], meta: {}, error: `invalid spec: ${issue.path.join('.') || 'spec'}: ${issue.message}`, truncated: false };
+    return {
+      ...base,
+      status: 'error',
+      columns: [],
+      rows: [],
+      meta: {},
+      error: `invalid spec: ${issue.path.join('.') || 'spec'}: ${issue.message}`,
+      truncated: false,
+    };
   }
   try {
-    const result = await queryWidget(ctx, projectId, widget.type, parsed.data, window, { answerBytes: options.answerBytes });
+    const result = await queryWidget(ctx, projectId, widget.type, parsed.data, window, {
+      answerBytes: options.answerBytes,
+    });
     return { ...base, status: 'ok', ...result, error: '' };
   } catch (error) {
     if (error instanceof QueryLimitError) {
       if (options.throwLimits) throw error;
-      return { ...base, status: 'error', columns: [], rows: [], meta: {}, error: `the widget's query failed: ${error.detail}`, truncated: false };
+      return {
+        ...base,
+        status: 'error',
+        columns: [],
+        rows: [],
+        meta: {},
+        error: `the widget's query failed: ${error.detail}`,
+        truncated: false,
+      };
     }
     const message = (error as Error).message?.split('\n')[0]?.slice(0, 300) ?? 'query failed';
-    return { ...base, status: 'error', columns: [], rows: [], meta: {}, error: `the widget's query failed: ${message.replace(/^Code: \d+\.\s*/, '').replace(/DB::Exception:\s*/, '')}`, truncated: false };
+    return {
+      ...base,
+      status: 'error',
+      columns: [],
+      rows: [],
+      meta: {},
+      error: `the widget's query failed: ${message.replace(/^Code: \d+\.\s*/, '').replace(/DB::Exception:\s*/, '')}`,
+      truncated: false,
+    };
   }
 }
 
 export function skippedWidget(widget: StoredWidget, reason: string): AnsweredWidget {
-  return { id: widget.id, title: widget.title, type: widget.type, status: 'skipped', columns: [], rows: [], meta: { reason }, error: '', truncated: false };
+  return {
+    id: widget.id,
+    title: widget.title,
+    type: widget.type,
+    status: 'skipped',
+    columns: [],
+    rows: [],
+    meta: { reason },
+    error: '',
+    truncated: false,
+  };
 }
 
 /** A dashboard's widgets for one window: the first 20 query widgets answered concurrently, each within DASHBOARD_WIDGET_BYTES. */
-export async function answerDashboard(ctx: AppContext, projectId: string, widgets: StoredWidget[], window: ResolvedWindow) {
+export async function answerDashboard(
+  ctx: AppContext,
+  projectId: string,
+  widgets: StoredWidget[],
+  window: ResolvedWindow,
+) {
   const queryWidgets = widgets.filter((w) => w.type !== 'markdown');
   const answered = await Promise.all(
     queryWidgets.map((w, i) =>
-      i < MAX_WIDGETS_PER_REQUEST ? answerWidget(ctx, projectId, w, window, { answerBytes: DASHBOARD_WIDGET_BYTES }) : Promise.resolve(skippedWidget(w, `at most ${MAX_WIDGETS_PER_REQUEST} query widgets are answered per request`)),
+      i < MAX_WIDGETS_PER_REQUEST
+        ? answerWidget(ctx, projectId, w, window, { answerBytes: DASHBOARD_WIDGET_BYTES })
+        : Promise.resolve(
+            skippedWidget(w, `at most ${MAX_WIDGETS_PER_REQUEST} query widgets are answered per request`),
+          ),
     ),
   );
   const failed = answered.filter((w) => w.status === 'error').length;

@@ -1,5 +1,12 @@
 import type { Query } from '../traces/queries.js';
-import { LATE_ROOT_SLACK_HOURS, OP_SQL, ROOT_HEAD_JSON, SESSION, traceFilterCondition, USER } from '../traces/list-query.js';
+import {
+  LATE_ROOT_SLACK_HOURS,
+  OP_SQL,
+  ROOT_HEAD_JSON,
+  SESSION,
+  traceFilterCondition,
+  USER,
+} from '../traces/list-query.js';
 import { MIB, settingsClause, type QueryLimits } from '../query-limits.js';
 import type { Aggregation, WidgetFilter, WidgetSpec, WidgetType } from './spec.js';
 
@@ -78,7 +85,11 @@ const DEFAULT_ROWS = 100;
  * Each widget query's limits (src/query-limits.ts); its answer rows are bounded by the plan itself
  * (buckets × groups, or `limit`), so max_result_rows is set per plan.
  */
-export const WIDGET_LIMITS: Omit<QueryLimits, 'maxResultRows'> = { maxExecutionSeconds: 10, maxMemoryBytes: 1_000_000_000, maxResultBytes: 16 * MIB };
+export const WIDGET_LIMITS: Omit<QueryLimits, 'maxResultRows'> = {
+  maxExecutionSeconds: 10,
+  maxMemoryBytes: 1_000_000_000,
+  maxResultBytes: 16 * MIB,
+};
 
 export const MIN_POINTS = 30;
 const TARGET_POINTS = 100;
@@ -92,7 +103,9 @@ export function stepFor(interval: string | undefined, windowMs: number): number 
   const seconds = windowMs / 1000;
   const fits = STEPS.filter((s) => seconds / s <= MAX_POINTS && seconds / s >= MIN_POINTS);
   if (!fits.length) return STEPS.find((s) => seconds / s <= MAX_POINTS) ?? STEPS.at(-1)!;
-  return fits.reduce((best, s) => (Math.abs(Math.log(seconds / s / TARGET_POINTS)) < Math.abs(Math.log(seconds / best / TARGET_POINTS)) ? s : best));
+  return fits.reduce((best, s) =>
+    Math.abs(Math.log(seconds / s / TARGET_POINTS)) < Math.abs(Math.log(seconds / best / TARGET_POINTS)) ? s : best,
+  );
 }
 
 /** Buckets a step can cut a window into: whole steps, plus one for a start that is not aligned. */
@@ -124,8 +137,22 @@ export function seriesStep(interval: string | undefined, windowMs: number, group
 }
 
 const QUANTILES: Partial<Record<Aggregation, number>> = { p50: 0.5, p75: 0.75, p90: 0.9, p95: 0.95, p99: 0.99 };
-const SPAN_DIMENSIONS: Record<string, string> = { model_name: 'model_name', environment: 'environment', kind: 'kind', status: 'status', name: 'name', error_type: 'error_type' };
-const FILTER_DIMENSION: Record<string, string> = { model_name: 'model_name', environment: 'environment', span_kind: 'kind', status: 'status', error_type: 'error_type', name: 'name' };
+const SPAN_DIMENSIONS: Record<string, string> = {
+  model_name: 'model_name',
+  environment: 'environment',
+  kind: 'kind',
+  status: 'status',
+  name: 'name',
+  error_type: 'error_type',
+};
+const FILTER_DIMENSION: Record<string, string> = {
+  model_name: 'model_name',
+  environment: 'environment',
+  span_kind: 'kind',
+  status: 'status',
+  error_type: 'error_type',
+  name: 'name',
+};
 
 // Exported with rawSpanValue, rollupValue, spanFilter and spanGroup for src/alerts/queries.ts, which
 // answers several specs sharing filters and window in one query with these same expressions.
@@ -159,7 +186,11 @@ export function planWidget(
   const groupBy = spec.group_by ?? [];
   const shape: Shape = type === 'timeseries' ? 'series' : groupBy.length ? 'groups' : 'single';
   const windowMs = Math.max(1, window.endMs - window.startMs);
-  const groupLimit = !groupBy.length ? null : shape === 'series' ? seriesGroupLimit(spec) : (spec.limit ?? DEFAULT_ROWS);
+  const groupLimit = !groupBy.length
+    ? null
+    : shape === 'series'
+      ? seriesGroupLimit(spec)
+      : (spec.limit ?? DEFAULT_ROWS);
   const series = shape === 'series' ? seriesStep(spec.interval, windowMs, groupLimit ?? 1) : null;
   const step = series ? series.step : windowMs >= 86_400_000 ? 3600 : 60;
   const rangeStartMs = Math.floor(window.startMs / (step * 1000)) * step * 1000;
@@ -167,16 +198,39 @@ export function planWidget(
   const grainMs = (step % 86400 === 0 ? 86400 : step % 3600 === 0 ? 3600 : 60) * 1000;
   const rangeEndMs = Math.ceil(window.endMs / grainMs) * grainMs;
   const b = builder(projectId);
-  const range = { from: b.param("DateTime64(3, 'UTC')", rangeStartMs / 1000), to: b.param("DateTime64(3, 'UTC')", rangeEndMs / 1000) };
+  const range = {
+    from: b.param("DateTime64(3, 'UTC')", rangeStartMs / 1000),
+    to: b.param("DateTime64(3, 'UTC')", rangeEndMs / 1000),
+  };
   const empty = additive(spec) ? 0 : null;
   const maxBuckets = series ? series.maxBuckets : 1;
   // The answer's rows, known before the query runs: buckets × groups, a table's limit, or one value.
   const maxRows = shape === 'series' ? maxBuckets * (groupLimit ?? 1) : shape === 'groups' ? groupLimit! : 1;
-  const limits = { ...WIDGET_LIMITS, maxResultRows: maxRows, maxResultBytes: Math.min(WIDGET_LIMITS.maxResultBytes, options.answerBytes ?? Infinity) };
-  const base = { shape, stepSeconds: step, coarsenedFromSeconds: series?.coarsenedFrom ?? null, maxBuckets, groupLimit, maxRows, maxBytes: limits.maxResultBytes, rangeStartMs, rangeEndMs, groupBy, empty } as const;
+  const limits = {
+    ...WIDGET_LIMITS,
+    maxResultRows: maxRows,
+    maxResultBytes: Math.min(WIDGET_LIMITS.maxResultBytes, options.answerBytes ?? Infinity),
+  };
+  const base = {
+    shape,
+    stepSeconds: step,
+    coarsenedFromSeconds: series?.coarsenedFrom ?? null,
+    maxBuckets,
+    groupLimit,
+    maxRows,
+    maxBytes: limits.maxResultBytes,
+    rangeStartMs,
+    rangeEndMs,
+    groupBy,
+    empty,
+  } as const;
 
   if (spec.view === 'TRACES') return { ...base, ...tracesQuery(spec, b, range, step, shape, limits), source: 'traces' };
-  const rollup = !options.raw && rollupValue(spec) !== null && groupBy.every((g) => g in SPAN_DIMENSIONS) && (spec.filters ?? []).every((f) => f.field in FILTER_DIMENSION);
+  const rollup =
+    !options.raw &&
+    rollupValue(spec) !== null &&
+    groupBy.every((g) => g in SPAN_DIMENSIONS) &&
+    (spec.filters ?? []).every((f) => f.field in FILTER_DIMENSION);
   if (rollup) {
     // No filter and no group-by: the dimension-free totals, a row per minute or hour.
     const totals = !groupBy.length && !(spec.filters ?? []).length;
@@ -184,12 +238,33 @@ export function planWidget(
     const source = `span_rollup_${totals ? 'totals_' : ''}${grain}` as Source;
     return { ...base, ...spansQuery(spec, b, range, step, shape, source, limits), source };
   }
-  const metadataKey = !options.raw && options.metadataRollup && rollupValue(spec) !== null && step % 3600 === 0 ? rollupMetadataKey(spec) : null;
+  const metadataKey =
+    !options.raw && options.metadataRollup && rollupValue(spec) !== null && step % 3600 === 0
+      ? rollupMetadataKey(spec)
+      : null;
   if (metadataKey !== null) {
     // Only the key (no other filter or group-by): the dimension-free totals, far fewer and fuller states.
-    const totals = !(spec.filters ?? []).some((f) => f.field !== 'metadata') && groupBy.every((g) => g.startsWith('metadata.'));
-    const source: Source = !totals ? 'span_rollup_meta_1h' : step % 86400 === 0 ? 'span_rollup_meta_totals_1d' : 'span_rollup_meta_totals_1h';
-    return { ...base, ...metadataQuery(spec, b, { ...range, startMs: rangeStartMs, endMs: rangeEndMs }, step, shape, metadataKey, source, limits), source };
+    const totals =
+      !(spec.filters ?? []).some((f) => f.field !== 'metadata') && groupBy.every((g) => g.startsWith('metadata.'));
+    const source: Source = !totals
+      ? 'span_rollup_meta_1h'
+      : step % 86400 === 0
+        ? 'span_rollup_meta_totals_1d'
+        : 'span_rollup_meta_totals_1h';
+    return {
+      ...base,
+      ...metadataQuery(
+        spec,
+        b,
+        { ...range, startMs: rangeStartMs, endMs: rangeEndMs },
+        step,
+        shape,
+        metadataKey,
+        source,
+        limits,
+      ),
+      source,
+    };
   }
   return { ...base, ...spansQuery(spec, b, range, step, shape, 'spans', limits), source: 'spans' };
 }
@@ -233,17 +308,36 @@ function metadataQuery(
   const rows = filtered ? `meta_key = ${k}` : `(meta_key = ${k} OR (meta_key = '' AND NOT has(key_set, ${k})))`;
   const filters = (spec.filters ?? []).map((f) => {
     if (f.field !== 'metadata') return spanFilter(f, b);
-    return f.op === 'eq' ? `meta_value = ${b.param('String', f.value)}` : `position(meta_value, ${b.param('String', f.value)}) > 0`;
+    return f.op === 'eq'
+      ? `meta_value = ${b.param('String', f.value)}`
+      : `position(meta_value, ${b.param('String', f.value)}) > 0`;
   });
-  const where = [`project_id = {w_project:String}`, rows, `bucket >= ${range.from}`, `bucket < ${range.to}`, ...filters];
+  const where = [
+    `project_id = {w_project:String}`,
+    rows,
+    `bucket >= ${range.from}`,
+    `bucket < ${range.to}`,
+    ...filters,
+  ];
   const groups = (spec.group_by ?? []).map((g) => (g.startsWith('metadata.') ? 'meta_value' : spanGroup(g, b)));
-  const parts = { where, value: rollupValue(spec)!, groups, time: 'bucket', step, shape, settings: settingsClause(limits) };
+  const parts = {
+    where,
+    value: rollupValue(spec)!,
+    groups,
+    time: 'bucket',
+    step,
+    shape,
+    settings: settingsClause(limits),
+  };
   // A stat, table or bar over days reads the whole days of its hour-aligned range from the daily
   // totals and only the hours at either end from the hourly ones: 24 times fewer t-digests to merge.
   const dayStartMs = Math.ceil(range.startMs / 86_400_000) * 86_400_000;
   const dayEndMs = Math.floor(range.endMs / 86_400_000) * 86_400_000;
   if (source === 'span_rollup_meta_totals_1h' && shape !== 'series' && dayEndMs > dayStartMs) {
-    const days = { from: b.param("DateTime('UTC')", dayStartMs / 1000), to: b.param("DateTime('UTC')", dayEndMs / 1000) };
+    const days = {
+      from: b.param("DateTime('UTC')", dayStartMs / 1000),
+      to: b.param("DateTime('UTC')", dayEndMs / 1000),
+    };
     const conditions = where.join(' AND ');
     const table = `(SELECT * FROM span_rollup_meta_totals_1d WHERE ${conditions} AND bucket >= ${days.from} AND bucket < ${days.to}
   UNION ALL SELECT * FROM span_rollup_meta_totals_1h WHERE ${conditions} AND (bucket < ${days.from} OR bucket >= ${days.to}))`;
@@ -267,14 +361,19 @@ function aggregate(aggregation: Aggregation, x: string): string {
 
 /** The value over raw spans. */
 export function rawSpanValue(spec: WidgetSpec): string {
-  const duration = 'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
+  const duration =
+    'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
   switch (spec.measure) {
     case 'count':
       return 'toFloat64(count())';
     case 'error_rate':
       return "if(count() = 0, NULL, countIf(status = 'error') / count())";
     case 'error_count':
-      return spec.aggregation === 'avg' ? "avg(status = 'error')" : spec.aggregation === 'count' || spec.aggregation === 'sum' ? "toFloat64(countIf(status = 'error'))" : aggregate(spec.aggregation, "toUInt8(status = 'error')");
+      return spec.aggregation === 'avg'
+        ? "avg(status = 'error')"
+        : spec.aggregation === 'count' || spec.aggregation === 'sum'
+          ? "toFloat64(countIf(status = 'error'))"
+          : aggregate(spec.aggregation, "toUInt8(status = 'error')");
     case 'latency':
     case 'duration_ms':
       return spec.aggregation === 'count' ? `toFloat64(count(${duration}))` : aggregate(spec.aggregation, duration);
@@ -282,13 +381,19 @@ export function rawSpanValue(spec: WidgetSpec): string {
     case 'session_id':
     case 'trace_id':
     case 'model_name':
-      return spec.aggregation === 'uniq' ? `toFloat64(uniqIf(${spec.measure}, ${spec.measure} != ''))` : `toFloat64(countIf(${spec.measure} != ''))`;
+      return spec.aggregation === 'uniq'
+        ? `toFloat64(uniqIf(${spec.measure}, ${spec.measure} != ''))`
+        : `toFloat64(countIf(${spec.measure} != ''))`;
     case 'time_to_first_token_ms':
     case 'output_tokens_per_second':
       // NULL on spans without the timing: every aggregation (count too) is over the spans that have it.
-      return spec.aggregation === 'count' ? `toFloat64(count(${spec.measure}))` : `toFloat64(${aggregate(spec.aggregation, spec.measure)})`;
+      return spec.aggregation === 'count'
+        ? `toFloat64(count(${spec.measure}))`
+        : `toFloat64(${aggregate(spec.aggregation, spec.measure)})`;
     default:
-      return spec.aggregation === 'count' ? 'toFloat64(count())' : `toFloat64(${aggregate(spec.aggregation, spec.measure)})`;
+      return spec.aggregation === 'count'
+        ? 'toFloat64(count())'
+        : `toFloat64(${aggregate(spec.aggregation, spec.measure)})`;
   }
 }
 
@@ -307,13 +412,27 @@ export function rollupValue(spec: WidgetSpec): string | null {
     case 'duration_ms': {
       const q = QUANTILES[a];
       if (q !== undefined) return `quantileTDigestMerge(${q})(duration_q)`;
-      return { sum: 'sum(duration_sum)', avg: ratio('duration_sum', 'durations'), count: 'toFloat64(sum(durations))', min: 'min(duration_min)', max: 'max(duration_max)' }[a as string] ?? null;
+      return (
+        {
+          sum: 'sum(duration_sum)',
+          avg: ratio('duration_sum', 'durations'),
+          count: 'toFloat64(sum(durations))',
+          min: 'min(duration_min)',
+          max: 'max(duration_max)',
+        }[a as string] ?? null
+      );
     }
     case 'cost':
     case 'input_tokens':
     case 'output_tokens':
     case 'total_tokens':
-      return a === 'sum' ? `toFloat64(sum(${spec.measure}))` : a === 'avg' ? ratio(spec.measure, 'spans') : a === 'count' ? 'toFloat64(sum(spans))' : null;
+      return a === 'sum'
+        ? `toFloat64(sum(${spec.measure}))`
+        : a === 'avg'
+          ? ratio(spec.measure, 'spans')
+          : a === 'count'
+            ? 'toFloat64(sum(spans))'
+            : null;
     case 'user_id':
       return a === 'uniq' ? 'toFloat64(uniqMerge(users))' : null;
     case 'session_id':
@@ -328,10 +447,14 @@ export function rollupValue(spec: WidgetSpec): string | null {
 export function spanFilter(f: WidgetFilter, b: Builder): string {
   switch (f.field) {
     case 'trace_id':
-      return f.op === 'eq' ? `trace_id = ${b.param('String', f.value)}` : `position(trace_id, ${b.param('String', f.value)}) > 0`;
+      return f.op === 'eq'
+        ? `trace_id = ${b.param('String', f.value)}`
+        : `position(trace_id, ${b.param('String', f.value)}) > 0`;
     case 'metadata': {
       const value = `metadata[${b.param('String', f.key)}]`;
-      return f.op === 'eq' ? `${value} = ${b.param('String', f.value)}` : `position(${value}, ${b.param('String', f.value)}) > 0`;
+      return f.op === 'eq'
+        ? `${value} = ${b.param('String', f.value)}`
+        : `position(${value}, ${b.param('String', f.value)}) > 0`;
     }
     case 'time_to_first_token_ms':
     case 'output_tokens_per_second':
@@ -360,19 +483,40 @@ export function spanGroup(field: string, b: Builder): string {
   return `toString(${field})`;
 }
 
-function spansQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: string }, step: number, shape: Shape, source: Source, limits: QueryLimits): Query {
+function spansQuery(
+  spec: WidgetSpec,
+  b: Builder,
+  range: { from: string; to: string },
+  step: number,
+  shape: Shape,
+  source: Source,
+  limits: QueryLimits,
+): Query {
   const rollup = source !== 'spans';
   const time = rollup ? 'bucket' : 'start_time';
-  const where = [`project_id = {w_project:String}`, `${time} >= ${range.from}`, `${time} < ${range.to}`, ...(spec.filters ?? []).map((f) => spanFilter(f, b))];
+  const where = [
+    `project_id = {w_project:String}`,
+    `${time} >= ${range.from}`,
+    `${time} < ${range.to}`,
+    ...(spec.filters ?? []).map((f) => spanFilter(f, b)),
+  ];
   const value = rollup ? rollupValue(spec)! : rawSpanValue(spec);
   const groups = (spec.group_by ?? []).map((g) => spanGroup(g, b));
   return shaped(spec, b, { table: source, where, value, groups, time, step, shape, settings: settingsClause(limits) });
 }
 
 /** Traces view: one merged rollup row per trace (FINAL), in the window by trace start. */
-function tracesQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: string }, step: number, shape: Shape, limits: QueryLimits): Query {
+function tracesQuery(
+  spec: WidgetSpec,
+  b: Builder,
+  range: { from: string; to: string },
+  step: number,
+  shape: Shape,
+  limits: QueryLimits,
+): Query {
   // Name, metadata, user and session from the small heads the trace list reads (list-query.ts).
-  const duration = 'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
+  const duration =
+    'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
   const column: Record<string, string> = {
     latency: duration,
     duration_ms: duration,
@@ -389,8 +533,15 @@ function tracesQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: st
   if (spec.measure === 'count') value = 'toFloat64(count())';
   else if (spec.measure === 'error_rate') value = 'if(count() = 0, NULL, countIf(error_count > 0) / count())';
   else if (spec.measure === 'user_id' || spec.measure === 'session_id') {
-    value = spec.aggregation === 'uniq' ? `toFloat64(uniqIf(${column[spec.measure]}, ${column[spec.measure]} != ''))` : `toFloat64(countIf(${column[spec.measure]} != ''))`;
-  } else value = spec.aggregation === 'count' ? `toFloat64(count(${column[spec.measure]}))` : `toFloat64(${aggregate(spec.aggregation, column[spec.measure]!)})`;
+    value =
+      spec.aggregation === 'uniq'
+        ? `toFloat64(uniqIf(${column[spec.measure]}, ${column[spec.measure]} != ''))`
+        : `toFloat64(countIf(${column[spec.measure]} != ''))`;
+  } else
+    value =
+      spec.aggregation === 'count'
+        ? `toFloat64(count(${column[spec.measure]}))`
+        : `toFloat64(${aggregate(spec.aggregation, column[spec.measure]!)})`;
 
   const where = [
     'project_id = {w_project:String}',
@@ -400,7 +551,9 @@ function tracesQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: st
     `start_time < ${range.to}`,
     'is_evaluation = 0',
     // The same conditions as the trace list's predicates (one row per trace after FINAL).
-    ...(spec.filters ?? []).map((f) => traceFilterCondition(f, b.param, undefined, { project: '{w_project:String}', from: range.from })),
+    ...(spec.filters ?? []).map((f) =>
+      traceFilterCondition(f, b.param, undefined, { project: '{w_project:String}', from: range.from }),
+    ),
   ];
   const groups = (spec.group_by ?? []).map((g) => {
     if (g === 'name') return `JSONExtractString(${ROOT_HEAD_JSON}, 1)`;
@@ -408,10 +561,28 @@ function tracesQuery(spec: WidgetSpec, b: Builder, range: { from: string; to: st
     const key = b.param('String', g.slice('metadata.'.length));
     return `if(JSONHas(${ROOT_HEAD_JSON}, 2, ${key}), JSONExtractString(${ROOT_HEAD_JSON}, 2, ${key}), arrayFirst(kv -> kv.1 = ${key}, metadata_pairs).2)`;
   });
-  return shaped(spec, b, { table: 'traces FINAL', where, value, groups, time: 'start_time', step, shape, settings: settingsClause(limits, ['do_not_merge_across_partitions_select_final = 1']) });
+  return shaped(spec, b, {
+    table: 'traces FINAL',
+    where,
+    value,
+    groups,
+    time: 'start_time',
+    step,
+    shape,
+    settings: settingsClause(limits, ['do_not_merge_across_partitions_select_final = 1']),
+  });
 }
 
-type Parts = { table: string; where: string[]; value: string; groups: string[]; time: string; step: number; shape: Shape; settings: string };
+type Parts = {
+  table: string;
+  where: string[];
+  value: string;
+  groups: string[];
+  time: string;
+  step: number;
+  shape: Shape;
+  settings: string;
+};
 
 /** The SELECT for a shape. Rows: [bucket_s,] g0.., value. Series keep only the top groups. */
 function shaped(spec: WidgetSpec, b: Builder, p: Parts): Query {
@@ -431,7 +602,10 @@ function shaped(spec: WidgetSpec, b: Builder, p: Parts): Query {
   }
   const bucket = `toUnixTimestamp(toStartOfInterval(${p.time}, INTERVAL ${p.step} SECOND)) AS bucket_s`;
   if (!p.groups.length) {
-    return { query: `SELECT ${bucket}, ${p.value} AS value\nFROM ${p.table}\nWHERE ${where}\nGROUP BY bucket_s\nORDER BY bucket_s${settings}`, query_params: b.params };
+    return {
+      query: `SELECT ${bucket}, ${p.value} AS value\nFROM ${p.table}\nWHERE ${where}\nGROUP BY bucket_s\nORDER BY bucket_s${settings}`,
+      query_params: b.params,
+    };
   }
   const limit = b.param('UInt32', seriesGroupLimit(spec));
   const tuple = groupNames.length === 1 ? groupNames[0]! : `(${groupNames.join(', ')})`;

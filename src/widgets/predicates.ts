@@ -44,8 +44,22 @@ const ALIASES: Record<string, string> = { kind: 'span_kind', latency: 'duration_
 export const PREDICATE_FIELDS = [...SET_FIELDS, ...NUMERIC_FIELDS, ...TEXT_FIELDS] as const;
 
 const SYMBOLS: Record<string, NumericOp | 'neq' | 'in' | 'contains'> = {
-  '=': 'eq', '==': 'eq', eq: 'eq', '!=': 'neq', '<>': 'neq', neq: 'neq', '>': 'gt', gt: 'gt', '>=': 'gte', gte: 'gte',
-  '<': 'lt', lt: 'lt', '<=': 'lte', lte: 'lte', in: 'in', contains: 'contains',
+  '=': 'eq',
+  '==': 'eq',
+  eq: 'eq',
+  '!=': 'neq',
+  '<>': 'neq',
+  neq: 'neq',
+  '>': 'gt',
+  gt: 'gt',
+  '>=': 'gte',
+  gte: 'gte',
+  '<': 'lt',
+  lt: 'lt',
+  '<=': 'lte',
+  lte: 'lte',
+  in: 'in',
+  contains: 'contains',
 };
 
 type Normalized = { ok: true; predicate: SpanPredicate } | { ok: false; issues: PredicateIssue[] };
@@ -60,10 +74,17 @@ export function normalizePredicate(input: z.input<typeof PredicateInput>): Norma
     field = 'metadata';
   }
   if (!(PREDICATE_FIELDS as readonly string[]).includes(field)) {
-    return fail(['field'], `unknown field '${input.field}'; expected one of ${PREDICATE_FIELDS.join(', ')}, metadata.<key>`);
+    return fail(
+      ['field'],
+      `unknown field '${input.field}'; expected one of ${PREDICATE_FIELDS.join(', ')}, metadata.<key>`,
+    );
   }
   const op = SYMBOLS[input.op ?? '='];
-  if (!op) return fail(['op'], `unknown op '${input.op}'; expected one of =, !=, >, >=, <, <=, eq, in, contains, gt, gte, lt, lte`);
+  if (!op)
+    return fail(
+      ['op'],
+      `unknown op '${input.op}'; expected one of =, !=, >, >=, <, <=, eq, in, contains, gt, gte, lt, lte`,
+    );
   const negate = op === 'neq';
 
   if ((SET_FIELDS as readonly string[]).includes(field)) {
@@ -72,13 +93,20 @@ export function normalizePredicate(input: z.input<typeof PredicateInput>): Norma
     if (!Array.isArray(values)) return fail(['value'], `${field} takes a string or a list of strings`);
     if (values.length === 0) return fail(['value'], 'List should have at least 1 item');
     const tooLong = values.findIndex((v) => v.length > MAX_TEXT);
-    if (tooLong >= 0) return fail(typeof input.value === 'string' ? ['value'] : ['value', tooLong], `at most ${MAX_TEXT} characters`);
+    if (tooLong >= 0)
+      return fail(typeof input.value === 'string' ? ['value'] : ['value', tooLong], `at most ${MAX_TEXT} characters`);
     return ok({ field, op: 'in', value: values } as WidgetFilter, negate);
   }
 
   if ((NUMERIC_FIELDS as readonly string[]).includes(field)) {
-    if (op === 'in' || op === 'contains') return fail(['op'], `${field} takes =, !=, >, >=, <, <= (or eq, gt, gte, lt, lte)`);
-    const value = typeof input.value === 'number' ? input.value : typeof input.value === 'string' && input.value.trim() !== '' ? Number(input.value) : NaN;
+    if (op === 'in' || op === 'contains')
+      return fail(['op'], `${field} takes =, !=, >, >=, <, <= (or eq, gt, gte, lt, lte)`);
+    const value =
+      typeof input.value === 'number'
+        ? input.value
+        : typeof input.value === 'string' && input.value.trim() !== ''
+          ? Number(input.value)
+          : NaN;
     if (!Number.isFinite(value)) return fail(['value'], `${field} takes a number`);
     if (value < 0) return fail(['value'], 'Input should be greater than or equal to 0');
     return ok({ field, op: op === 'neq' ? 'eq' : op, value } as WidgetFilter, negate);
@@ -90,7 +118,11 @@ export function normalizePredicate(input: z.input<typeof PredicateInput>): Norma
     return fail(['value'], `${field} takes a string of 1 to ${MAX_TEXT} characters`);
   }
   if (field === 'metadata') {
-    if (!key || key.length > MAX_KEY) return fail([input.field === 'metadata' ? 'key' : 'field'], `a metadata predicate names a key of 1 to ${MAX_KEY} characters`);
+    if (!key || key.length > MAX_KEY)
+      return fail(
+        [input.field === 'metadata' ? 'key' : 'field'],
+        `a metadata predicate names a key of 1 to ${MAX_KEY} characters`,
+      );
     return ok({ field: 'metadata', op: op === 'contains' ? 'contains' : 'eq', value: input.value, key }, negate);
   }
   return ok({ field: 'trace_id', op: op === 'contains' ? 'contains' : 'eq', value: input.value }, negate);

@@ -26,11 +26,40 @@ export type Interval = (typeof INTERVALS)[number];
  */
 export const MEASURES: Record<View, readonly string[]> = {
   SPANS: [
-    'count', 'latency', 'duration_ms', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count', 'error_rate', 'user_id', 'session_id', 'trace_id', 'model_name',
+    'count',
+    'latency',
+    'duration_ms',
+    'cost',
+    'input_tokens',
+    'output_tokens',
+    'total_tokens',
+    'error_count',
+    'error_rate',
+    'user_id',
+    'session_id',
+    'trace_id',
+    'model_name',
     // More span fields (docs/spans.md): read from raw spans, the rollups keep no state for them.
-    'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'time_to_first_token_ms', 'output_tokens_per_second',
+    'cache_read_tokens',
+    'cache_write_tokens',
+    'reasoning_tokens',
+    'time_to_first_token_ms',
+    'output_tokens_per_second',
   ],
-  TRACES: ['count', 'latency', 'duration_ms', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count', 'error_rate', 'span_count', 'user_id', 'session_id'],
+  TRACES: [
+    'count',
+    'latency',
+    'duration_ms',
+    'cost',
+    'input_tokens',
+    'output_tokens',
+    'total_tokens',
+    'error_count',
+    'error_rate',
+    'span_count',
+    'user_id',
+    'session_id',
+  ],
 };
 
 /** Fields a widget may group by (`metadata.<key>` too). */
@@ -46,12 +75,21 @@ const METADATA_GROUP = /^metadata\.[A-Za-z0-9_.:-]{1,256}$/;
 const Text = z.string().min(1).max(1024);
 const WidgetFilter = z.discriminatedUnion('field', [
   z.strictObject({ field: z.literal('trace_id'), op: z.enum(['eq', 'contains']), value: Text }),
-  ...SET_FIELDS.map((field) => z.strictObject({ field: z.literal(field), op: z.literal('in'), value: z.array(z.string().max(1024)).min(1) })),
+  ...SET_FIELDS.map((field) =>
+    z.strictObject({ field: z.literal(field), op: z.literal('in'), value: z.array(z.string().max(1024)).min(1) }),
+  ),
   ...(['cost', 'total_tokens', 'duration_ms', 'errors'] as const).map((field) =>
     z.strictObject({ field: z.literal(field), op: z.enum(NUMERIC_OPS), value: z.number().min(0) }),
   ),
-  ...TIMING_FIELDS.map((field) => z.strictObject({ field: z.literal(field), op: z.enum(NUMERIC_OPS), value: z.number().min(0) })),
-  z.strictObject({ field: z.literal('metadata'), op: z.enum(['eq', 'contains']), value: Text, key: z.string().min(1).max(256) }),
+  ...TIMING_FIELDS.map((field) =>
+    z.strictObject({ field: z.literal(field), op: z.enum(NUMERIC_OPS), value: z.number().min(0) }),
+  ),
+  z.strictObject({
+    field: z.literal('metadata'),
+    op: z.enum(['eq', 'contains']),
+    value: Text,
+    key: z.string().min(1).max(256),
+  }),
 ]);
 export type WidgetFilter = z.infer<typeof WidgetFilter>;
 
@@ -67,16 +105,28 @@ export const WidgetSpecSchema = z
   })
   .superRefine((spec, ctx) => {
     if (!MEASURES[spec.view].includes(spec.measure)) {
-      ctx.addIssue({ code: 'custom', path: ['measure'], message: `measure must be one of ${MEASURES[spec.view].join(', ')} for view ${spec.view}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['measure'],
+        message: `measure must be one of ${MEASURES[spec.view].join(', ')} for view ${spec.view}`,
+      });
     }
     for (const [i, field] of (spec.group_by ?? []).entries()) {
       if (!GROUP_FIELDS[spec.view].includes(field) && !METADATA_GROUP.test(field)) {
-        ctx.addIssue({ code: 'custom', path: ['group_by', i], message: `cannot group ${spec.view} by ${field}; use ${GROUP_FIELDS[spec.view].join(', ')} or metadata.<key>` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['group_by', i],
+          message: `cannot group ${spec.view} by ${field}; use ${GROUP_FIELDS[spec.view].join(', ')} or metadata.<key>`,
+        });
       }
     }
     const numeric = !['user_id', 'session_id', 'trace_id', 'model_name'].includes(spec.measure);
     if (!numeric && spec.aggregation !== 'uniq' && spec.aggregation !== 'count') {
-      ctx.addIssue({ code: 'custom', path: ['aggregation'], message: `measure ${spec.measure} takes aggregation uniq or count` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['aggregation'],
+        message: `measure ${spec.measure} takes aggregation uniq or count`,
+      });
     }
   });
 export type WidgetSpec = z.infer<typeof WidgetSpecSchema>;
@@ -91,7 +141,14 @@ export const MAX_SPEC_BYTES = 64 * 1024;
 export function specIssues(type: WidgetType, spec: unknown): z.core.$ZodIssue[] {
   const size = Buffer.byteLength(JSON.stringify(spec) ?? '');
   if (size > MAX_SPEC_BYTES) {
-    return [{ code: 'custom', path: [], message: `spec must be at most ${MAX_SPEC_BYTES} bytes of JSON`, input: spec } as z.core.$ZodIssue];
+    return [
+      {
+        code: 'custom',
+        path: [],
+        message: `spec must be at most ${MAX_SPEC_BYTES} bytes of JSON`,
+        input: spec,
+      } as z.core.$ZodIssue,
+    ];
   }
   if (type === 'markdown') return [];
   const result = WidgetSpecSchema.safeParse(spec);
@@ -100,11 +157,35 @@ export function specIssues(type: WidgetType, spec: unknown): z.core.$ZodIssue[] 
 
 /** The default "Overview" dashboard of every project (docs/dashboards.md). */
 export const OVERVIEW_WIDGETS: { title: string; type: WidgetType; spec: WidgetSpec }[] = [
-  { title: 'Volume', type: 'timeseries', spec: { view: 'SPANS', measure: 'count', aggregation: 'count', interval: 'auto' } },
-  { title: 'Error rate', type: 'timeseries', spec: { view: 'SPANS', measure: 'error_rate', aggregation: 'avg', interval: 'auto' } },
-  { title: 'Latency p50', type: 'timeseries', spec: { view: 'SPANS', measure: 'latency', aggregation: 'p50', interval: 'auto' } },
-  { title: 'Latency p95', type: 'timeseries', spec: { view: 'SPANS', measure: 'latency', aggregation: 'p95', interval: 'auto' } },
-  { title: 'Latency p99', type: 'timeseries', spec: { view: 'SPANS', measure: 'latency', aggregation: 'p99', interval: 'auto' } },
+  {
+    title: 'Volume',
+    type: 'timeseries',
+    spec: { view: 'SPANS', measure: 'count', aggregation: 'count', interval: 'auto' },
+  },
+  {
+    title: 'Error rate',
+    type: 'timeseries',
+    spec: { view: 'SPANS', measure: 'error_rate', aggregation: 'avg', interval: 'auto' },
+  },
+  {
+    title: 'Latency p50',
+    type: 'timeseries',
+    spec: { view: 'SPANS', measure: 'latency', aggregation: 'p50', interval: 'auto' },
+  },
+  {
+    title: 'Latency p95',
+    type: 'timeseries',
+    spec: { view: 'SPANS', measure: 'latency', aggregation: 'p95', interval: 'auto' },
+  },
+  {
+    title: 'Latency p99',
+    type: 'timeseries',
+    spec: { view: 'SPANS', measure: 'latency', aggregation: 'p99', interval: 'auto' },
+  },
   { title: 'Cost', type: 'timeseries', spec: { view: 'SPANS', measure: 'cost', aggregation: 'sum', interval: 'auto' } },
-  { title: 'Tokens', type: 'timeseries', spec: { view: 'SPANS', measure: 'total_tokens', aggregation: 'sum', interval: 'auto' } },
+  {
+    title: 'Tokens',
+    type: 'timeseries',
+    spec: { view: 'SPANS', measure: 'total_tokens', aggregation: 'sum', interval: 'auto' },
+  },
 ];

@@ -4,8 +4,25 @@ import type { AppContext } from '../context.js';
 import { typed } from '../http.js';
 import { authenticate, userOf } from '../auth/principal.js';
 import { ROLES } from '../auth/roles.js';
-import { addMember, changeMemberRole, createWorkspace, deleteWorkspace, listMembers, listWorkspaces, MAX_MEMBERS_PER_WORKSPACE, MAX_WORKSPACES_PER_USER, removeMember } from './service.js';
-import { MemberAnswer, MemberListAnswer, MemberRemovedAnswer, WorkspaceAnswer, WorkspaceDeletedAnswer, WorkspaceListAnswer } from './answers.js';
+import {
+  addMember,
+  changeMemberRole,
+  createWorkspace,
+  deleteWorkspace,
+  listMembers,
+  listWorkspaces,
+  MAX_MEMBERS_PER_WORKSPACE,
+  MAX_WORKSPACES_PER_USER,
+  removeMember,
+} from './service.js';
+import {
+  MemberAnswer,
+  MemberListAnswer,
+  MemberRemovedAnswer,
+  WorkspaceAnswer,
+  WorkspaceDeletedAnswer,
+  WorkspaceListAnswer,
+} from './answers.js';
 
 const WorkspaceParams = z.object({ workspace_id: z.string().min(1) });
 const MemberParams = WorkspaceParams.extend({ user_id: z.string().min(1) });
@@ -16,21 +33,42 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: AppContext): 
   const r = typed(app);
   const user = { onRequest: authenticate(ctx, 'user') };
 
-  r.get('/workspaces', { ...user, schema: { response: { 200: WorkspaceListAnswer } } }, async (request) => listWorkspaces(ctx, userOf(request)));
+  r.get('/workspaces', { ...user, schema: { response: { 200: WorkspaceListAnswer } } }, async (request) =>
+    listWorkspaces(ctx, userOf(request)),
+  );
 
   const createDescription = `Creates a workspace with the caller as ADMIN; 409 when the caller already created ${MAX_WORKSPACES_PER_USER} (workspaces others added them to don't count).`;
-  r.post('/workspaces', { ...user, config: { idempotent: true }, schema: { description: createDescription, body: z.object({ name: z.string().trim().min(1).max(200) }), response: { 201: WorkspaceAnswer } } }, async (request, reply) =>
-    reply.status(201).send(await createWorkspace(ctx, userOf(request), request.body.name)),
+  r.post(
+    '/workspaces',
+    {
+      ...user,
+      config: { idempotent: true },
+      schema: {
+        description: createDescription,
+        body: z.object({ name: z.string().trim().min(1).max(200) }),
+        response: { 201: WorkspaceAnswer },
+      },
+    },
+    async (request, reply) => reply.status(201).send(await createWorkspace(ctx, userOf(request), request.body.name)),
   );
 
   r.delete(
     '/workspaces/:workspace_id',
-    { ...user, schema: { params: WorkspaceParams, querystring: z.object({ name: z.string(), reason: DeleteReason }), response: { 200: WorkspaceDeletedAnswer } } },
+    {
+      ...user,
+      schema: {
+        params: WorkspaceParams,
+        querystring: z.object({ name: z.string(), reason: DeleteReason }),
+        response: { 200: WorkspaceDeletedAnswer },
+      },
+    },
     async (request) => deleteWorkspace(ctx, userOf(request), request.params.workspace_id, request.query),
   );
 
-  r.get('/workspaces/:workspace_id/members', { ...user, schema: { params: WorkspaceParams, response: { 200: MemberListAnswer } } }, async (request) =>
-    listMembers(ctx, userOf(request), request.params.workspace_id),
+  r.get(
+    '/workspaces/:workspace_id/members',
+    { ...user, schema: { params: WorkspaceParams, response: { 200: MemberListAnswer } } },
+    async (request) => listMembers(ctx, userOf(request), request.params.workspace_id),
   );
 
   r.post(
@@ -45,11 +83,15 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: AppContext): 
         response: { 201: MemberAnswer },
       },
     },
-    async (request, reply) => reply.status(201).send(await addMember(ctx, userOf(request), request.params.workspace_id, request.body)),
+    async (request, reply) =>
+      reply.status(201).send(await addMember(ctx, userOf(request), request.params.workspace_id, request.body)),
   );
 
-  r.patch('/workspaces/:workspace_id/members/:user_id', { ...user, schema: { params: MemberParams, body: z.object({ role }), response: { 200: MemberAnswer } } }, async (request) =>
-    changeMemberRole(ctx, userOf(request), request.params.workspace_id, request.params.user_id, request.body.role),
+  r.patch(
+    '/workspaces/:workspace_id/members/:user_id',
+    { ...user, schema: { params: MemberParams, body: z.object({ role }), response: { 200: MemberAnswer } } },
+    async (request) =>
+      changeMemberRole(ctx, userOf(request), request.params.workspace_id, request.params.user_id, request.body.role),
   );
 
   r.delete(
@@ -64,7 +106,6 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: AppContext): 
         response: { 200: MemberRemovedAnswer },
       },
     },
-    async (request) =>
-      removeMember(ctx, userOf(request), request.params.workspace_id, request.params.user_id),
+    async (request) => removeMember(ctx, userOf(request), request.params.workspace_id, request.params.user_id),
   );
 }

@@ -36,8 +36,13 @@ async function lockUser(tx: Queryable, userId: string): Promise<void> {
 
 async function ensureRoomToCreate(tx: Queryable, userId: string): Promise<void> {
   await lockUser(tx, userId);
-  const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM workspaces WHERE created_by = $1', [userId]);
-  if (rows[0]!.n >= MAX_WORKSPACES_PER_USER) throw new ConflictError(`a user creates at most ${MAX_WORKSPACES_PER_USER} workspaces; delete one before creating another`);
+  const { rows } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM workspaces WHERE created_by = $1', [
+    userId,
+  ]);
+  if (rows[0]!.n >= MAX_WORKSPACES_PER_USER)
+    throw new ConflictError(
+      `a user creates at most ${MAX_WORKSPACES_PER_USER} workspaces; delete one before creating another`,
+    );
 }
 
 async function ensureRoomToAdd(tx: Queryable, userId: string, workspaceId: string): Promise<void> {
@@ -48,17 +53,27 @@ async function ensureRoomToAdd(tx: Queryable, userId: string, workspaceId: strin
     [userId, workspaceId],
   );
   if (rows[0]!.mine >= MAX_WORKSPACES_PER_USER) {
-    throw new ConflictError(`this user already belongs to ${MAX_WORKSPACES_PER_USER} workspaces, at most; they can leave one before being added to another`);
+    throw new ConflictError(
+      `this user already belongs to ${MAX_WORKSPACES_PER_USER} workspaces, at most; they can leave one before being added to another`,
+    );
   }
-  if (rows[0]!.members >= MAX_MEMBERS_PER_WORKSPACE) throw new ConflictError(`a workspace holds at most ${MAX_MEMBERS_PER_WORKSPACE} members`);
+  if (rows[0]!.members >= MAX_MEMBERS_PER_WORKSPACE)
+    throw new ConflictError(`a workspace holds at most ${MAX_MEMBERS_PER_WORKSPACE} members`);
 }
 
 export async function createWorkspace(ctx: AppContext, user: UserPrincipal, name: string) {
   const workspace = { id: newId(), name };
   await withTransaction(ctx.pg.pool, async (tx) => {
     await ensureRoomToCreate(tx, user.userId);
-    await tx.query('INSERT INTO workspaces (id, name, created_by) VALUES ($1, $2, $3)', [workspace.id, name, user.userId]);
-    await tx.query(`INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, 'ADMIN')`, [workspace.id, user.userId]);
+    await tx.query('INSERT INTO workspaces (id, name, created_by) VALUES ($1, $2, $3)', [
+      workspace.id,
+      name,
+      user.userId,
+    ]);
+    await tx.query(`INSERT INTO memberships (workspace_id, user_id, role) VALUES ($1, $2, 'ADMIN')`, [
+      workspace.id,
+      user.userId,
+    ]);
   });
   return workspace;
 }
@@ -69,14 +84,25 @@ const MEMBER_SELECT = `SELECT m.user_id, u.email, u.name, m.role FROM membership
 
 export async function listMembers(ctx: AppContext, user: UserPrincipal, workspaceId: string) {
   await requireWorkspaceRole(ctx.pg.pool, user, workspaceId, 'VIEWER');
-  const { rows } = await ctx.pg.pool.query<Member>(`${MEMBER_SELECT} WHERE m.workspace_id = $1 ORDER BY m.created_at, u.email`, [workspaceId]);
+  const { rows } = await ctx.pg.pool.query<Member>(
+    `${MEMBER_SELECT} WHERE m.workspace_id = $1 ORDER BY m.created_at, u.email`,
+    [workspaceId],
+  );
   return { data: rows };
 }
 
-export async function addMember(ctx: AppContext, user: UserPrincipal, workspaceId: string, input: { email: string; role: Role }): Promise<Member> {
+export async function addMember(
+  ctx: AppContext,
+  user: UserPrincipal,
+  workspaceId: string,
+  input: { email: string; role: Role },
+): Promise<Member> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireWorkspaceRole(tx, user, workspaceId, 'ADMIN');
-    const { rows } = await tx.query<{ id: string; email: string; name: string }>('SELECT id, email, name FROM users WHERE email = $1', [normaliseEmail(input.email)]);
+    const { rows } = await tx.query<{ id: string; email: string; name: string }>(
+      'SELECT id, email, name FROM users WHERE email = $1',
+      [normaliseEmail(input.email)],
+    );
     const target = rows[0];
     if (!target) throw new NotFoundError('no user with this e-mail');
     await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE', [workspaceId]);
@@ -91,12 +117,23 @@ export async function addMember(ctx: AppContext, user: UserPrincipal, workspaceI
 }
 
 /** Role changes and removals keep at least one ADMIN in every workspace (409 otherwise). */
-export async function changeMemberRole(ctx: AppContext, user: UserPrincipal, workspaceId: string, memberId: string, role: Role): Promise<Member> {
+export async function changeMemberRole(
+  ctx: AppContext,
+  user: UserPrincipal,
+  workspaceId: string,
+  memberId: string,
+  role: Role,
+): Promise<Member> {
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireWorkspaceRole(tx, user, workspaceId, 'ADMIN');
     const member = await lockMember(tx, workspaceId, memberId);
-    if (member.role === 'ADMIN' && role !== 'ADMIN') await ensureAnotherAdmin(tx, workspaceId, 'the last ADMIN of a workspace cannot be demoted');
-    await tx.query('UPDATE memberships SET role = $3 WHERE workspace_id = $1 AND user_id = $2', [workspaceId, memberId, role]);
+    if (member.role === 'ADMIN' && role !== 'ADMIN')
+      await ensureAnotherAdmin(tx, workspaceId, 'the last ADMIN of a workspace cannot be demoted');
+    await tx.query('UPDATE memberships SET role = $3 WHERE workspace_id = $1 AND user_id = $2', [
+      workspaceId,
+      memberId,
+      role,
+    ]);
     return { ...member, role };
   });
 }
@@ -111,7 +148,13 @@ export async function removeMember(ctx: AppContext, user: UserPrincipal, workspa
     await requireWorkspaceRole(tx, user, workspaceId, leaving ? 'VIEWER' : 'ADMIN');
     const member = await lockMember(tx, workspaceId, memberId);
     if (member.role === 'ADMIN') {
-      await ensureAnotherAdmin(tx, workspaceId, leaving ? 'the last ADMIN of a workspace cannot leave it; make another member ADMIN first' : 'the last ADMIN of a workspace cannot be removed');
+      await ensureAnotherAdmin(
+        tx,
+        workspaceId,
+        leaving
+          ? 'the last ADMIN of a workspace cannot leave it; make another member ADMIN first'
+          : 'the last ADMIN of a workspace cannot be removed',
+      );
     }
     await tx.query('DELETE FROM memberships WHERE workspace_id = $1 AND user_id = $2', [workspaceId, member.user_id]);
     return { deleted: true, workspace_id: workspaceId, user_id: memberId };
@@ -121,13 +164,19 @@ export async function removeMember(ctx: AppContext, user: UserPrincipal, workspa
 async function lockMember(tx: Queryable, workspaceId: string, memberId: string): Promise<Member> {
   // Every ADMIN row of the workspace is locked too, so two demotions can't both see "another ADMIN".
   await tx.query(`SELECT 1 FROM memberships WHERE workspace_id = $1 AND role = 'ADMIN' FOR UPDATE`, [workspaceId]);
-  const { rows } = await tx.query<Member>(`${MEMBER_SELECT} WHERE m.workspace_id = $1 AND m.user_id::text = $2 FOR UPDATE OF m`, [workspaceId, memberId]);
+  const { rows } = await tx.query<Member>(
+    `${MEMBER_SELECT} WHERE m.workspace_id = $1 AND m.user_id::text = $2 FOR UPDATE OF m`,
+    [workspaceId, memberId],
+  );
   if (!rows[0]) throw new NotFoundError('member not found');
   return rows[0];
 }
 
 async function ensureAnotherAdmin(tx: Queryable, workspaceId: string, detail: string): Promise<void> {
-  const { rows } = await tx.query<{ n: number }>(`SELECT count(*)::int AS n FROM memberships WHERE workspace_id = $1 AND role = 'ADMIN'`, [workspaceId]);
+  const { rows } = await tx.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM memberships WHERE workspace_id = $1 AND role = 'ADMIN'`,
+    [workspaceId],
+  );
   if ((rows[0]?.n ?? 0) <= 1) throw new ConflictError(detail);
 }
 
@@ -137,7 +186,8 @@ async function ensureAnotherAdmin(tx: Queryable, workspaceId: string, detail: st
  */
 const CASCADE_COUNTS: Record<string, string> = {
   projects: 'SELECT count(*)::int AS n FROM projects WHERE workspace_id = $1',
-  api_keys: 'SELECT count(*)::int AS n FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE p.workspace_id = $1',
+  api_keys:
+    'SELECT count(*)::int AS n FROM api_keys k JOIN projects p ON p.id = k.project_id WHERE p.workspace_id = $1',
   memberships: 'SELECT count(*)::int AS n FROM memberships WHERE workspace_id = $1',
   invites: 'SELECT count(*)::int AS n FROM invites WHERE workspace_id = $1',
 };
@@ -147,12 +197,20 @@ const CASCADE_COUNTS: Record<string, string> = {
  * cascade run in one transaction with the workspace row locked: a refused delete changes nothing.
  * ClickHouse rows of its projects are purged afterwards by the deletions worker.
  */
-export async function deleteWorkspace(ctx: AppContext, user: UserPrincipal, workspaceId: string, input: { name: string; reason: string }) {
+export async function deleteWorkspace(
+  ctx: AppContext,
+  user: UserPrincipal,
+  workspaceId: string,
+  input: { name: string; reason: string },
+) {
   const result = await withTransaction(ctx.pg.pool, async (tx) => {
     const workspace = await requireWorkspaceRole(tx, user, workspaceId, 'ADMIN');
     await tx.query('SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE', [workspaceId]);
     if (input.name !== workspace.name) throw new BadRequestError("name does not match the workspace's current name");
-    const { rows: mine } = await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM memberships WHERE user_id = $1', [user.userId]);
+    const { rows: mine } = await tx.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM memberships WHERE user_id = $1',
+      [user.userId],
+    );
     if ((mine[0]?.n ?? 0) <= 1) throw new ConflictError("the caller's only workspace cannot be deleted");
 
     const cascaded: Record<string, number> = {};
@@ -160,14 +218,19 @@ export async function deleteWorkspace(ctx: AppContext, user: UserPrincipal, work
       const { rows } = await tx.query<{ n: number }>(sql, [workspaceId]);
       cascaded[name] = rows[0]?.n ?? 0;
     }
-    const { rows: projects } = await tx.query<{ id: string }>('SELECT id FROM projects WHERE workspace_id = $1', [workspaceId]);
+    const { rows: projects } = await tx.query<{ id: string }>('SELECT id FROM projects WHERE workspace_id = $1', [
+      workspaceId,
+    ]);
     await tx.query('DELETE FROM workspaces WHERE id = $1', [workspaceId]);
     await tx.query(
       `INSERT INTO audit_log (actor_user_id, action, target_type, target_id, target_name, reason, details)
        VALUES ($1, 'delete', 'workspace', $2, $3, $4, $5)`,
       [user.userId, workspaceId, workspace.name, input.reason, JSON.stringify({ cascaded })],
     );
-    return { answer: { deleted: true, reason: input.reason, workspace: { id: workspace.id, name: workspace.name }, cascaded }, projectIds: projects.map((p) => p.id) };
+    return {
+      answer: { deleted: true, reason: input.reason, workspace: { id: workspace.id, name: workspace.name }, cascaded },
+      projectIds: projects.map((p) => p.id),
+    };
   });
   await enqueueProjectPurge(ctx, result.projectIds);
   return result.answer;

@@ -7,7 +7,11 @@ const server = useWebServer();
 describe('web application: account settings', () => {
   it('changes the password (other sessions end) and logs out everywhere', async () => {
     const s = server();
-    const elsewhere = await call(s.h.web, { method: 'POST', url: '/api/auth/login', payload: { email: s.demo.email, password: s.demo.password } });
+    const elsewhere = await call(s.h.web, {
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { email: s.demo.email, password: s.demo.password },
+    });
     expect(elsewhere.statusCode).toBe(200);
     const otherSession = elsewhere.json().session_token as string;
 
@@ -19,7 +23,9 @@ describe('web application: account settings', () => {
     await page.getByRole('button', { name: 'Change password' }).click();
     await page.getByText(/Password changed; 1 other session\(s\) logged out\./).waitFor();
     await screenshot(page, 'settings-account');
-    expect((await call(s.h.api, { method: 'GET', url: `${PUBLIC}/workspaces`, token: otherSession })).statusCode).toBe(401);
+    expect((await call(s.h.api, { method: 'GET', url: `${PUBLIC}/workspaces`, token: otherSession })).statusCode).toBe(
+      401,
+    );
 
     page.once('dialog', (d) => void d.accept());
     await page.getByRole('button', { name: 'Log out everywhere' }).click();

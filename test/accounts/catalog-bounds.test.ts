@@ -21,15 +21,36 @@ describe('catalog caps', () => {
       `INSERT INTO projects (id, workspace_id, name, created_by) SELECT gen_random_uuid(), $1, 'bulk-' || n, $2 FROM generate_series(1, $3) AS n`,
       [user.workspace.id, user.user.id, MAX_PROJECTS_PER_WORKSPACE],
     );
-    const refused = await call(h().api, { method: 'POST', url: `${PUBLIC}/projects`, token: user.token, payload: { name: 'one more', workspace_id: user.workspace.id } });
+    const refused = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/projects`,
+      token: user.token,
+      payload: { name: 'one more', workspace_id: user.workspace.id },
+    });
     expect(refused.statusCode, refused.body).toBe(409);
     expect(Object.keys(refused.json())).toEqual(['detail']);
-    const again = await call(h().api, { method: 'POST', url: `${PUBLIC}/projects`, token: user.token, payload: { name: 'bulk-7', workspace_id: user.workspace.id } });
+    const again = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/projects`,
+      token: user.token,
+      payload: { name: 'bulk-7', workspace_id: user.workspace.id },
+    });
     expect(again.statusCode, again.body).toBe(200);
     expect(again.json().created).toBe(false);
     // A soft-deleted project frees its place.
-    await db().query(`UPDATE projects SET deleted_at = now() WHERE workspace_id = $1 AND name = 'bulk-1'`, [user.workspace.id]);
-    expect((await call(h().api, { method: 'POST', url: `${PUBLIC}/projects`, token: user.token, payload: { name: 'one more', workspace_id: user.workspace.id } })).statusCode).toBe(201);
+    await db().query(`UPDATE projects SET deleted_at = now() WHERE workspace_id = $1 AND name = 'bulk-1'`, [
+      user.workspace.id,
+    ]);
+    expect(
+      (
+        await call(h().api, {
+          method: 'POST',
+          url: `${PUBLIC}/projects`,
+          token: user.token,
+          payload: { name: 'one more', workspace_id: user.workspace.id },
+        })
+      ).statusCode,
+    ).toBe(201);
   });
 
   it(`a project holds at most ${MAX_API_KEYS_PER_PROJECT} unrevoked API keys`, async () => {
@@ -40,10 +61,28 @@ describe('catalog caps', () => {
       [project.id, MAX_API_KEYS_PER_PROJECT],
     );
     const last = await createApiKey(h(), user.token, project.id);
-    const refused = await call(h().api, { method: 'POST', url: `${PUBLIC}/projects/${project.id}/api-keys`, token: user.token, payload: { name: 'one more' } });
+    const refused = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/projects/${project.id}/api-keys`,
+      token: user.token,
+      payload: { name: 'one more' },
+    });
     expect(refused.statusCode, refused.body).toBe(409);
-    await call(h().api, { method: 'DELETE', url: `${PUBLIC}/projects/${project.id}/api-keys/${last.id}`, token: user.token });
-    expect((await call(h().api, { method: 'POST', url: `${PUBLIC}/projects/${project.id}/api-keys`, token: user.token, payload: { name: 'again' } })).statusCode).toBe(201);
+    await call(h().api, {
+      method: 'DELETE',
+      url: `${PUBLIC}/projects/${project.id}/api-keys/${last.id}`,
+      token: user.token,
+    });
+    expect(
+      (
+        await call(h().api, {
+          method: 'POST',
+          url: `${PUBLIC}/projects/${project.id}/api-keys`,
+          token: user.token,
+          payload: { name: 'again' },
+        })
+      ).statusCode,
+    ).toBe(201);
   });
 
   it(`a user belongs to at most ${MAX_WORKSPACES_PER_USER} workspaces`, async () => {
@@ -53,10 +92,20 @@ describe('catalog caps', () => {
        INSERT INTO memberships (workspace_id, user_id, role) SELECT id, $1, 'ADMIN' FROM w`,
       [user.user.id, MAX_WORKSPACES_PER_USER],
     );
-    const refused = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: user.token, payload: { name: 'one more' } });
+    const refused = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces`,
+      token: user.token,
+      payload: { name: 'one more' },
+    });
     expect(refused.statusCode, refused.body).toBe(409);
     const other = await signUp(h(), 'cap');
-    const invited = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces/${other.workspace.id}/members`, token: other.token, payload: { email: user.user.email, role: 'VIEWER' } });
+    const invited = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces/${other.workspace.id}/members`,
+      token: other.token,
+      payload: { email: user.user.email, role: 'VIEWER' },
+    });
     expect(invited.statusCode, invited.body).toBe(409);
   });
 
@@ -69,7 +118,12 @@ describe('catalog caps', () => {
       [admin.workspace.id, MAX_MEMBERS_PER_WORKSPACE, tag],
     );
     const newcomer = await signUp(h(), 'cap');
-    const refused = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces/${admin.workspace.id}/members`, token: admin.token, payload: { email: newcomer.user.email, role: 'VIEWER' } });
+    const refused = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces/${admin.workspace.id}/members`,
+      token: admin.token,
+      payload: { email: newcomer.user.email, role: 'VIEWER' },
+    });
     expect(refused.statusCode, refused.body).toBe(409);
     expect(refused.json().detail).toMatch(/at most/);
   });

@@ -8,9 +8,11 @@ import { resetPassword } from '../../src/accounts/password.js';
  */
 const h = useHarness();
 
-const web = (token: string | undefined, url: string, payload?: unknown) => call(h().web, { method: 'POST', url, token, payload: payload as object });
+const web = (token: string | undefined, url: string, payload?: unknown) =>
+  call(h().web, { method: 'POST', url, token, payload: payload as object });
 const workspaces = (token: string) => call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces`, token });
-const login = (email: string, password: string) => call(h().web, { method: 'POST', url: '/api/auth/login', payload: { email, password } });
+const login = (email: string, password: string) =>
+  call(h().web, { method: 'POST', url: '/api/auth/login', payload: { email, password } });
 
 async function secondSessionAndToken(email: string, password: string) {
   const other = await login(email, password);
@@ -24,16 +26,32 @@ describe('password change', () => {
     const user = await signUp(h(), 'pw');
     const other = await secondSessionAndToken(user.user.email, user.password);
 
-    const wrong = await web(user.token, '/api/auth/password', { current_password: 'not it at all', new_password: 'brand new secret' });
+    const wrong = await web(user.token, '/api/auth/password', {
+      current_password: 'not it at all',
+      new_password: 'brand new secret',
+    });
     expect(wrong.statusCode).toBe(403);
     expect(wrong.json()).toEqual({ detail: 'the current password is wrong' });
-    const short = await web(user.token, '/api/auth/password', { current_password: user.password, new_password: 'short' });
+    const short = await web(user.token, '/api/auth/password', {
+      current_password: user.password,
+      new_password: 'short',
+    });
     expect(short.statusCode).toBe(422);
     // An access token can't change the password.
-    expect((await web(other.access, '/api/auth/password', { current_password: user.password, new_password: 'brand new secret' })).statusCode).toBe(401);
+    expect(
+      (
+        await web(other.access, '/api/auth/password', {
+          current_password: user.password,
+          new_password: 'brand new secret',
+        })
+      ).statusCode,
+    ).toBe(401);
     expect((await workspaces(other.session)).statusCode).toBe(200);
 
-    const changed = await web(user.token, '/api/auth/password', { current_password: user.password, new_password: 'brand new secret' });
+    const changed = await web(user.token, '/api/auth/password', {
+      current_password: user.password,
+      new_password: 'brand new secret',
+    });
     expect(changed.statusCode, changed.body).toBe(200);
     expect(changed.json()).toEqual({ revoked_sessions: 1 });
     expect((await workspaces(user.token)).statusCode).toBe(200);
@@ -52,7 +70,8 @@ describe('log out everywhere', () => {
     const res = await web(other.access, '/api/auth/logout-all');
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({ revoked_sessions: 2 });
-    for (const token of [user.token, other.session, other.access]) expect((await workspaces(token)).statusCode).toBe(401);
+    for (const token of [user.token, other.session, other.access])
+      expect((await workspaces(token)).statusCode).toBe(401);
     expect((await workspaces(bystander.token)).statusCode).toBe(200);
     expect((await web(undefined, '/api/auth/logout-all')).statusCode).toBe(401);
   });

@@ -9,12 +9,28 @@ describe('GET and PATCH /projects/{project_id} (the settings page)', () => {
     const project = await createProject(h(), owner.token, owner.workspace.id);
     const read = await call(h().api, { method: 'GET', url: `${PUBLIC}/projects/${project.id}`, token: owner.token });
     expect(read.statusCode).toBe(200);
-    expect(read.json()).toMatchObject({ id: project.id, name: project.name, workspace_id: owner.workspace.id, trace_ttl_days: 30, role: 'ADMIN' });
+    expect(read.json()).toMatchObject({
+      id: project.id,
+      name: project.name,
+      workspace_id: owner.workspace.id,
+      trace_ttl_days: 30,
+      role: 'ADMIN',
+    });
 
-    const patched = await call(h().api, { method: 'PATCH', url: `${PUBLIC}/projects/${project.id}`, token: owner.token, payload: { trace_ttl_days: 90, name: 'renamed' } });
+    const patched = await call(h().api, {
+      method: 'PATCH',
+      url: `${PUBLIC}/projects/${project.id}`,
+      token: owner.token,
+      payload: { trace_ttl_days: 90, name: 'renamed' },
+    });
     expect(patched.statusCode).toBe(200);
     expect(patched.json()).toMatchObject({ name: 'renamed', trace_ttl_days: 90 });
-    const bad = await call(h().api, { method: 'PATCH', url: `${PUBLIC}/projects/${project.id}`, token: owner.token, payload: { trace_ttl_days: 0 } });
+    const bad = await call(h().api, {
+      method: 'PATCH',
+      url: `${PUBLIC}/projects/${project.id}`,
+      token: owner.token,
+      payload: { trace_ttl_days: 0 },
+    });
     expect(bad.statusCode).toBe(422);
   });
 
@@ -23,15 +39,38 @@ describe('GET and PATCH /projects/{project_id} (the settings page)', () => {
     const member = await signUp(h(), 'member');
     const project = await createProject(h(), owner.token, owner.workspace.id);
     const other = await createProject(h(), owner.token, owner.workspace.id);
-    const added = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces/${owner.workspace.id}/members`, token: owner.token, payload: { email: member.user.email, role: 'MEMBER' } });
+    const added = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces/${owner.workspace.id}/members`,
+      token: owner.token,
+      payload: { email: member.user.email, role: 'MEMBER' },
+    });
     expect(added.statusCode).toBe(201);
-    const ttl = await call(h().api, { method: 'PATCH', url: `${PUBLIC}/projects/${project.id}`, token: member.token, payload: { trace_ttl_days: 7 } });
+    const ttl = await call(h().api, {
+      method: 'PATCH',
+      url: `${PUBLIC}/projects/${project.id}`,
+      token: member.token,
+      payload: { trace_ttl_days: 7 },
+    });
     expect(ttl.statusCode).toBe(403);
-    const rename = await call(h().api, { method: 'PATCH', url: `${PUBLIC}/projects/${project.id}`, token: member.token, payload: { name: 'by member' } });
+    const rename = await call(h().api, {
+      method: 'PATCH',
+      url: `${PUBLIC}/projects/${project.id}`,
+      token: member.token,
+      payload: { name: 'by member' },
+    });
     expect(rename.statusCode).toBe(200);
-    const taken = await call(h().api, { method: 'PATCH', url: `${PUBLIC}/projects/${project.id}`, token: member.token, payload: { name: other.name } });
+    const taken = await call(h().api, {
+      method: 'PATCH',
+      url: `${PUBLIC}/projects/${project.id}`,
+      token: member.token,
+      payload: { name: other.name },
+    });
     expect(taken.statusCode).toBe(409);
     const outsider = await signUp(h(), 'outsider');
-    expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/projects/${project.id}`, token: outsider.token })).statusCode).toBe(403);
+    expect(
+      (await call(h().api, { method: 'GET', url: `${PUBLIC}/projects/${project.id}`, token: outsider.token }))
+        .statusCode,
+    ).toBe(403);
   });
 });

@@ -1,20 +1,39 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { call, createApiKey, createProject, projectWithKey, PUBLIC, signUp, useHarness, type Harness, type SignedUp } from '../support/harness.js';
+import {
+  call,
+  createApiKey,
+  createProject,
+  projectWithKey,
+  PUBLIC,
+  signUp,
+  useHarness,
+  type Harness,
+  type SignedUp,
+} from '../support/harness.js';
 
 const h = useHarness();
 
 const projectName = () => `project-${crypto.randomBytes(5).toString('hex')}`;
 
 function postProject(token: string, payload: unknown) {
-  return call(h().api, { method: 'POST', url: `${PUBLIC}/projects`, token, payload: payload as Record<string, unknown> });
+  return call(h().api, {
+    method: 'POST',
+    url: `${PUBLIC}/projects`,
+    token,
+    payload: payload as Record<string, unknown>,
+  });
 }
 
 function listProjects(token: string, query: Record<string, string> = {}) {
   return call(h().api, { method: 'GET', url: `${PUBLIC}/projects`, token, query });
 }
 
-function deleteProject(token: string, projectId: string, query: Record<string, string> = { reason: 'no longer needed' }) {
+function deleteProject(
+  token: string,
+  projectId: string,
+  query: Record<string, string> = { reason: 'no longer needed' },
+) {
   return call(h().api, { method: 'DELETE', url: `${PUBLIC}/projects/${projectId}`, token, query });
 }
 
@@ -23,9 +42,20 @@ function whoami(key: string) {
 }
 
 /** `admin` adds a fresh user to `workspaceId` with `role`; returns that user. */
-async function memberWithRole(harness: Harness, admin: SignedUp, workspaceId: string, role: 'VIEWER' | 'MEMBER' | 'ADMIN', label = role.toLowerCase()) {
+async function memberWithRole(
+  harness: Harness,
+  admin: SignedUp,
+  workspaceId: string,
+  role: 'VIEWER' | 'MEMBER' | 'ADMIN',
+  label = role.toLowerCase(),
+) {
   const user = await signUp(harness, label);
-  const res = await call(harness.api, { method: 'POST', url: `${PUBLIC}/workspaces/${workspaceId}/members`, token: admin.token, payload: { email: user.user.email, role } });
+  const res = await call(harness.api, {
+    method: 'POST',
+    url: `${PUBLIC}/workspaces/${workspaceId}/members`,
+    token: admin.token,
+    payload: { email: user.user.email, role },
+  });
   expect(res.statusCode).toBe(201);
   return user;
 }
@@ -49,16 +79,25 @@ describe('create a project', () => {
     expect(res.statusCode).toBe(201);
     const body = res.json();
     expect(body).toEqual({ created: true, id: expect.any(String), name, workspace_id: owner.workspace.id });
-    const { rows } = await h().ctx.pg.pool.query('SELECT workspace_id, name, trace_ttl_days, deleted_at FROM projects WHERE id = $1', [body.id]);
+    const { rows } = await h().ctx.pg.pool.query(
+      'SELECT workspace_id, name, trace_ttl_days, deleted_at FROM projects WHERE id = $1',
+      [body.id],
+    );
     expect(rows).toEqual([{ workspace_id: owner.workspace.id, name, trace_ttl_days: 30, deleted_at: null }]);
   });
 
   it('stores trace_ttl_days at its bounds 1 and 3650', async () => {
     const owner = await signUp(h(), 'ttl');
     for (const ttl of [1, 3650]) {
-      const res = await postProject(owner.token, { name: projectName(), workspace_id: owner.workspace.id, trace_ttl_days: ttl });
+      const res = await postProject(owner.token, {
+        name: projectName(),
+        workspace_id: owner.workspace.id,
+        trace_ttl_days: ttl,
+      });
       expect(res.statusCode).toBe(201);
-      const { rows } = await h().ctx.pg.pool.query('SELECT trace_ttl_days FROM projects WHERE id = $1', [res.json().id]);
+      const { rows } = await h().ctx.pg.pool.query('SELECT trace_ttl_days FROM projects WHERE id = $1', [
+        res.json().id,
+      ]);
       expect(rows[0].trace_ttl_days).toBe(ttl);
     }
   });
@@ -71,24 +110,37 @@ describe('create a project', () => {
     const second = await postProject(owner.token, { name, workspace_id: owner.workspace.id, trace_ttl_days: 90 });
     expect(second.statusCode).toBe(200);
     expect(second.json()).toEqual({ created: false, id: first.json().id, name, workspace_id: owner.workspace.id });
-    const { rows } = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM projects WHERE workspace_id = $1 AND name = $2', [owner.workspace.id, name]);
+    const { rows } = await h().ctx.pg.pool.query(
+      'SELECT count(*)::int AS n FROM projects WHERE workspace_id = $1 AND name = $2',
+      [owner.workspace.id, name],
+    );
     expect(rows[0].n).toBe(1);
   });
 
   it('stays idempotent under concurrent creates of the same name: one project, one created:true', async () => {
     const owner = await signUp(h(), 'race');
     const name = projectName();
-    const answers = await Promise.all(Array.from({ length: 6 }, () => postProject(owner.token, { name, workspace_id: owner.workspace.id })));
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => postProject(owner.token, { name, workspace_id: owner.workspace.id })),
+    );
     expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 200, 200, 200, 200, 201]);
     expect(new Set(answers.map((a) => a.json().id)).size).toBe(1);
     expect(answers.filter((a) => a.json().created === true)).toHaveLength(1);
-    const { rows } = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM projects WHERE workspace_id = $1 AND name = $2', [owner.workspace.id, name]);
+    const { rows } = await h().ctx.pg.pool.query(
+      'SELECT count(*)::int AS n FROM projects WHERE workspace_id = $1 AND name = $2',
+      [owner.workspace.id, name],
+    );
     expect(rows[0].n).toBe(1);
   });
 
   it('creates a new project for the same name in another workspace', async () => {
     const owner = await signUp(h(), 'twows');
-    const other = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: owner.token, payload: { name: `second-${crypto.randomBytes(3).toString('hex')}` } });
+    const other = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces`,
+      token: owner.token,
+      payload: { name: `second-${crypto.randomBytes(3).toString('hex')}` },
+    });
     expect(other.statusCode).toBe(201);
     const name = projectName();
     const a = await postProject(owner.token, { name, workspace_id: owner.workspace.id });
@@ -167,14 +219,24 @@ describe('create a project', () => {
 });
 
 describe('list projects', () => {
-  it("lists the projects of every workspace the user belongs to, with workspace_name, and filters by workspace_id", async () => {
+  it('lists the projects of every workspace the user belongs to, with workspace_name, and filters by workspace_id', async () => {
     const alice = await signUp(h(), 'alice');
     const bob = await signUp(h(), 'bob');
-    const second = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: alice.token, payload: { name: `alice-two-${crypto.randomBytes(3).toString('hex')}` } });
+    const second = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces`,
+      token: alice.token,
+      payload: { name: `alice-two-${crypto.randomBytes(3).toString('hex')}` },
+    });
     expect(second.statusCode).toBe(201);
     await memberWithRole(h(), bob, bob.workspace.id, 'VIEWER'); // noise: someone else in bob's workspace
     // alice becomes a VIEWER in bob's workspace
-    const add = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces/${bob.workspace.id}/members`, token: bob.token, payload: { email: alice.user.email, role: 'VIEWER' } });
+    const add = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces/${bob.workspace.id}/members`,
+      token: bob.token,
+      payload: { email: alice.user.email, role: 'VIEWER' },
+    });
     expect(add.statusCode).toBe(201);
 
     const a1 = await createProject(h(), alice.token, alice.workspace.id);
@@ -198,7 +260,9 @@ describe('list projects', () => {
 
     const filtered = await listProjects(alice.token, { workspace_id: bob.workspace.id });
     expect(filtered.statusCode).toBe(200);
-    expect(filtered.json()).toEqual({ data: [{ id: b1.id, name: b1.name, workspace_id: bob.workspace.id, workspace_name: bob.workspace.name }] });
+    expect(filtered.json()).toEqual({
+      data: [{ id: b1.id, name: b1.name, workspace_id: bob.workspace.id, workspace_name: bob.workspace.name }],
+    });
 
     // A workspace outside the user's memberships yields nothing of it.
     const outside = await listProjects(alice.token, { workspace_id: stranger.workspace.id });
@@ -313,11 +377,17 @@ describe('delete a project', () => {
     expect(again.statusCode).toBe(404);
 
     // Its key list (a read on the project) is gone too.
-    const keys = await call(h().api, { method: 'GET', url: `${PUBLIC}/projects/${project.id}/api-keys`, token: owner.token });
+    const keys = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/projects/${project.id}/api-keys`,
+      token: owner.token,
+    });
     expect(keys.statusCode).toBe(404);
 
     // Soft delete: the row is kept, marked deleted.
-    const { rows: projectRows } = await h().ctx.pg.pool.query('SELECT deleted_at FROM projects WHERE id = $1', [project.id]);
+    const { rows: projectRows } = await h().ctx.pg.pool.query('SELECT deleted_at FROM projects WHERE id = $1', [
+      project.id,
+    ]);
     expect(projectRows).toHaveLength(1);
     expect(projectRows[0].deleted_at).not.toBeNull();
 
@@ -325,7 +395,9 @@ describe('delete a project', () => {
       `SELECT actor_user_id, action, target_type, target_name, reason FROM audit_log WHERE target_type = 'project' AND target_id = $1`,
       [project.id],
     );
-    expect(audit).toEqual([{ actor_user_id: owner.user.id, action: 'delete', target_type: 'project', target_name: project.name, reason }]);
+    expect(audit).toEqual([
+      { actor_user_id: owner.user.id, action: 'delete', target_type: 'project', target_name: project.name, reason },
+    ]);
 
     const recreated = await postProject(owner.token, { name: project.name, workspace_id: owner.workspace.id });
     expect(recreated.statusCode).toBe(201);
@@ -342,7 +414,10 @@ describe('delete a project', () => {
     const res = await deleteProject(admin.token, project.id);
     expect(res.statusCode).toBe(200);
     expect(res.json().deleted).toBe(true);
-    const { rows } = await h().ctx.pg.pool.query(`SELECT actor_user_id FROM audit_log WHERE target_type = 'project' AND target_id = $1`, [project.id]);
+    const { rows } = await h().ctx.pg.pool.query(
+      `SELECT actor_user_id FROM audit_log WHERE target_type = 'project' AND target_id = $1`,
+      [project.id],
+    );
     expect(rows).toEqual([{ actor_user_id: admin.user.id }]);
   });
 });

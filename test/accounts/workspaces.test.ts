@@ -24,11 +24,21 @@ function listMembers(token: string, workspaceId: string) {
 }
 
 function addMember(token: string, workspaceId: string, email: string, role: Role) {
-  return call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces/${workspaceId}/members`, token, payload: { email, role } });
+  return call(h().api, {
+    method: 'POST',
+    url: `${PUBLIC}/workspaces/${workspaceId}/members`,
+    token,
+    payload: { email, role },
+  });
 }
 
 function patchMember(token: string, workspaceId: string, userId: string, role: Role) {
-  return call(h().api, { method: 'PATCH', url: `${PUBLIC}/workspaces/${workspaceId}/members/${userId}`, token, payload: { role } });
+  return call(h().api, {
+    method: 'PATCH',
+    url: `${PUBLIC}/workspaces/${workspaceId}/members/${userId}`,
+    token,
+    payload: { role },
+  });
 }
 
 function removeMember(token: string, workspaceId: string, userId: string) {
@@ -56,7 +66,10 @@ async function count(sql: string, params: unknown[]): Promise<number> {
 }
 
 async function roleOf(workspaceId: string, userId: string): Promise<string | undefined> {
-  const { rows } = await h().ctx.pg.pool.query<{ role: string }>('SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2', [workspaceId, userId]);
+  const { rows } = await h().ctx.pg.pool.query<{ role: string }>(
+    'SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2',
+    [workspaceId, userId],
+  );
   return rows[0]?.role;
 }
 
@@ -88,21 +101,34 @@ describe('list and create workspaces', () => {
   it('creates a workspace (201 {id, name}) whose creator is its ADMIN', async () => {
     const alice = await signUp(h(), 'alice');
     const name = wsName('created');
-    const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: alice.token, payload: { name } });
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces`,
+      token: alice.token,
+      payload: { name },
+    });
     expect(res.statusCode).toBe(201);
     const ws = res.json();
     expect(ws).toEqual({ id: expect.any(String), name });
     const list = await listWorkspaces(alice.token);
     expect(list.json().data).toContainEqual({ id: ws.id, name, role: 'ADMIN' });
     const members = await listMembers(alice.token, ws.id);
-    expect(members.json()).toEqual({ data: [{ user_id: alice.user.id, email: alice.user.email, name: alice.user.name, role: 'ADMIN' }] });
+    expect(members.json()).toEqual({
+      data: [{ user_id: alice.user.id, email: alice.user.email, name: alice.user.name, role: 'ADMIN' }],
+    });
   });
 
   it('rejects a workspace without a name with 422 at body.name', async () => {
     const alice = await signUp(h(), 'alice');
-    const missing = expect422At(await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: alice.token, payload: {} }), ['body', 'name']);
+    const missing = expect422At(
+      await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: alice.token, payload: {} }),
+      ['body', 'name'],
+    );
     expect(missing.type).toBe('missing');
-    expect422At(await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: alice.token, payload: { name: '  ' } }), ['body', 'name']);
+    expect422At(
+      await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: alice.token, payload: { name: '  ' } }),
+      ['body', 'name'],
+    );
   });
 
   it('refuses an API key with 403 on workspace routes', async () => {
@@ -110,10 +136,18 @@ describe('list and create workspaces', () => {
     const project = await createProject(h(), owner.token, owner.workspace.id);
     const key = await createApiKey(h(), owner.token, project.id);
     expect((await listWorkspaces(key.key)).statusCode).toBe(403);
-    const create = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: key.key, payload: { name: wsName() } });
+    const create = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces`,
+      token: key.key,
+      payload: { name: wsName() },
+    });
     expect(create.statusCode).toBe(403);
     expect(create.json().detail).toBe('this operation requires a user login; API keys are project-scoped');
-    expect((await deleteWorkspace(key.key, owner.workspace.id, { name: owner.workspace.name, reason: 'api key tries' })).statusCode).toBe(403);
+    expect(
+      (await deleteWorkspace(key.key, owner.workspace.id, { name: owner.workspace.name, reason: 'api key tries' }))
+        .statusCode,
+    ).toBe(403);
   });
 });
 
@@ -137,15 +171,29 @@ describe('workspace members', () => {
     const newcomer = await signUp(h(), 'newcomer');
     const res = await addMember(owner.token, owner.workspace.id, `  ${newcomer.user.email.toUpperCase()} `, 'MEMBER');
     expect(res.statusCode).toBe(201);
-    expect(res.json()).toEqual({ user_id: newcomer.user.id, email: newcomer.user.email, name: newcomer.user.name, role: 'MEMBER' });
+    expect(res.json()).toEqual({
+      user_id: newcomer.user.id,
+      email: newcomer.user.email,
+      name: newcomer.user.name,
+      role: 'MEMBER',
+    });
     expect(await roleOf(owner.workspace.id, newcomer.user.id)).toBe('MEMBER');
     // The newcomer now sees the workspace.
-    expect((await listWorkspaces(newcomer.token)).json().data).toContainEqual({ id: owner.workspace.id, name: owner.workspace.name, role: 'MEMBER' });
+    expect((await listWorkspaces(newcomer.token)).json().data).toContainEqual({
+      id: owner.workspace.id,
+      name: owner.workspace.name,
+      role: 'MEMBER',
+    });
   });
 
   it('answers 404 for an unknown e-mail and 409 for an existing member', async () => {
     const owner = await signUp(h(), 'owner');
-    const unknown = await addMember(owner.token, owner.workspace.id, `nobody-${crypto.randomBytes(6).toString('hex')}@example.test`, 'MEMBER');
+    const unknown = await addMember(
+      owner.token,
+      owner.workspace.id,
+      `nobody-${crypto.randomBytes(6).toString('hex')}@example.test`,
+      'MEMBER',
+    );
     expect(unknown.statusCode).toBe(404);
     expect(typeof unknown.json().detail).toBe('string');
 
@@ -176,7 +224,12 @@ describe('workspace members', () => {
   it('rejects an unknown role with 422 at body.role', async () => {
     const owner = await signUp(h(), 'owner');
     const target = await signUp(h(), 'target');
-    const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces/${owner.workspace.id}/members`, token: owner.token, payload: { email: target.user.email, role: 'OWNER' } });
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces/${owner.workspace.id}/members`,
+      token: owner.token,
+      payload: { email: target.user.email, role: 'OWNER' },
+    });
     expect422At(res, ['body', 'role']);
   });
 
@@ -221,7 +274,11 @@ describe('workspace members', () => {
       patchMember(other.token, owner.workspace.id, other.user.id, 'VIEWER'),
     ]);
     expect(answers.map((a) => a.statusCode).sort()).toEqual([200, 409]);
-    expect(await count(`SELECT count(*)::int AS n FROM memberships WHERE workspace_id = $1 AND role = 'ADMIN'`, [owner.workspace.id])).toBe(1);
+    expect(
+      await count(`SELECT count(*)::int AS n FROM memberships WHERE workspace_id = $1 AND role = 'ADMIN'`, [
+        owner.workspace.id,
+      ]),
+    ).toBe(1);
   });
 
   it('removes a member (ADMIN only); the last ADMIN cannot be removed (409)', async () => {
@@ -259,12 +316,10 @@ describe('delete a workspace', () => {
     const k3 = await createApiKey(h(), owner.token, p2.id, { name: 'second key' });
     const member = await withMember(owner, target.id, 'MEMBER');
     // An outstanding invite (no public route creates one; written straight to the store).
-    await h().ctx.pg.pool.query(`INSERT INTO invites (id, workspace_id, email, role, invited_by) VALUES ($1, $2, $3, 'VIEWER', $4)`, [
-      crypto.randomUUID(),
-      target.id,
-      `invitee-${crypto.randomBytes(4).toString('hex')}@example.test`,
-      owner.user.id,
-    ]);
+    await h().ctx.pg.pool.query(
+      `INSERT INTO invites (id, workspace_id, email, role, invited_by) VALUES ($1, $2, $3, 'VIEWER', $4)`,
+      [crypto.randomUUID(), target.id, `invitee-${crypto.randomBytes(4).toString('hex')}@example.test`, owner.user.id],
+    );
     // Something outside the target that must survive.
     const bystander = await createProject(h(), owner.token, owner.workspace.id);
     const bystanderKey = await createApiKey(h(), owner.token, bystander.id);
@@ -273,19 +328,36 @@ describe('delete a workspace', () => {
 
   async function expectIntact(w: Awaited<ReturnType<typeof populated>>) {
     expect(await count('SELECT count(*)::int AS n FROM workspaces WHERE id = $1', [w.target.id])).toBe(1);
-    expect(await count('SELECT count(*)::int AS n FROM projects WHERE workspace_id = $1 AND deleted_at IS NULL', [w.target.id])).toBe(2);
+    expect(
+      await count('SELECT count(*)::int AS n FROM projects WHERE workspace_id = $1 AND deleted_at IS NULL', [
+        w.target.id,
+      ]),
+    ).toBe(2);
     expect(await count('SELECT count(*)::int AS n FROM memberships WHERE workspace_id = $1', [w.target.id])).toBe(2);
     expect(await count('SELECT count(*)::int AS n FROM invites WHERE workspace_id = $1', [w.target.id])).toBe(1);
     for (const key of w.keys) expect((await whoami(key.key)).statusCode).toBe(200);
-    expect(await count(`SELECT count(*)::int AS n FROM audit_log WHERE target_type = 'workspace' AND target_id = $1`, [w.target.id])).toBe(0);
+    expect(
+      await count(`SELECT count(*)::int AS n FROM audit_log WHERE target_type = 'workspace' AND target_id = $1`, [
+        w.target.id,
+      ]),
+    ).toBe(0);
   }
 
   it('rejects a missing name or a too short reason with 422', async () => {
     const w = await populated();
-    const noName = expect422At(await deleteWorkspace(w.owner.token, w.target.id, { reason: 'cleaning up' }), ['query', 'name']);
+    const noName = expect422At(await deleteWorkspace(w.owner.token, w.target.id, { reason: 'cleaning up' }), [
+      'query',
+      'name',
+    ]);
     expect(noName.type).toBe('missing');
-    expect422At(await deleteWorkspace(w.owner.token, w.target.id, { name: w.target.name, reason: 'ab' }), ['query', 'reason']);
-    expect422At(await deleteWorkspace(w.owner.token, w.target.id, { name: w.target.name, reason: 'z'.repeat(501) }), ['query', 'reason']);
+    expect422At(await deleteWorkspace(w.owner.token, w.target.id, { name: w.target.name, reason: 'ab' }), [
+      'query',
+      'reason',
+    ]);
+    expect422At(await deleteWorkspace(w.owner.token, w.target.id, { name: w.target.name, reason: 'z'.repeat(501) }), [
+      'query',
+      'reason',
+    ]);
     expect422At(await deleteWorkspace(w.owner.token, w.target.id, { name: w.target.name }), ['query', 'reason']);
     await expectIntact(w);
   });
@@ -295,7 +367,10 @@ describe('delete a workspace', () => {
     const res = await deleteWorkspace(w.owner.token, w.target.id, { name: `${w.target.name}x`, reason: 'cleaning up' });
     expect(res.statusCode).toBe(400);
     expect(typeof res.json().detail).toBe('string');
-    const caseDiff = await deleteWorkspace(w.owner.token, w.target.id, { name: w.target.name.toUpperCase(), reason: 'cleaning up' });
+    const caseDiff = await deleteWorkspace(w.owner.token, w.target.id, {
+      name: w.target.name.toUpperCase(),
+      reason: 'cleaning up',
+    });
     expect(caseDiff.statusCode).toBe(400);
     const empty = await deleteWorkspace(w.owner.token, w.target.id, { name: '', reason: 'cleaning up' });
     expect(empty.statusCode).toBe(400);
@@ -304,17 +379,23 @@ describe('delete a workspace', () => {
 
   it('refuses a non-ADMIN member with 403 and changes nothing', async () => {
     const w = await populated();
-    const res = await deleteWorkspace(w.member.token, w.target.id, { name: w.target.name, reason: 'not mine to delete' });
+    const res = await deleteWorkspace(w.member.token, w.target.id, {
+      name: w.target.name,
+      reason: 'not mine to delete',
+    });
     expect(res.statusCode).toBe(403);
     expect(typeof res.json().detail).toBe('string');
     await expectIntact(w);
   });
 
-  it('refuses a workspace outside the caller\'s memberships with 403 and changes nothing', async () => {
+  it("refuses a workspace outside the caller's memberships with 403 and changes nothing", async () => {
     const w = await populated();
     const stranger = await signUp(h(), 'stranger');
     await newWorkspace(stranger.token); // so "only workspace" is not what stops them
-    const res = await deleteWorkspace(stranger.token, w.target.id, { name: w.target.name, reason: 'not mine to delete' });
+    const res = await deleteWorkspace(stranger.token, w.target.id, {
+      name: w.target.name,
+      reason: 'not mine to delete',
+    });
     expect(res.statusCode).toBe(403);
     await expectIntact(w);
   });
@@ -325,7 +406,9 @@ describe('delete a workspace', () => {
     const res = await deleteWorkspace(owner.token, crypto.randomUUID(), { name: 'whatever', reason: 'cleaning up' });
     expect(res.statusCode).toBe(404);
     expect(typeof res.json().detail).toBe('string');
-    expect((await deleteWorkspace(owner.token, 'not-a-uuid', { name: 'whatever', reason: 'cleaning up' })).statusCode).toBe(404);
+    expect(
+      (await deleteWorkspace(owner.token, 'not-a-uuid', { name: 'whatever', reason: 'cleaning up' })).statusCode,
+    ).toBe(404);
   });
 
   it("refuses the caller's only workspace with 409 and changes nothing", async () => {
@@ -333,15 +416,22 @@ describe('delete a workspace', () => {
     const project = await createProject(h(), owner.token, owner.workspace.id);
     const key = await createApiKey(h(), owner.token, project.id);
     const member = await withMember(owner, owner.workspace.id, 'VIEWER');
-    const res = await deleteWorkspace(owner.token, owner.workspace.id, { name: owner.workspace.name, reason: 'start over' });
+    const res = await deleteWorkspace(owner.token, owner.workspace.id, {
+      name: owner.workspace.name,
+      reason: 'start over',
+    });
     expect(res.statusCode).toBe(409);
     expect(typeof res.json().detail).toBe('string');
     expect(await count('SELECT count(*)::int AS n FROM workspaces WHERE id = $1', [owner.workspace.id])).toBe(1);
-    expect(await count('SELECT count(*)::int AS n FROM projects WHERE id = $1 AND deleted_at IS NULL', [project.id])).toBe(1);
+    expect(
+      await count('SELECT count(*)::int AS n FROM projects WHERE id = $1 AND deleted_at IS NULL', [project.id]),
+    ).toBe(1);
     expect(await roleOf(owner.workspace.id, owner.user.id)).toBe('ADMIN');
     expect(await roleOf(owner.workspace.id, member.user.id)).toBe('VIEWER');
     expect((await whoami(key.key)).statusCode).toBe(200);
-    expect((await listWorkspaces(owner.token)).json().data).toEqual([{ id: owner.workspace.id, name: owner.workspace.name, role: 'ADMIN' }]);
+    expect((await listWorkspaces(owner.token)).json().data).toEqual([
+      { id: owner.workspace.id, name: owner.workspace.name, role: 'ADMIN' },
+    ]);
   });
 
   it('hard-deletes with its cascade, answers the counts and writes an audit row', async () => {
@@ -357,16 +447,26 @@ describe('delete a workspace', () => {
     });
 
     expect(await count('SELECT count(*)::int AS n FROM workspaces WHERE id = $1', [w.target.id])).toBe(0);
-    expect(await count('SELECT count(*)::int AS n FROM projects WHERE id = ANY($1::uuid[])', [w.projects.map((p) => p.id)])).toBe(0);
-    expect(await count('SELECT count(*)::int AS n FROM api_keys WHERE id = ANY($1::uuid[])', [w.keys.map((k) => k.id)])).toBe(0);
+    expect(
+      await count('SELECT count(*)::int AS n FROM projects WHERE id = ANY($1::uuid[])', [w.projects.map((p) => p.id)]),
+    ).toBe(0);
+    expect(
+      await count('SELECT count(*)::int AS n FROM api_keys WHERE id = ANY($1::uuid[])', [w.keys.map((k) => k.id)]),
+    ).toBe(0);
     expect(await count('SELECT count(*)::int AS n FROM memberships WHERE workspace_id = $1', [w.target.id])).toBe(0);
     expect(await count('SELECT count(*)::int AS n FROM invites WHERE workspace_id = $1', [w.target.id])).toBe(0);
     for (const key of w.keys) expect((await whoami(key.key)).statusCode).toBe(401);
 
     // Gone from every list of both former members.
-    expect((await listWorkspaces(w.owner.token)).json().data.map((x: { id: string }) => x.id)).not.toContain(w.target.id);
-    expect((await listWorkspaces(w.member.token)).json().data.map((x: { id: string }) => x.id)).not.toContain(w.target.id);
-    const projects = (await call(h().api, { method: 'GET', url: `${PUBLIC}/projects`, token: w.owner.token })).json().data.map((p: { id: string }) => p.id);
+    expect((await listWorkspaces(w.owner.token)).json().data.map((x: { id: string }) => x.id)).not.toContain(
+      w.target.id,
+    );
+    expect((await listWorkspaces(w.member.token)).json().data.map((x: { id: string }) => x.id)).not.toContain(
+      w.target.id,
+    );
+    const projects = (await call(h().api, { method: 'GET', url: `${PUBLIC}/projects`, token: w.owner.token }))
+      .json()
+      .data.map((p: { id: string }) => p.id);
     expect(projects).toEqual([w.bystander.id]);
 
     // The owner's other workspace is untouched.
@@ -378,12 +478,19 @@ describe('delete a workspace', () => {
       [w.target.id],
     );
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ actor_user_id: w.owner.user.id, action: 'delete', target_name: w.target.name, reason });
+    expect(audit[0]).toMatchObject({
+      actor_user_id: w.owner.user.id,
+      action: 'delete',
+      target_name: w.target.name,
+      reason,
+    });
     expect(audit[0].details).toMatchObject({ cascaded: { projects: 2, api_keys: 3, memberships: 2, invites: 1 } });
 
     // The ClickHouse rows of its projects are handed to the deletions worker.
     const ids = w.projects.map((p) => p.id).sort();
-    const job = await h().ctx.queue.queue<PurgeProjectsJob>(DELETIONS_QUEUE).getJob(`purge-${ids.join(',').slice(0, 200)}`);
+    const job = await h()
+      .ctx.queue.queue<PurgeProjectsJob>(DELETIONS_QUEUE)
+      .getJob(`purge-${ids.join(',').slice(0, 200)}`);
     expect(job?.data.project_ids.slice().sort()).toEqual(ids);
 
     // A second delete finds nothing.
@@ -399,6 +506,8 @@ describe('delete a workspace', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().cascaded).toEqual({ projects: 0, api_keys: 0, memberships: 2, invites: 0 });
     // The creator still has their signup workspace.
-    expect((await listWorkspaces(creator.token)).json().data).toEqual([{ id: creator.workspace.id, name: creator.workspace.name, role: 'ADMIN' }]);
+    expect((await listWorkspaces(creator.token)).json().data).toEqual([
+      { id: creator.workspace.id, name: creator.workspace.name, role: 'ADMIN' },
+    ]);
   });
 });

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { call, createApiKey, createProject, PUBLIC, signUp, useHarness } from '../support/harness.js';
 import { USER_LOGIN_REQUIRED_DETAIL } from '../../src/auth/principal.js';
 import { PROJECT_ID_REQUIRED_DETAIL } from '../../src/auth/access.js';
-import { ALERT_STATUSES, NO_DATA_MODES, OPERATORS, RENOTIFY_MODES, SEVERITIES, WINDOWS } from '../../src/alerts/schema.js';
+import {
+  ALERT_STATUSES,
+  NO_DATA_MODES,
+  OPERATORS,
+  RENOTIFY_MODES,
+  SEVERITIES,
+  WINDOWS,
+} from '../../src/alerts/schema.js';
 import { AGGREGATIONS } from '../../src/widgets/spec.js';
 import { expectDetail, expectValidationAt, UNKNOWN_ID } from '../support/expect.js';
 import { memberWithRole } from '../support/accounts.js';
@@ -28,12 +35,28 @@ async function owned(label = 'owner') {
   const project = await createProject(h(), owner.token, owner.workspace.id);
   return { owner, project };
 }
-const post = (token: string, payload: unknown) => call(h().api, { method: 'POST', url: `${PUBLIC}/alerts`, token, payload: payload as Record<string, unknown> });
-const get = (token: string, path: string, query: Record<string, string> = {}) => call(h().api, { method: 'GET', url: `${PUBLIC}${path}`, token, query });
-const patch = (token: string, id: string, payload: Record<string, unknown>) => call(h().api, { method: 'PATCH', url: `${PUBLIC}/alerts/${id}`, token, payload });
-const del = (token: string, id: string, query: Record<string, string>) => call(h().api, { method: 'DELETE', url: `${PUBLIC}/alerts/${id}`, token, query });
-const action = (token: string, id: string, name: 'pause' | 'resume', payload?: Record<string, unknown>, query: Record<string, string> = {}) =>
-  call(h().api, { method: 'POST', url: `${PUBLIC}/alerts/${id}/${name}`, token, query, ...(payload ? { payload } : {}) });
+const post = (token: string, payload: unknown) =>
+  call(h().api, { method: 'POST', url: `${PUBLIC}/alerts`, token, payload: payload as Record<string, unknown> });
+const get = (token: string, path: string, query: Record<string, string> = {}) =>
+  call(h().api, { method: 'GET', url: `${PUBLIC}${path}`, token, query });
+const patch = (token: string, id: string, payload: Record<string, unknown>) =>
+  call(h().api, { method: 'PATCH', url: `${PUBLIC}/alerts/${id}`, token, payload });
+const del = (token: string, id: string, query: Record<string, string>) =>
+  call(h().api, { method: 'DELETE', url: `${PUBLIC}/alerts/${id}`, token, query });
+const action = (
+  token: string,
+  id: string,
+  name: 'pause' | 'resume',
+  payload?: Record<string, unknown>,
+  query: Record<string, string> = {},
+) =>
+  call(h().api, {
+    method: 'POST',
+    url: `${PUBLIC}/alerts/${id}/${name}`,
+    token,
+    query,
+    ...(payload ? { payload } : {}),
+  });
 
 async function created(token: string, body: Record<string, unknown>) {
   const res = await post(token, body);
@@ -80,7 +103,9 @@ describe('creating an alert', () => {
       last_notify_error: null,
     });
     // The secret is shown once: no read carries it.
-    expect((await get(owner.token, `/alerts/${body.alert.id}`, { project_id: project.id })).body).not.toContain(body.webhook_secret);
+    expect((await get(owner.token, `/alerts/${body.alert.id}`, { project_id: project.id })).body).not.toContain(
+      body.webhook_secret,
+    );
   });
 
   it('is strict: the same body twice makes two alerts', async () => {
@@ -93,13 +118,25 @@ describe('creating an alert', () => {
 
   it('accepts every value of every enum', async () => {
     const { owner, project } = await owned();
-    const measureFor = (aggregation: string) => (aggregation === 'uniq' ? 'user_id' : aggregation === 'count' ? 'count' : 'latency');
-    for (const aggregation of AGGREGATIONS) expect((await created(owner.token, example(project.id, { measure: measureFor(aggregation), aggregation }))).aggregation).toBe(aggregation);
-    for (const op of OPERATORS) expect((await created(owner.token, example(project.id, { threshold_operator: op }))).threshold_operator).toBe(op);
-    for (const window of Object.keys(WINDOWS)) expect((await created(owner.token, example(project.id, { window }))).window).toBe(window);
-    for (const mode of NO_DATA_MODES) expect((await created(owner.token, example(project.id, { no_data_mode: mode }))).no_data_mode).toBe(mode);
-    for (const severity of SEVERITIES) expect((await created(owner.token, example(project.id, { severity }))).severity).toBe(severity);
-    for (const mode of RENOTIFY_MODES) expect((await created(owner.token, example(project.id, { renotify: { mode, interval_minutes: 5 } }))).renotify).toEqual({ mode, interval_minutes: 5 });
+    const measureFor = (aggregation: string) =>
+      aggregation === 'uniq' ? 'user_id' : aggregation === 'count' ? 'count' : 'latency';
+    for (const aggregation of AGGREGATIONS)
+      expect(
+        (await created(owner.token, example(project.id, { measure: measureFor(aggregation), aggregation })))
+          .aggregation,
+      ).toBe(aggregation);
+    for (const op of OPERATORS)
+      expect((await created(owner.token, example(project.id, { threshold_operator: op }))).threshold_operator).toBe(op);
+    for (const window of Object.keys(WINDOWS))
+      expect((await created(owner.token, example(project.id, { window }))).window).toBe(window);
+    for (const mode of NO_DATA_MODES)
+      expect((await created(owner.token, example(project.id, { no_data_mode: mode }))).no_data_mode).toBe(mode);
+    for (const severity of SEVERITIES)
+      expect((await created(owner.token, example(project.id, { severity }))).severity).toBe(severity);
+    for (const mode of RENOTIFY_MODES)
+      expect(
+        (await created(owner.token, example(project.id, { renotify: { mode, interval_minutes: 5 } }))).renotify,
+      ).toEqual({ mode, interval_minutes: 5 });
   });
 
   it('takes filters in the spec form and in the widget vocabulary, and echoes them as written', async () => {
@@ -137,7 +174,15 @@ describe('creating an alert', () => {
       [{ renotify: { interval_minutes: 1.5 } }, ['body', 'renotify', 'interval_minutes']],
       [{ renotify: { mode: 'ALWAYS', interval_minutes: 5 } }, ['body', 'renotify', 'mode']],
       [{ filters: [{ field: 'colour', op: '=', value: 'red' }] }, ['body', 'filters', 0, 'field']],
-      [{ filters: [{ field: 'model_name', op: '=', value: 'a' }, { field: 'cost', op: 'like', value: '1' }] }, ['body', 'filters', 1, 'op']],
+      [
+        {
+          filters: [
+            { field: 'model_name', op: '=', value: 'a' },
+            { field: 'cost', op: 'like', value: '1' },
+          ],
+        },
+        ['body', 'filters', 1, 'op'],
+      ],
       [{ filters: [{ field: 'cost', op: '>', value: 'cheap' }] }, ['body', 'filters', 0, 'value']],
       [{ filters: [{ field: 'model_name', op: 'contains', value: 'gpt' }] }, ['body', 'filters', 0, 'op']],
       [{ filters: [{ field: 'metadata', op: '=', value: 'x', key: '' }] }, ['body', 'filters', 0, 'key']],
@@ -166,13 +211,20 @@ describe('creating an alert', () => {
       [project.id],
     );
     expect((await post(owner.token, example(project.id))).statusCode).toBe(201);
-    expectDetail(await post(owner.token, example(project.id)), 409, 'a project holds at most 500 alerts; delete one before creating another');
+    expectDetail(
+      await post(owner.token, example(project.id)),
+      409,
+      'a project holds at most 500 alerts; delete one before creating another',
+    );
     expect((await get(owner.token, '/alerts', { project_id: project.id })).json().meta.total).toBe(500);
   });
 
   it('accepts a public webhook address', async () => {
     const { owner, project } = await owned();
-    const alert = await created(owner.token, example(project.id, { notify: { webhook_url: 'https://hooks.example.com/sightline' } }));
+    const alert = await created(
+      owner.token,
+      example(project.id, { notify: { webhook_url: 'https://hooks.example.com/sightline' } }),
+    );
     expect(alert.notify).toEqual({ webhook_url: 'https://hooks.example.com/sightline' });
   });
 });
@@ -189,7 +241,10 @@ describe('who may read and write alerts', () => {
     expectDetail(await action(key, alert.id, 'resume', { project_id: project.id }), 403, USER_LOGIN_REQUIRED_DETAIL);
     expect((await get(key, '/alerts')).json().data.map((a: { id: string }) => a.id)).toEqual([alert.id]);
     expect((await get(key, `/alerts/${alert.id}`)).json().id).toBe(alert.id);
-    expect((await get(key, `/alerts/${alert.id}/evaluations`)).json()).toEqual({ data: [], meta: { page: 0, limit: 50, total: 0 } });
+    expect((await get(key, `/alerts/${alert.id}/evaluations`)).json()).toEqual({
+      data: [],
+      meta: { page: 0, limit: 50, total: 0 },
+    });
     const other = await owned('other');
     expectDetail(await get(key, '/alerts', { project_id: other.project.id }), 400);
   });
@@ -209,7 +264,9 @@ describe('who may read and write alerts', () => {
     const stranger = await signUp(h(), 'stranger');
     expectDetail(await get(stranger.token, '/alerts', { project_id: project.id }), 403);
     expectDetail(await post(stranger.token, example(project.id)), 403);
-    expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/alerts`, query: { project_id: project.id } })).statusCode).toBe(401);
+    expect(
+      (await call(h().api, { method: 'GET', url: `${PUBLIC}/alerts`, query: { project_id: project.id } })).statusCode,
+    ).toBe(401);
     expectDetail(await post(owner.token, example(UNKNOWN_ID)), 404);
   });
 });
@@ -227,11 +284,18 @@ describe('reading alerts', () => {
     const page = (await get(owner.token, '/alerts', { project_id: project.id, limit: '2', page: '1' })).json();
     expect(page.data.map((a: { id: string }) => a.id)).toEqual(ids.slice(2, 4));
     expect(page.meta).toEqual({ page: 1, limit: 2, total: 5 });
-    expect((await get(owner.token, '/alerts', { project_id: project.id, limit: '2', page: '9' })).json()).toEqual({ data: [], meta: { page: 9, limit: 2, total: 5 } });
+    expect((await get(owner.token, '/alerts', { project_id: project.id, limit: '2', page: '9' })).json()).toEqual({
+      data: [],
+      meta: { page: 9, limit: 2, total: 5 },
+    });
     const paused = (await get(owner.token, '/alerts', { project_id: project.id, status: 'PAUSED' })).json();
     expect(paused.data.map((a: { id: string }) => a.id)).toEqual([ids[1], ids[3]]);
-    for (const status of ALERT_STATUSES) expect((await get(owner.token, '/alerts', { project_id: project.id, status })).statusCode).toBe(200);
-    expectValidationAt(await get(owner.token, '/alerts', { project_id: project.id, status: 'FIRING' }), ['query', 'status']);
+    for (const status of ALERT_STATUSES)
+      expect((await get(owner.token, '/alerts', { project_id: project.id, status })).statusCode).toBe(200);
+    expectValidationAt(await get(owner.token, '/alerts', { project_id: project.id, status: 'FIRING' }), [
+      'query',
+      'status',
+    ]);
     expectValidationAt(await get(owner.token, '/alerts', { project_id: project.id, limit: '0' }), ['query', 'limit']);
     expectValidationAt(await get(owner.token, '/alerts', { project_id: project.id, limit: '201' }), ['query', 'limit']);
     expectValidationAt(await get(owner.token, '/alerts', { project_id: project.id, page: '-1' }), ['query', 'page']);
@@ -243,7 +307,11 @@ describe('reading alerts', () => {
     const theirs = await created(other.owner.token, example(other.project.id));
     for (const id of [UNKNOWN_ID, 'not-a-uuid', theirs.id]) {
       expectDetail(await get(owner.token, `/alerts/${id}`, { project_id: project.id }), 404, 'alert not found');
-      expectDetail(await get(owner.token, `/alerts/${id}/evaluations`, { project_id: project.id }), 404, 'alert not found');
+      expectDetail(
+        await get(owner.token, `/alerts/${id}/evaluations`, { project_id: project.id }),
+        404,
+        'alert not found',
+      );
       expectDetail(await patch(owner.token, id, { project_id: project.id, name: 'x' }), 404, 'alert not found');
       expectDetail(await del(owner.token, id, { project_id: project.id }), 404, 'alert not found');
       expectDetail(await action(owner.token, id, 'pause', { project_id: project.id }), 404, 'alert not found');
@@ -254,25 +322,57 @@ describe('reading alerts', () => {
 describe('editing, pausing and deleting', () => {
   it('edits fields; a change of what is measured resets the state to OK, other edits keep it', async () => {
     const { owner, project } = await owned();
-    const alert = await created(owner.token, example(project.id, { filters: [{ field: 'metadata.tier', op: '!=', value: 'free' }, { field: 'cost', op: '>', value: 0.5 }] }));
-    const setAlerting = () => h().ctx.pg.pool.query("UPDATE alerts SET status = 'ALERTING', last_value = 3000 WHERE id = $1", [alert.id]);
+    const alert = await created(
+      owner.token,
+      example(project.id, {
+        filters: [
+          { field: 'metadata.tier', op: '!=', value: 'free' },
+          { field: 'cost', op: '>', value: 0.5 },
+        ],
+      }),
+    );
+    const setAlerting = () =>
+      h().ctx.pg.pool.query("UPDATE alerts SET status = 'ALERTING', last_value = 3000 WHERE id = $1", [alert.id]);
     await setAlerting();
-    const renamed = await patch(owner.token, alert.id, { project_id: project.id, name: 'renamed', threshold: 2500, severity: 'critical', notify: { webhook_url: 'https://hooks.example.com/x' } });
+    const renamed = await patch(owner.token, alert.id, {
+      project_id: project.id,
+      name: 'renamed',
+      threshold: 2500,
+      severity: 'critical',
+      notify: { webhook_url: 'https://hooks.example.com/x' },
+    });
     expect(renamed.statusCode, renamed.body).toBe(200);
-    expect(renamed.json()).toMatchObject({ name: 'renamed', threshold: 2500, severity: 'critical', status: 'ALERTING', last_value: 3000, notify: { webhook_url: 'https://hooks.example.com/x' } });
+    expect(renamed.json()).toMatchObject({
+      name: 'renamed',
+      threshold: 2500,
+      severity: 'critical',
+      status: 'ALERTING',
+      last_value: 3000,
+      notify: { webhook_url: 'https://hooks.example.com/x' },
+    });
     expect(Date.parse(renamed.json().severity_changed_at)).toBeGreaterThan(Date.parse(alert.severity_changed_at));
     expect(Date.parse(renamed.json().update_time)).toBeGreaterThan(Date.parse(alert.update_time));
     // The same filters written again measure the same thing.
     await setAlerting();
-    expect((await patch(owner.token, alert.id, { project_id: project.id, filters: alert.filters })).json().status).toBe('ALERTING');
-    for (const change of [{ measure: 'cost' }, { aggregation: 'p99' }, { window: '1h' }, { filters: [{ field: 'model_name', op: '=', value: 'gpt-4o' }] }, { group_by: 'model_name' }]) {
+    expect((await patch(owner.token, alert.id, { project_id: project.id, filters: alert.filters })).json().status).toBe(
+      'ALERTING',
+    );
+    for (const change of [
+      { measure: 'cost' },
+      { aggregation: 'p99' },
+      { window: '1h' },
+      { filters: [{ field: 'model_name', op: '=', value: 'gpt-4o' }] },
+      { group_by: 'model_name' },
+    ]) {
       await setAlerting();
       const res = await patch(owner.token, alert.id, { project_id: project.id, ...change });
       expect(res.statusCode, res.body).toBe(200);
       expect(res.json()).toMatchObject({ ...change, status: 'OK', last_value: null });
     }
     // A new measure without an aggregation takes that measure's default.
-    expect((await patch(owner.token, alert.id, { project_id: project.id, measure: 'user_id' })).json().aggregation).toBe('uniq');
+    expect(
+      (await patch(owner.token, alert.id, { project_id: project.id, measure: 'user_id' })).json().aggregation,
+    ).toBe('uniq');
     const removed = await patch(owner.token, alert.id, { project_id: project.id, notify: null, group_by: null });
     expect(removed.json()).toMatchObject({ notify: null, group_by: null });
   });
@@ -280,12 +380,27 @@ describe('editing, pausing and deleting', () => {
   it('checks the merged definition and answers 422 at the body field', async () => {
     const { owner, project } = await owned();
     const alert = await created(owner.token, example(project.id, { measure: 'user_id' }));
-    expectValidationAt(await patch(owner.token, alert.id, { project_id: project.id, aggregation: 'sum' }), ['body', 'aggregation']);
-    expectValidationAt(await patch(owner.token, alert.id, { project_id: project.id, measure: 'nope' }), ['body', 'measure']);
-    expectValidationAt(await patch(owner.token, alert.id, { project_id: project.id, filters: [{ field: 'x', op: '=', value: 'y' }] }), ['body', 'filters', 0, 'field']);
-    expectValidationAt(await patch(owner.token, alert.id, { project_id: project.id, renotify: { interval_minutes: 0 } }), ['body', 'renotify', 'interval_minutes']);
+    expectValidationAt(await patch(owner.token, alert.id, { project_id: project.id, aggregation: 'sum' }), [
+      'body',
+      'aggregation',
+    ]);
+    expectValidationAt(await patch(owner.token, alert.id, { project_id: project.id, measure: 'nope' }), [
+      'body',
+      'measure',
+    ]);
+    expectValidationAt(
+      await patch(owner.token, alert.id, { project_id: project.id, filters: [{ field: 'x', op: '=', value: 'y' }] }),
+      ['body', 'filters', 0, 'field'],
+    );
+    expectValidationAt(
+      await patch(owner.token, alert.id, { project_id: project.id, renotify: { interval_minutes: 0 } }),
+      ['body', 'renotify', 'interval_minutes'],
+    );
     expectValidationAt(await patch(owner.token, alert.id, { name: 'no project' }), ['body', 'project_id']);
-    expectValidationAt(await patch(owner.token, alert.id, { project_id: project.id, notify: { webhook_url: 'http://192.168.1.1/' } }), ['body', 'notify', 'webhook_url']);
+    expectValidationAt(
+      await patch(owner.token, alert.id, { project_id: project.id, notify: { webhook_url: 'http://192.168.1.1/' } }),
+      ['body', 'notify', 'webhook_url'],
+    );
   });
 
   it('pauses and resumes (both idempotent), with the project in the body or the query', async () => {
@@ -294,9 +409,13 @@ describe('editing, pausing and deleting', () => {
     const paused = await action(owner.token, alert.id, 'pause', { project_id: project.id });
     expect(paused.statusCode, paused.body).toBe(200);
     expect(paused.json().status).toBe('PAUSED');
-    expect((await action(owner.token, alert.id, 'pause', undefined, { project_id: project.id })).json().status).toBe('PAUSED');
+    expect((await action(owner.token, alert.id, 'pause', undefined, { project_id: project.id })).json().status).toBe(
+      'PAUSED',
+    );
     // An edit that changes the measure keeps a paused alert paused.
-    expect((await patch(owner.token, alert.id, { project_id: project.id, measure: 'cost' })).json().status).toBe('PAUSED');
+    expect((await patch(owner.token, alert.id, { project_id: project.id, measure: 'cost' })).json().status).toBe(
+      'PAUSED',
+    );
     const resumed = await action(owner.token, alert.id, 'resume', { project_id: project.id });
     expect(resumed.json().status).toBe('OK');
     expect((await action(owner.token, alert.id, 'resume', { project_id: project.id })).json().status).toBe('OK');

@@ -37,15 +37,35 @@ async function newProject() {
   return (await createProject(h(), token, workspaceId)).id;
 }
 async function createAlert(project: string, body: Record<string, unknown>) {
-  const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/alerts`, token, payload: { name: `a-${crypto.randomBytes(3).toString('hex')}`, project_id: project, view: 'SPANS', threshold: 0, ...body } });
+  const res = await call(h().api, {
+    method: 'POST',
+    url: `${PUBLIC}/alerts`,
+    token,
+    payload: {
+      name: `a-${crypto.randomBytes(3).toString('hex')}`,
+      project_id: project,
+      view: 'SPANS',
+      threshold: 0,
+      ...body,
+    },
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json().alert as { id: string };
 }
 async function readAlert(project: string, id: string) {
-  return (await call(h().api, { method: 'GET', url: `${PUBLIC}/alerts/${id}`, token, query: { project_id: project } })).json();
+  return (
+    await call(h().api, { method: 'GET', url: `${PUBLIC}/alerts/${id}`, token, query: { project_id: project } })
+  ).json();
 }
 async function evaluations(project: string, id: string) {
-  return (await call(h().api, { method: 'GET', url: `${PUBLIC}/alerts/${id}/evaluations`, token, query: { project_id: project } })).json();
+  return (
+    await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/alerts/${id}/evaluations`,
+      token,
+      query: { project_id: project },
+    })
+  ).json();
 }
 function tick(project: string, windowEndMs: number, tickToken = crypto.randomUUID()) {
   return runTick(h().ctx, { token: tickToken, windowEndMs, projectIds: [project] });
@@ -53,8 +73,16 @@ function tick(project: string, windowEndMs: number, tickToken = crypto.randomUUI
 
 type Case = { measure: string; aggregation: Aggregation; window: AlertWindow; filters?: Record<string, unknown>[] };
 const widgetAnswer = async (c: Case, groupBy: string | null = null) => {
-  const spec = widgetSpec({ measure: c.measure, aggregation: c.aggregation, predicates: normalizeFilters((c.filters ?? []) as never), group_by: groupBy });
-  return queryWidget(h().ctx, projectId, groupBy ? 'table' : 'stat', spec, { startMs: E - WINDOWS[c.window] * MIN, endMs: E });
+  const spec = widgetSpec({
+    measure: c.measure,
+    aggregation: c.aggregation,
+    predicates: normalizeFilters((c.filters ?? []) as never),
+    group_by: groupBy,
+  });
+  return queryWidget(h().ctx, projectId, groupBy ? 'table' : 'stat', spec, {
+    startMs: E - WINDOWS[c.window] * MIN,
+    endMs: E,
+  });
 };
 
 describe('an alert’s value is the widget engine’s answer for the same spec and window', () => {
@@ -69,12 +97,40 @@ describe('an alert’s value is the widget engine’s answer for the same spec a
     { measure: 'error_rate', aggregation: 'avg', window: '1h' },
     { measure: 'user_id', aggregation: 'uniq', window: '2h' },
     { measure: 'total_tokens', aggregation: 'avg', window: '10m' },
-    { measure: 'count', aggregation: 'count', window: '1h', filters: [{ field: 'model_name', op: '=', value: 'gpt-4o' }] },
-    { measure: 'latency', aggregation: 'p50', window: '1h', filters: [{ field: 'span_kind', op: 'in', value: ['llm'] }] },
-    { measure: 'latency', aggregation: 'p99', window: '1h', filters: [{ field: 'environment', value: 'production', key: '' }] },
+    {
+      measure: 'count',
+      aggregation: 'count',
+      window: '1h',
+      filters: [{ field: 'model_name', op: '=', value: 'gpt-4o' }],
+    },
+    {
+      measure: 'latency',
+      aggregation: 'p50',
+      window: '1h',
+      filters: [{ field: 'span_kind', op: 'in', value: ['llm'] }],
+    },
+    {
+      measure: 'latency',
+      aggregation: 'p99',
+      window: '1h',
+      filters: [{ field: 'environment', value: 'production', key: '' }],
+    },
     { measure: 'cost', aggregation: 'sum', window: '1h', filters: [{ field: 'cost', op: '>', value: '0.001' }] }, // raw filter
-    { measure: 'count', aggregation: 'count', window: '2h', filters: [{ field: 'metadata.region', op: '=', value: 'eu-west-1' }] },
-    { measure: 'error_count', aggregation: 'sum', window: '30m', filters: [{ field: 'span_kind', op: 'in', value: ['llm', 'tool'] }, { field: 'status', op: 'eq', value: 'error' }] },
+    {
+      measure: 'count',
+      aggregation: 'count',
+      window: '2h',
+      filters: [{ field: 'metadata.region', op: '=', value: 'eu-west-1' }],
+    },
+    {
+      measure: 'error_count',
+      aggregation: 'sum',
+      window: '30m',
+      filters: [
+        { field: 'span_kind', op: 'in', value: ['llm', 'tool'] },
+        { field: 'status', op: 'eq', value: 'error' },
+      ],
+    },
   ];
 
   it('for every measure, aggregation, window and filter kind, through a tick; shared definitions share a query', async () => {
@@ -93,13 +149,29 @@ describe('an alert’s value is the widget engine’s answer for the same spec a
       expect(alert.last_evaluated_at).not.toBeNull();
       const history = await evaluations(project, ids[i]!);
       expect(history.data).toEqual([
-        { window_start: new Date(E - WINDOWS[c.window] * MIN).toISOString(), window_end: new Date(E).toISOString(), value: expected, state: 'ALERTING', previous_state: 'OK', notified: false, groups: null, error: null, evaluated_at: expect.any(String) },
+        {
+          window_start: new Date(E - WINDOWS[c.window] * MIN).toISOString(),
+          window_end: new Date(E).toISOString(),
+          value: expected,
+          state: 'ALERTING',
+          previous_state: 'OK',
+          notified: false,
+          groups: null,
+          error: null,
+          evaluated_at: expect.any(String),
+        },
       ]);
     }
   });
 
   it('puts alerts of one project with the same window and filters in one query, one value column each', async () => {
-    const base = { project_id: projectId, time_window: '1h' as const, predicates: normalizeFilters([{ field: 'model_name', op: '=', value: 'gpt-4o' }]), group_by: null, threshold_operator: '>' as const };
+    const base = {
+      project_id: projectId,
+      time_window: '1h' as const,
+      predicates: normalizeFilters([{ field: 'model_name', op: '=', value: 'gpt-4o' }]),
+      group_by: null,
+      threshold_operator: '>' as const,
+    };
     const alerts: MeasuredAlert[] = [
       { ...base, id: 'a', measure: 'count', aggregation: 'count' },
       { ...base, id: 'b', measure: 'latency', aggregation: 'p95' },
@@ -109,20 +181,50 @@ describe('an alert’s value is the widget engine’s answer for the same spec a
       { ...base, id: 'f', measure: 'count', aggregation: 'count', project_id: crypto.randomUUID() },
     ];
     const groups = groupAlerts(alerts, E);
-    expect(groups.map((g) => [g.source, g.alerts.map((a) => a.id)])).toEqual([['span_rollup_1m', ['a', 'b', 'c']], ['spans', ['d']], ['span_rollup_1m', ['e']], ['span_rollup_1m', ['f']]]);
+    expect(groups.map((g) => [g.source, g.alerts.map((a) => a.id)])).toEqual([
+      ['span_rollup_1m', ['a', 'b', 'c']],
+      ['spans', ['d']],
+      ['span_rollup_1m', ['e']],
+      ['span_rollup_1m', ['f']],
+    ]);
     expect(groupQuery(groups[0]!).query).toMatch(/AS v0, .* AS v1, .* AS v2\nFROM span_rollup_1m/s);
     const outcome = await measureGroup(h().ctx, groups[0]!);
     expect(outcome.ok).toBe(true);
     if (!outcome.ok) return;
-    for (const [id, measure, aggregation] of [['a', 'count', 'count'], ['b', 'latency', 'p95'], ['c', 'cost', 'sum']] as const) {
-      const expected = (await widgetAnswer({ measure, aggregation, window: '1h', filters: [{ field: 'model_name', op: '=', value: 'gpt-4o' }] })).rows[0]![0];
+    for (const [id, measure, aggregation] of [
+      ['a', 'count', 'count'],
+      ['b', 'latency', 'p95'],
+      ['c', 'cost', 'sum'],
+    ] as const) {
+      const expected = (
+        await widgetAnswer({
+          measure,
+          aggregation,
+          window: '1h',
+          filters: [{ field: 'model_name', op: '=', value: 'gpt-4o' }],
+        })
+      ).rows[0]![0];
       expect(outcome.answers.get(id)!.get('')).toBe(expected);
     }
   });
 
   it('per group: each group’s value is the widget table’s row for it (groups without the dimension left out)', async () => {
-    for (const [groupBy, measure, aggregation] of [['model_name', 'latency', 'p95'], ['user_id', 'count', 'count'], ['metadata.region', 'cost', 'sum'], ['environment', 'error_rate', 'avg']] as const) {
-      const alert: MeasuredAlert = { id: 'g', project_id: projectId, measure, aggregation, time_window: '2h', predicates: [], group_by: groupBy, threshold_operator: '>' };
+    for (const [groupBy, measure, aggregation] of [
+      ['model_name', 'latency', 'p95'],
+      ['user_id', 'count', 'count'],
+      ['metadata.region', 'cost', 'sum'],
+      ['environment', 'error_rate', 'avg'],
+    ] as const) {
+      const alert: MeasuredAlert = {
+        id: 'g',
+        project_id: projectId,
+        measure,
+        aggregation,
+        time_window: '2h',
+        predicates: [],
+        group_by: groupBy,
+        threshold_operator: '>',
+      };
       const outcome = await measureGroup(h().ctx, groupAlerts([alert], E)[0]!);
       if (!outcome.ok) throw new Error(outcome.error);
       const table = await widgetAnswer({ measure, aggregation, window: '2h' }, groupBy);
@@ -132,14 +234,32 @@ describe('an alert’s value is the widget engine’s answer for the same spec a
       // The widget's top 100 may hold the '' group, which the alert leaves out and replaces by the next group.
       const shared = new Map([...answered].filter(([g]) => expected.has(g)).sort());
       expect([groupBy, shared]).toEqual([groupBy, new Map([...expected].sort())]);
-      expect(answered.size - expected.size).toBe(table.rows.some((r) => r[0] === '') && table.rows.length === 100 ? 1 : 0);
+      expect(answered.size - expected.size).toBe(
+        table.rows.some((r) => r[0] === '') && table.rows.length === 100 ? 1 : 0,
+      );
     }
   });
 
   it('`!=` is the complement of `=`', async () => {
     const all = (await widgetAnswer({ measure: 'count', aggregation: 'count', window: '1h' })).rows[0]![0] as number;
-    const gpt = (await widgetAnswer({ measure: 'count', aggregation: 'count', window: '1h', filters: [{ field: 'model_name', value: 'gpt-4o' }] })).rows[0]![0] as number;
-    const alert: MeasuredAlert = { id: 'n', project_id: projectId, measure: 'count', aggregation: 'count', time_window: '1h', predicates: normalizeFilters([{ field: 'model_name', op: '!=', value: 'gpt-4o' }]), group_by: null, threshold_operator: '>' };
+    const gpt = (
+      await widgetAnswer({
+        measure: 'count',
+        aggregation: 'count',
+        window: '1h',
+        filters: [{ field: 'model_name', value: 'gpt-4o' }],
+      })
+    ).rows[0]![0] as number;
+    const alert: MeasuredAlert = {
+      id: 'n',
+      project_id: projectId,
+      measure: 'count',
+      aggregation: 'count',
+      time_window: '1h',
+      predicates: normalizeFilters([{ field: 'model_name', op: '!=', value: 'gpt-4o' }]),
+      group_by: null,
+      threshold_operator: '>',
+    };
     const outcome = await measureGroup(h().ctx, groupAlerts([alert], E)[0]!);
     expect(outcome.ok && outcome.answers.get('n')!.get('')).toBe(all - gpt);
     expect(gpt).toBeGreaterThan(0);
@@ -149,11 +269,30 @@ describe('an alert’s value is the widget engine’s answer for the same spec a
     const project = await newProject();
     const key = (await createApiKey(h(), token, project)).key;
     const spans = Array.from({ length: 130 }, (_, i) =>
-      Array.from({ length: (i % 7) + 1 }, (_, j) => ({ trace_id: `t${i}`, span_id: `s${j}`, name: 'op', start_time: new Date(E - 5 * MIN + j * 1000).toISOString(), user_id: `u${String(i).padStart(3, '0')}` })),
+      Array.from({ length: (i % 7) + 1 }, (_, j) => ({
+        trace_id: `t${i}`,
+        span_id: `s${j}`,
+        name: 'op',
+        start_time: new Date(E - 5 * MIN + j * 1000).toISOString(),
+        user_id: `u${String(i).padStart(3, '0')}`,
+      })),
     ).flat();
     await ingestSpans(h(), key, spans);
-    const base = { project_id: project, measure: 'count', aggregation: 'count' as const, time_window: '10m' as const, predicates: [], group_by: 'user_id' };
-    const group = groupAlerts<MeasuredAlert>([{ ...base, id: 'high', threshold_operator: '>' }, { ...base, id: 'low', threshold_operator: '<' }], E);
+    const base = {
+      project_id: project,
+      measure: 'count',
+      aggregation: 'count' as const,
+      time_window: '10m' as const,
+      predicates: [],
+      group_by: 'user_id',
+    };
+    const group = groupAlerts<MeasuredAlert>(
+      [
+        { ...base, id: 'high', threshold_operator: '>' },
+        { ...base, id: 'low', threshold_operator: '<' },
+      ],
+      E,
+    );
     expect(group).toHaveLength(1);
     const outcome = await measureGroup(h().ctx, group[0]!);
     if (!outcome.ok) throw new Error(outcome.error);
@@ -171,44 +310,117 @@ describe('an alert’s value is the widget engine’s answer for the same spec a
 describe('what is written for each outcome', () => {
   it('no data follows no_data_mode: HOLD stays OK, ZERO compares 0, NOTIFY goes NO_DATA', async () => {
     const project = await newProject();
-    const hold = await createAlert(project, { measure: 'count', threshold_operator: '<', threshold: 1, no_data_mode: 'HOLD' });
-    const zero = await createAlert(project, { measure: 'count', threshold_operator: '<', threshold: 1, no_data_mode: 'ZERO' });
-    const notify = await createAlert(project, { measure: 'latency', aggregation: 'p95', threshold: 100, no_data_mode: 'NOTIFY' });
+    const hold = await createAlert(project, {
+      measure: 'count',
+      threshold_operator: '<',
+      threshold: 1,
+      no_data_mode: 'HOLD',
+    });
+    const zero = await createAlert(project, {
+      measure: 'count',
+      threshold_operator: '<',
+      threshold: 1,
+      no_data_mode: 'ZERO',
+    });
+    const notify = await createAlert(project, {
+      measure: 'latency',
+      aggregation: 'p95',
+      threshold: 100,
+      no_data_mode: 'NOTIFY',
+    });
     const omitted = await createAlert(project, { measure: 'count', threshold_operator: '<', threshold: 1 });
     const report = await tick(project, E);
     // Same window, no filters, all on the rollup: one query.
     expect(report).toMatchObject({ committed: 4, queries: 1 });
-    const states = await Promise.all([hold, zero, notify, omitted].map(async (a) => [(await readAlert(project, a.id)).status, (await evaluations(project, a.id)).data[0]]));
+    const states = await Promise.all(
+      [hold, zero, notify, omitted].map(async (a) => [
+        (await readAlert(project, a.id)).status,
+        (await evaluations(project, a.id)).data[0],
+      ]),
+    );
     expect(states.map(([s]) => s)).toEqual(['OK', 'ALERTING', 'NO_DATA', 'OK']);
-    expect(states.map(([, e]) => [e.state, e.previous_state, e.value])).toEqual([['OK', 'OK', null], ['ALERTING', 'OK', null], ['NO_DATA', 'OK', null], ['OK', 'OK', null]]);
+    expect(states.map(([, e]) => [e.state, e.previous_state, e.value])).toEqual([
+      ['OK', 'OK', null],
+      ['ALERTING', 'OK', null],
+      ['NO_DATA', 'OK', null],
+      ['OK', 'OK', null],
+    ]);
   });
 
   it('a failing query goes ERROR with last_error and last_error_at, and recovers on the next good evaluation', async () => {
     const project = await newProject();
     const key = (await createApiKey(h(), token, project)).key;
-    await ingestSpans(h(), key, [{ trace_id: 't', span_id: 's', name: 'op', start_time: new Date(E - 30_000).toISOString(), end_time: new Date(E - 29_000).toISOString() }]);
+    await ingestSpans(h(), key, [
+      {
+        trace_id: 't',
+        span_id: 's',
+        name: 'op',
+        start_time: new Date(E - 30_000).toISOString(),
+        end_time: new Date(E - 29_000).toISOString(),
+      },
+    ]);
     const broken = await createAlert(project, { measure: 'count', threshold: 0 });
-    const healthy = await createAlert(project, { measure: 'latency', threshold: 0, filters: [{ field: 'name', value: 'op' }] });
+    const healthy = await createAlert(project, {
+      measure: 'latency',
+      threshold: 0,
+      filters: [{ field: 'name', value: 'op' }],
+    });
     // A predicate no request could write (the API checks values): ClickHouse refuses to read 'abc' as a number.
-    await h().ctx.pg.pool.query(`UPDATE alerts SET predicates = '[{"filter":{"field":"cost","op":"gt","value":"abc"},"negate":false}]' WHERE id = $1`, [broken.id]);
+    await h().ctx.pg.pool.query(
+      `UPDATE alerts SET predicates = '[{"filter":{"field":"cost","op":"gt","value":"abc"},"negate":false}]' WHERE id = $1`,
+      [broken.id],
+    );
     const first = await tick(project, E);
     expect(first).toMatchObject({ committed: 2, queries: 2, failedQueries: 1 });
     const failed = await readAlert(project, broken.id);
-    expect(failed).toMatchObject({ status: 'ERROR', last_value: null, last_error: expect.stringMatching(/^the alert's query failed: .*abc/i), last_error_at: expect.any(String) });
-    expect((await evaluations(project, broken.id)).data[0]).toMatchObject({ state: 'ERROR', previous_state: 'OK', error: failed.last_error });
+    expect(failed).toMatchObject({
+      status: 'ERROR',
+      last_value: null,
+      last_error: expect.stringMatching(/^the alert's query failed: .*abc/i),
+      last_error_at: expect.any(String),
+    });
+    expect((await evaluations(project, broken.id)).data[0]).toMatchObject({
+      state: 'ERROR',
+      previous_state: 'OK',
+      error: failed.last_error,
+    });
     expect((await readAlert(project, healthy.id)).status).toBe('ALERTING');
 
     await h().ctx.pg.pool.query(`UPDATE alerts SET predicates = '[]' WHERE id = $1`, [broken.id]);
     await tick(project, E + MIN);
     const recovered = await readAlert(project, broken.id);
-    expect(recovered).toMatchObject({ status: 'ALERTING', last_value: 1, last_error: failed.last_error, last_error_at: failed.last_error_at });
-    expect((await evaluations(project, broken.id)).data.map((e: { state: string; previous_state: string }) => [e.state, e.previous_state])).toEqual([['ALERTING', 'ERROR'], ['ERROR', 'OK']]);
+    expect(recovered).toMatchObject({
+      status: 'ALERTING',
+      last_value: 1,
+      last_error: failed.last_error,
+      last_error_at: failed.last_error_at,
+    });
+    expect(
+      (await evaluations(project, broken.id)).data.map((e: { state: string; previous_state: string }) => [
+        e.state,
+        e.previous_state,
+      ]),
+    ).toEqual([
+      ['ALERTING', 'ERROR'],
+      ['ERROR', 'OK'],
+    ]);
   });
 
   it('a paused alert is never evaluated; resumed, it starts at the next tick, not with the windows it missed', async () => {
     const project = await newProject();
-    const alert = await createAlert(project, { measure: 'count', threshold_operator: '<', threshold: 1, no_data_mode: 'ZERO' });
-    const act = (name: string) => call(h().api, { method: 'POST', url: `${PUBLIC}/alerts/${alert.id}/${name}`, token, payload: { project_id: project } });
+    const alert = await createAlert(project, {
+      measure: 'count',
+      threshold_operator: '<',
+      threshold: 1,
+      no_data_mode: 'ZERO',
+    });
+    const act = (name: string) =>
+      call(h().api, {
+        method: 'POST',
+        url: `${PUBLIC}/alerts/${alert.id}/${name}`,
+        token,
+        payload: { project_id: project },
+      });
     await act('pause');
     expect(await tick(project, E)).toMatchObject({ claimed: 0 });
     expect((await readAlert(project, alert.id)).status).toBe('PAUSED');
@@ -217,7 +429,9 @@ describe('what is written for each outcome', () => {
     expect(await tick(project, E + MIN)).toMatchObject({ claimed: 0 });
     const next = Math.floor((Date.now() + 60_000) / MIN) * MIN;
     expect(await tick(project, next)).toMatchObject({ claimed: 1, committed: 1 });
-    expect((await evaluations(project, alert.id)).data.map((e: { window_end: string }) => e.window_end)).toEqual([new Date(next).toISOString()]);
+    expect((await evaluations(project, alert.id)).data.map((e: { window_end: string }) => e.window_end)).toEqual([
+      new Date(next).toISOString(),
+    ]);
   });
 
   it('evaluates a window once: the same tick again, or another token for the same window, finds nothing due', async () => {

@@ -1,23 +1,44 @@
 import { describe, expect, it } from 'vitest';
-import { FRESH, nextState, overallStatus, type Measurement, type SeriesState, type Settings } from '../../src/alerts/state-machine.js';
+import {
+  FRESH,
+  nextState,
+  overallStatus,
+  type Measurement,
+  type SeriesState,
+  type Settings,
+} from '../../src/alerts/state-machine.js';
 import { NO_DATA_MODES, OPERATORS, type NoDataMode, type Operator } from '../../src/alerts/schema.js';
 
 /** Every transition of the pure state machine (src/alerts/state-machine.ts), no stores involved. */
 
 const MIN = 60_000;
 const T0 = Date.UTC(2026, 10, 22, 10, 0);
-const settings = (over: Partial<Settings> = {}): Settings => ({ operator: '>', threshold: 10, noDataMode: 'HOLD', renotify: { mode: 'OFF', intervalMinutes: 5 }, ...over });
+const settings = (over: Partial<Settings> = {}): Settings => ({
+  operator: '>',
+  threshold: 10,
+  noDataMode: 'HOLD',
+  renotify: { mode: 'OFF', intervalMinutes: 5 },
+  ...over,
+});
 const state = (over: Partial<SeriesState> = {}): SeriesState => ({ ...FRESH, ...over });
 const value = (v: number): Measurement => ({ kind: 'value', value: v });
 const NO_DATA: Measurement = { kind: 'no_data' };
 const failed = (message = 'Code: 159. Timeout exceeded'): Measurement => ({ kind: 'error', message });
-const alerting = (at = T0) => state({ status: 'ALERTING', announced: 'ALERTING', alertedAt: at, lastNotifiedAt: at, lastValue: 20 });
+const alerting = (at = T0) =>
+  state({ status: 'ALERTING', announced: 'ALERTING', alertedAt: at, lastNotifiedAt: at, lastValue: 20 });
 
 describe('OK ↔ ALERTING on the threshold', () => {
   it('OK → ALERTING notifies and stamps alerted_at', () => {
     const t = nextState(FRESH, value(12), settings(), T0);
     expect(t.notify).toBe(true);
-    expect(t.next).toEqual({ ...FRESH, status: 'ALERTING', announced: 'ALERTING', alertedAt: T0, lastNotifiedAt: T0, lastValue: 12 });
+    expect(t.next).toEqual({
+      ...FRESH,
+      status: 'ALERTING',
+      announced: 'ALERTING',
+      alertedAt: T0,
+      lastNotifiedAt: T0,
+      lastValue: 12,
+    });
     expect(t.why).toBe('OK → ALERTING: 12 > 10');
   });
 
@@ -29,7 +50,13 @@ describe('OK ↔ ALERTING on the threshold', () => {
   it('ALERTING → OK (recovery) notifies, keeping alerted_at as history', () => {
     const t = nextState(alerting(), value(3), settings(), T0 + MIN);
     expect(t.notify).toBe(true);
-    expect(t.next).toMatchObject({ status: 'OK', announced: 'OK', alertedAt: T0, lastNotifiedAt: T0 + MIN, lastValue: 3 });
+    expect(t.next).toMatchObject({
+      status: 'OK',
+      announced: 'OK',
+      alertedAt: T0,
+      lastNotifiedAt: T0 + MIN,
+      lastValue: 3,
+    });
   });
 
   it('ALERTING stays ALERTING without a second notification when renotify is OFF', () => {
@@ -44,12 +71,36 @@ describe('OK ↔ ALERTING on the threshold', () => {
 
   it('compares with each operator, the threshold itself included or not', () => {
     const expected: Record<Operator, [number, boolean][]> = {
-      '>': [[11, true], [10, false], [9, false]],
-      '>=': [[11, true], [10, true], [9, false]],
-      '<': [[11, false], [10, false], [9, true]],
-      '<=': [[11, false], [10, true], [9, true]],
-      '=': [[11, false], [10, true], [9, false]],
-      '!=': [[11, true], [10, false], [9, true]],
+      '>': [
+        [11, true],
+        [10, false],
+        [9, false],
+      ],
+      '>=': [
+        [11, true],
+        [10, true],
+        [9, false],
+      ],
+      '<': [
+        [11, false],
+        [10, false],
+        [9, true],
+      ],
+      '<=': [
+        [11, false],
+        [10, true],
+        [9, true],
+      ],
+      '=': [
+        [11, false],
+        [10, true],
+        [9, false],
+      ],
+      '!=': [
+        [11, true],
+        [10, false],
+        [9, true],
+      ],
     };
     for (const operator of OPERATORS) {
       for (const [v, breached] of expected[operator]) {
@@ -80,7 +131,12 @@ describe('renotify', () => {
     const every = settings({ renotify: { mode: 'INTERVAL', intervalMinutes: 1 }, noDataMode: 'NOTIFY' });
     const ok = nextState(state({ lastNotifiedAt: T0 }), value(1), every, T0 + 10 * MIN);
     expect(ok.notify).toBe(false);
-    const quiet = nextState(state({ status: 'NO_DATA', announced: 'NO_DATA', lastNotifiedAt: T0 }), NO_DATA, every, T0 + 10 * MIN);
+    const quiet = nextState(
+      state({ status: 'NO_DATA', announced: 'NO_DATA', lastNotifiedAt: T0 }),
+      NO_DATA,
+      every,
+      T0 + 10 * MIN,
+    );
     expect(quiet.notify).toBe(false);
   });
 });
@@ -93,13 +149,23 @@ describe('a window with no data follows no_data_mode', () => {
       expect(t.next).toEqual(prev);
       expect(t.why).toBe(`stays ${prev.status}: no data; HOLD keeps ${prev.status}`);
     }
-    const held = nextState(alerting(), NO_DATA, settings({ renotify: { mode: 'INTERVAL', intervalMinutes: 5 } }), T0 + 5 * MIN);
+    const held = nextState(
+      alerting(),
+      NO_DATA,
+      settings({ renotify: { mode: 'INTERVAL', intervalMinutes: 5 } }),
+      T0 + 5 * MIN,
+    );
     expect(held).toMatchObject({ notify: true, next: { status: 'ALERTING', lastNotifiedAt: T0 + 5 * MIN } });
   });
 
   it('HOLD out of ERROR, an edit or a resume goes back to the last announced state, without notifying', () => {
     for (const status of ['ERROR', 'OK'] as const) {
-      const t = nextState(state({ status, announced: 'ALERTING', alertedAt: T0, lastNotifiedAt: T0 }), NO_DATA, settings(), T0 + MIN);
+      const t = nextState(
+        state({ status, announced: 'ALERTING', alertedAt: T0, lastNotifiedAt: T0 }),
+        NO_DATA,
+        settings(),
+        T0 + MIN,
+      );
       expect(t).toMatchObject({ notify: false, next: { status: 'ALERTING', announced: 'ALERTING', alertedAt: T0 } });
     }
   });
@@ -122,9 +188,15 @@ describe('a window with no data follows no_data_mode', () => {
     const back = nextState(still.next, value(3), mode, T0 + 2 * MIN);
     expect(back).toMatchObject({ notify: true, next: { status: 'OK', announced: 'OK' } });
     const backAlerting = nextState(still.next, value(30), mode, T0 + 2 * MIN);
-    expect(backAlerting).toMatchObject({ notify: true, next: { status: 'ALERTING', announced: 'ALERTING', alertedAt: T0 + 2 * MIN } });
+    expect(backAlerting).toMatchObject({
+      notify: true,
+      next: { status: 'ALERTING', announced: 'ALERTING', alertedAt: T0 + 2 * MIN },
+    });
     const fromAlerting = nextState(alerting(), NO_DATA, mode, T0 + MIN);
-    expect(fromAlerting).toMatchObject({ notify: true, next: { status: 'NO_DATA', announced: 'NO_DATA', alertedAt: T0 } });
+    expect(fromAlerting).toMatchObject({
+      notify: true,
+      next: { status: 'NO_DATA', announced: 'NO_DATA', alertedAt: T0 },
+    });
   });
 });
 
@@ -132,18 +204,28 @@ describe('a failing evaluation', () => {
   it('goes ERROR with last_error and last_error_at, keeps what was announced, and notifies nothing', () => {
     for (const prev of [FRESH, alerting(), state({ status: 'NO_DATA', announced: 'NO_DATA' })]) {
       const t = nextState(prev, failed('boom'), settings(), T0 + MIN);
-      expect(t).toEqual({ next: { ...prev, status: 'ERROR', lastError: 'boom', lastErrorAt: T0 + MIN }, notify: false, why: 'evaluation failed: boom' });
+      expect(t).toEqual({
+        next: { ...prev, status: 'ERROR', lastError: 'boom', lastErrorAt: T0 + MIN },
+        notify: false,
+        why: 'evaluation failed: boom',
+      });
     }
   });
 
   it('recovers on the next good evaluation, announcing only a real change', () => {
     const broken = nextState(alerting(), failed(), settings(), T0 + MIN).next;
     const same = nextState(broken, value(30), settings(), T0 + 2 * MIN);
-    expect(same).toMatchObject({ notify: false, next: { status: 'ALERTING', alertedAt: T0, lastError: 'Code: 159. Timeout exceeded', lastErrorAt: T0 + MIN } });
+    expect(same).toMatchObject({
+      notify: false,
+      next: { status: 'ALERTING', alertedAt: T0, lastError: 'Code: 159. Timeout exceeded', lastErrorAt: T0 + MIN },
+    });
     const changed = nextState(broken, value(1), settings(), T0 + 2 * MIN);
     expect(changed).toMatchObject({ notify: true, next: { status: 'OK', announced: 'OK' } });
     const again = nextState(broken, failed('second'), settings(), T0 + 2 * MIN);
-    expect(again).toMatchObject({ notify: false, next: { status: 'ERROR', lastError: 'second', lastErrorAt: T0 + 2 * MIN } });
+    expect(again).toMatchObject({
+      notify: false,
+      next: { status: 'ERROR', lastError: 'second', lastErrorAt: T0 + 2 * MIN },
+    });
   });
 });
 
@@ -152,7 +234,14 @@ describe('paused and resumed', () => {
     const paused = state({ status: 'PAUSED', announced: 'ALERTING', lastNotifiedAt: T0 });
     for (const m of [value(100), value(0), NO_DATA, failed()]) {
       for (const noDataMode of NO_DATA_MODES) {
-        expect(nextState(paused, m, settings({ noDataMode, renotify: { mode: 'INTERVAL', intervalMinutes: 1 } }), T0 + 60 * MIN)).toEqual({ next: paused, notify: false, why: 'paused: not evaluated' });
+        expect(
+          nextState(
+            paused,
+            m,
+            settings({ noDataMode, renotify: { mode: 'INTERVAL', intervalMinutes: 1 } }),
+            T0 + 60 * MIN,
+          ),
+        ).toEqual({ next: paused, notify: false, why: 'paused: not evaluated' });
       }
     }
   });
@@ -162,7 +251,10 @@ describe('paused and resumed', () => {
     const resumed = { ...alerting(), status: 'OK' as const };
     const interval = settings({ renotify: { mode: 'INTERVAL', intervalMinutes: 5 } });
     const first = nextState(resumed, value(30), interval, T0 + 1440 * MIN);
-    expect(first).toMatchObject({ notify: true, next: { status: 'ALERTING', alertedAt: T0, lastNotifiedAt: T0 + 1440 * MIN } });
+    expect(first).toMatchObject({
+      notify: true,
+      next: { status: 'ALERTING', alertedAt: T0, lastNotifiedAt: T0 + 1440 * MIN },
+    });
     expect(nextState(first.next, value(30), interval, T0 + 1441 * MIN).notify).toBe(false);
     // With renotify OFF, a still-alerting alert says nothing new; a recovered one says OK once.
     expect(nextState(resumed, value(30), settings(), T0 + 1440 * MIN).notify).toBe(false);
@@ -175,7 +267,8 @@ describe('paused and resumed', () => {
 describe('every combination', () => {
   const prevs: SeriesState[] = [];
   for (const status of ['OK', 'ALERTING', 'NO_DATA', 'ERROR'] as const) {
-    for (const announced of ['OK', 'ALERTING', 'NO_DATA'] as const) prevs.push(state({ status, announced, lastNotifiedAt: T0, alertedAt: announced === 'ALERTING' ? T0 : null }));
+    for (const announced of ['OK', 'ALERTING', 'NO_DATA'] as const)
+      prevs.push(state({ status, announced, lastNotifiedAt: T0, alertedAt: announced === 'ALERTING' ? T0 : null }));
   }
   const measurements: Measurement[] = [value(20), value(5), NO_DATA, failed()];
 
@@ -183,10 +276,19 @@ describe('every combination', () => {
     for (const prev of prevs) {
       for (const m of measurements) {
         for (const noDataMode of NO_DATA_MODES as readonly NoDataMode[]) {
-          for (const renotify of [{ mode: 'OFF' as const, intervalMinutes: 5 }, { mode: 'INTERVAL' as const, intervalMinutes: 5 }]) {
+          for (const renotify of [
+            { mode: 'OFF' as const, intervalMinutes: 5 },
+            { mode: 'INTERVAL' as const, intervalMinutes: 5 },
+          ]) {
             for (const now of [T0 + MIN, T0 + 5 * MIN]) {
               const t = nextState(prev, m, settings({ noDataMode, renotify }), now);
-              const label = JSON.stringify({ prev: [prev.status, prev.announced], m, noDataMode, renotify: renotify.mode, now: (now - T0) / MIN });
+              const label = JSON.stringify({
+                prev: [prev.status, prev.announced],
+                m,
+                noDataMode,
+                renotify: renotify.mode,
+                now: (now - T0) / MIN,
+              });
               if (m.kind === 'error') {
                 expect(t.notify, label).toBe(false);
                 expect(t.next.status, label).toBe('ERROR');

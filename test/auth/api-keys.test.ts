@@ -10,9 +10,18 @@ describe('project API keys', () => {
     expect(key.key.startsWith(key.key_prefix)).toBe(true);
     const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key });
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ project_id: project.id, project_name: project.name, workspace_id: owner.workspace.id, key_id: key.id });
+    expect(res.json()).toEqual({
+      project_id: project.id,
+      project_name: project.name,
+      workspace_id: owner.workspace.id,
+      key_id: key.id,
+    });
 
-    const list = await call(h().api, { method: 'GET', url: `${PUBLIC}/projects/${project.id}/api-keys`, token: owner.token });
+    const list = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/projects/${project.id}/api-keys`,
+      token: owner.token,
+    });
     expect(list.statusCode).toBe(200);
     expect(list.json().data).toHaveLength(1);
     expect(list.json().data[0]).not.toHaveProperty('key');
@@ -28,17 +37,28 @@ describe('project API keys', () => {
 
   it('stops a revoked key at once', async () => {
     const { project, key, owner } = await projectWithKey(h());
-    const del = await call(h().api, { method: 'DELETE', url: `${PUBLIC}/projects/${project.id}/api-keys/${key.id}`, token: owner.token });
+    const del = await call(h().api, {
+      method: 'DELETE',
+      url: `${PUBLIC}/projects/${project.id}/api-keys/${key.id}`,
+      token: owner.token,
+    });
     expect(del.statusCode).toBe(200);
     const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key });
     expect(res.statusCode).toBe(401);
-    const again = await call(h().api, { method: 'DELETE', url: `${PUBLIC}/projects/${project.id}/api-keys/${key.id}`, token: owner.token });
+    const again = await call(h().api, {
+      method: 'DELETE',
+      url: `${PUBLIC}/projects/${project.id}/api-keys/${key.id}`,
+      token: owner.token,
+    });
     expect(again.statusCode).toBe(404);
   });
 
   it('refuses an expired key', async () => {
     const { project, owner } = await projectWithKey(h());
-    const key = await createApiKey(h(), owner.token, project.id, { name: 'short', expires_at: new Date(Date.now() + 60_000).toISOString() });
+    const key = await createApiKey(h(), owner.token, project.id, {
+      name: 'short',
+      expires_at: new Date(Date.now() + 60_000).toISOString(),
+    });
     expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key })).statusCode).toBe(200);
     await h().ctx.pg.pool.query(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [key.id]);
     expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key })).statusCode).toBe(401);

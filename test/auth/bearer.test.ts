@@ -5,7 +5,16 @@ import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { AccessTokens } from '../../src/auth/access-token.js';
 import { USER_LOGIN_REQUIRED_DETAIL } from '../../src/auth/principal.js';
 import { hashToken } from '../../src/auth/secrets.js';
-import { call, createApiKey, createProject, projectWithKey, PUBLIC, signUp, useHarness, type Harness } from '../support/harness.js';
+import {
+  call,
+  createApiKey,
+  createProject,
+  projectWithKey,
+  PUBLIC,
+  signUp,
+  useHarness,
+  type Harness,
+} from '../support/harness.js';
 
 const h = useHarness();
 
@@ -22,18 +31,24 @@ function expect401(res: LightMyRequestResponse, secret?: string): void {
   if (secret) expect(res.body).not.toContain(secret);
 }
 
-const whoami = (token?: string, headers?: Record<string, string>) => call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token, headers });
-const workspaces = (token?: string, headers?: Record<string, string>) => call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces`, token, headers });
+const whoami = (token?: string, headers?: Record<string, string>) =>
+  call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token, headers });
+const workspaces = (token?: string, headers?: Record<string, string>) =>
+  call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces`, token, headers });
 
 async function sessionIdOf(harness: Harness, sessionToken: string): Promise<string> {
-  const { rows } = await harness.ctx.pg.pool.query<{ id: string }>('SELECT id FROM sessions WHERE token_hash = $1', [hashToken(sessionToken)]);
+  const { rows } = await harness.ctx.pg.pool.query<{ id: string }>('SELECT id FROM sessions WHERE token_hash = $1', [
+    hashToken(sessionToken),
+  ]);
   expect(rows).toHaveLength(1);
   return rows[0]!.id;
 }
 
 async function signingSecret(harness: Harness): Promise<Uint8Array> {
   if (harness.config.jwtSecret) return new TextEncoder().encode(harness.config.jwtSecret);
-  const { rows } = await harness.ctx.pg.pool.query<{ value: string }>(`SELECT value FROM server_secrets WHERE name = 'jwt_signing_key'`);
+  const { rows } = await harness.ctx.pg.pool.query<{ value: string }>(
+    `SELECT value FROM server_secrets WHERE name = 'jwt_signing_key'`,
+  );
   return new TextEncoder().encode(rows[0]!.value);
 }
 
@@ -52,7 +67,18 @@ describe('the Authorization header', () => {
 
   it('must be "Bearer <one credential>"', async () => {
     const { key } = await projectWithKey(h());
-    const garbled = [`Basic ${key.key}`, 'Basic x', 'Bearer', 'Bearer ', `Bearer${key.key}`, 'Bearer a b', `Bearer ${key.key} extra`, `Token ${key.key}`, key.key, ''];
+    const garbled = [
+      `Basic ${key.key}`,
+      'Basic x',
+      'Bearer',
+      'Bearer ',
+      `Bearer${key.key}`,
+      'Bearer a b',
+      `Bearer ${key.key} extra`,
+      `Token ${key.key}`,
+      key.key,
+      '',
+    ];
     for (const header of garbled) {
       const res = await whoami(undefined, { authorization: header });
       expect401(res);
@@ -90,7 +116,11 @@ describe('API keys', () => {
   it('stops authenticating once its project is soft-deleted', async () => {
     const { owner, project, key } = await projectWithKey(h());
     expect((await whoami(key.key)).statusCode).toBe(200);
-    const del = await call(h().api, { method: 'DELETE', url: `${PUBLIC}/projects/${project.id}?reason=no%20longer%20needed`, token: owner.token });
+    const del = await call(h().api, {
+      method: 'DELETE',
+      url: `${PUBLIC}/projects/${project.id}?reason=no%20longer%20needed`,
+      token: owner.token,
+    });
     expect(del.statusCode).toBe(200);
     expect(del.json().deleted).toBe(true);
     // The key row itself is untouched: only the project is gone.
@@ -103,7 +133,11 @@ describe('API keys', () => {
     const { owner, project, key } = await projectWithKey(h());
     const other = await createProject(h(), owner.token, owner.workspace.id);
     const otherKey = await createApiKey(h(), owner.token, other.id);
-    await call(h().api, { method: 'DELETE', url: `${PUBLIC}/projects/${project.id}?reason=cleanup`, token: owner.token });
+    await call(h().api, {
+      method: 'DELETE',
+      url: `${PUBLIC}/projects/${project.id}?reason=cleanup`,
+      token: owner.token,
+    });
     expect401(await whoami(key.key));
     const res = await whoami(otherKey.key);
     expect(res.statusCode).toBe(200);
@@ -123,7 +157,11 @@ describe('API keys', () => {
       { method: 'DELETE', url: `${PUBLIC}/projects/${project.id}?reason=because` },
       { method: 'DELETE', url: `${PUBLIC}/workspaces/${ws}?name=x&reason=because` },
       { method: 'GET', url: `${PUBLIC}/workspaces/${ws}/members` },
-      { method: 'POST', url: `${PUBLIC}/workspaces/${ws}/members`, payload: { email: owner.user.email, role: 'VIEWER' } },
+      {
+        method: 'POST',
+        url: `${PUBLIC}/workspaces/${ws}/members`,
+        payload: { email: owner.user.email, role: 'VIEWER' },
+      },
       { method: 'PATCH', url: `${PUBLIC}/workspaces/${ws}/members/${owner.user.id}`, payload: { role: 'VIEWER' } },
       { method: 'DELETE', url: `${PUBLIC}/workspaces/${ws}/members/${owner.user.id}` },
       { method: 'POST', url: `${PUBLIC}/projects/${project.id}/api-keys`, payload: { name: 'via-key' } },
@@ -132,7 +170,10 @@ describe('API keys', () => {
     ];
     for (const route of routes) {
       const res = await call(h().api, { ...route, token: key.key });
-      expect({ route: `${route.method} ${route.url}`, status: res.statusCode }).toEqual({ route: `${route.method} ${route.url}`, status: 403 });
+      expect({ route: `${route.method} ${route.url}`, status: res.statusCode }).toEqual({
+        route: `${route.method} ${route.url}`,
+        status: 403,
+      });
       expect(res.json()).toEqual({ detail: LOGIN_REQUIRED });
     }
     expect(USER_LOGIN_REQUIRED_DETAIL).toBe(LOGIN_REQUIRED);
@@ -140,10 +181,19 @@ describe('API keys', () => {
     // Nothing was written: the project is live, the key still works, no workspace or key was added.
     expect((await whoami(key.key)).statusCode).toBe(200);
     const pool = h().ctx.pg.pool;
-    expect((await pool.query('SELECT count(*)::int AS n FROM workspaces WHERE created_by = $1', [owner.user.id])).rows[0].n).toBe(1);
-    expect((await pool.query('SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1', [project.id])).rows[0].n).toBe(1);
-    expect((await pool.query('SELECT count(*)::int AS n FROM projects WHERE workspace_id = $1', [ws])).rows[0].n).toBe(1);
-    expect((await pool.query('SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2', [ws, owner.user.id])).rows[0].role).toBe('ADMIN');
+    expect(
+      (await pool.query('SELECT count(*)::int AS n FROM workspaces WHERE created_by = $1', [owner.user.id])).rows[0].n,
+    ).toBe(1);
+    expect(
+      (await pool.query('SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1', [project.id])).rows[0].n,
+    ).toBe(1);
+    expect((await pool.query('SELECT count(*)::int AS n FROM projects WHERE workspace_id = $1', [ws])).rows[0].n).toBe(
+      1,
+    );
+    expect(
+      (await pool.query('SELECT role FROM memberships WHERE workspace_id = $1 AND user_id = $2', [ws, owner.user.id]))
+        .rows[0].role,
+    ).toBe('ADMIN');
   });
 });
 
@@ -157,7 +207,9 @@ describe('session tokens', () => {
   it('refuses a session past its expiry', async () => {
     const user = await signUp(h());
     expect((await workspaces(user.token)).statusCode).toBe(200);
-    await h().ctx.pg.pool.query(`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, [hashToken(user.token)]);
+    await h().ctx.pg.pool.query(`UPDATE sessions SET expires_at = now() - interval '1 second' WHERE token_hash = $1`, [
+      hashToken(user.token),
+    ]);
     expect401(await workspaces(user.token));
   });
 
@@ -179,7 +231,10 @@ describe('CLI access tokens (JWT)', () => {
   it('refuses a token signed with another secret, even with real claims', async () => {
     const user = await signUp(h());
     const sessionId = await sessionIdOf(h(), user.token);
-    const forged = await new AccessTokens(crypto.randomBytes(48).toString('base64url')).mint({ userId: user.user.id, sessionId });
+    const forged = await new AccessTokens(crypto.randomBytes(48).toString('base64url')).mint({
+      userId: user.user.id,
+      sessionId,
+    });
     expect401(await workspaces(forged));
     // The same claims signed by the server's own key are accepted.
     expect((await workspaces(await h().ctx.tokens.mint({ userId: user.user.id, sessionId }))).statusCode).toBe(200);
@@ -207,7 +262,14 @@ describe('CLI access tokens (JWT)', () => {
     const sessionId = await sessionIdOf(h(), user.token);
     const now = Math.floor(Date.now() / 1000);
     const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
-    const body = enc({ sub: user.user.id, sid: sessionId, iss: 'sightline', aud: 'sightline-api', iat: now, exp: now + 600 });
+    const body = enc({
+      sub: user.user.id,
+      sid: sessionId,
+      iss: 'sightline',
+      aud: 'sightline-api',
+      iat: now,
+      exp: now + 600,
+    });
     expect401(await workspaces(`${enc({ alg: 'none', typ: 'JWT' })}.${body}.`));
     expect401(await workspaces(`${enc({ alg: 'none', typ: 'JWT' })}.${body}.x`));
   });
@@ -218,7 +280,14 @@ describe('CLI access tokens (JWT)', () => {
     const expired = await h().ctx.tokens.mint({ userId: user.user.id, sessionId }, new Date(Date.now() - 11 * 60_000));
     expect(decodeJwt(expired).exp! * 1000).toBeLessThan(Date.now());
     expect401(await workspaces(expired));
-    expect401(await call(h().api, { method: 'POST', url: `${PUBLIC}/projects`, token: expired, payload: { name: 'late', workspace_id: user.workspace.id } }));
+    expect401(
+      await call(h().api, {
+        method: 'POST',
+        url: `${PUBLIC}/projects`,
+        token: expired,
+        payload: { name: 'late', workspace_id: user.workspace.id },
+      }),
+    );
     // Minted 9 minutes ago it is still inside its 10 minutes.
     const fresh = await h().ctx.tokens.mint({ userId: user.user.id, sessionId }, new Date(Date.now() - 9 * 60_000));
     expect((await workspaces(fresh)).statusCode).toBe(200);
@@ -228,9 +297,15 @@ describe('CLI access tokens (JWT)', () => {
     const user = await signUp(h());
     const sessionId = await sessionIdOf(h(), user.token);
     const key = await signingSecret(h());
-    const sign = (claims: Record<string, unknown>, opts: { iss?: string; aud?: string; sub?: string; exp?: number } = {}) => {
+    const sign = (
+      claims: Record<string, unknown>,
+      opts: { iss?: string; aud?: string; sub?: string; exp?: number } = {},
+    ) => {
       const now = Math.floor(Date.now() / 1000);
-      let jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt(now).setExpirationTime(opts.exp ?? now + 600);
+      let jwt = new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+        .setIssuedAt(now)
+        .setExpirationTime(opts.exp ?? now + 600);
       if (opts.iss !== '') jwt = jwt.setIssuer(opts.iss ?? 'sightline');
       if (opts.aud !== '') jwt = jwt.setAudience(opts.aud ?? 'sightline-api');
       if (opts.sub !== '') jwt = jwt.setSubject(opts.sub ?? user.user.id);

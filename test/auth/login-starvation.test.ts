@@ -18,7 +18,9 @@ const h = useHarness();
 describe('logins cannot starve reads', () => {
   it('16 concurrent unknown-e-mail logins: another tenant reads traces and logs in within the bound', async () => {
     const other = await projectWithKey(h(), 'reader');
-    await ingestSpans(h(), other.key.key, [{ trace_id: 'r-1', span_id: 's', name: 'n', start_time: new Date(Date.now() - 60_000).toISOString() }]);
+    await ingestSpans(h(), other.key.key, [
+      { trace_id: 'r-1', span_id: 's', name: 'n', start_time: new Date(Date.now() - 60_000).toISOString() },
+    ]);
     // The attacker's own address: with Redis, login counters are shared by every test file of the run.
     const attacker = `10.77.${crypto.randomInt(1, 250)}.${crypto.randomInt(1, 250)}`;
 
@@ -32,13 +34,33 @@ describe('logins cannot starve reads', () => {
     })();
     const logins = Promise.all(
       Array.from({ length: 16 }, () =>
-        call(h().web, { method: 'POST', url: '/api/auth/login', payload: { email: uniqueEmail('nobody'), password: 'guess-guess' }, remoteAddress: attacker }),
+        call(h().web, {
+          method: 'POST',
+          url: '/api/auth/login',
+          payload: { email: uniqueEmail('nobody'), password: 'guess-guess' },
+          remoteAddress: attacker,
+        }),
       ),
     );
     const meanwhile = await Promise.all([
-      timed(() => call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: other.key.key, query: { limit: '1' } })),
-      timed(() => call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: other.owner.token, query: { limit: '1', project_id: other.project.id } })),
-      timed(() => call(h().web, { method: 'POST', url: '/api/auth/login', payload: { email: other.owner.user.email, password: other.owner.password } })),
+      timed(() =>
+        call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: other.key.key, query: { limit: '1' } }),
+      ),
+      timed(() =>
+        call(h().api, {
+          method: 'GET',
+          url: `${PUBLIC}/traces`,
+          token: other.owner.token,
+          query: { limit: '1', project_id: other.project.id },
+        }),
+      ),
+      timed(() =>
+        call(h().web, {
+          method: 'POST',
+          url: '/api/auth/login',
+          payload: { email: other.owner.user.email, password: other.owner.password },
+        }),
+      ),
     ]);
     const answers = await logins;
     done = true;
@@ -57,11 +79,17 @@ describe('logins cannot starve reads', () => {
 
   it(`past ${HASH_THREADS} running and ${HASH_QUEUE} waiting, a hash is refused at once with a 429`, async () => {
     const extra = 3;
-    const results = await Promise.allSettled(Array.from({ length: HASH_THREADS + HASH_QUEUE + extra }, (_, i) => hashPassword(`password-${i}`)));
+    const results = await Promise.allSettled(
+      Array.from({ length: HASH_THREADS + HASH_QUEUE + extra }, (_, i) => hashPassword(`password-${i}`)),
+    );
     const refused = results.filter((r) => r.status === 'rejected');
     expect(refused).toHaveLength(extra);
     for (const r of refused) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(TooManyRequestsError);
-    expect(results.filter((r) => r.status === 'fulfilled').every((r) => (r as PromiseFulfilledResult<string>).value.startsWith('scrypt$'))).toBe(true);
+    expect(
+      results
+        .filter((r) => r.status === 'fulfilled')
+        .every((r) => (r as PromiseFulfilledResult<string>).value.startsWith('scrypt$')),
+    ).toBe(true);
     expect(hashPool.load()).toEqual({ running: 0, queued: 0 });
   });
 });

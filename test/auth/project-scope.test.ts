@@ -34,7 +34,11 @@ afterAll(async () => {
 });
 
 const read = (token: string, projectId?: string, path = '/scoped') =>
-  call(app, { method: 'GET', url: projectId === undefined ? path : `${path}?${new URLSearchParams({ project_id: projectId })}`, token });
+  call(app, {
+    method: 'GET',
+    url: projectId === undefined ? path : `${path}?${new URLSearchParams({ project_id: projectId })}`,
+    token,
+  });
 
 async function accessTokenOf(sessionToken: string): Promise<string> {
   const res = await call(h().web, { method: 'POST', url: '/api/cli/token', token: sessionToken });
@@ -72,7 +76,11 @@ describe('project-scoped reads with an API key', () => {
   it('with a key of a project deleted in the meantime answer 401', async () => {
     const { owner, project, key } = await projectWithKey(h());
     expect((await read(key.key)).statusCode).toBe(200);
-    const del = await call(h().api, { method: 'DELETE', url: `${PUBLIC}/projects/${project.id}?reason=cleanup`, token: owner.token });
+    const del = await call(h().api, {
+      method: 'DELETE',
+      url: `${PUBLIC}/projects/${project.id}?reason=cleanup`,
+      token: owner.token,
+    });
     expect(del.statusCode).toBe(200);
     expect((await read(key.key)).statusCode).toBe(401);
   });
@@ -124,7 +132,11 @@ describe('project-scoped reads with a user credential', () => {
     const user = await signUp(h());
     const project = await createProject(h(), user.token, user.workspace.id);
     expect((await read(user.token, project.id)).statusCode).toBe(200);
-    await call(h().api, { method: 'DELETE', url: `${PUBLIC}/projects/${project.id}?reason=cleanup`, token: user.token });
+    await call(h().api, {
+      method: 'DELETE',
+      url: `${PUBLIC}/projects/${project.id}?reason=cleanup`,
+      token: user.token,
+    });
     expect((await read(user.token, project.id)).statusCode).toBe(403);
   });
 

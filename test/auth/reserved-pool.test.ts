@@ -23,7 +23,13 @@ describe('authentication has a pool of its own', () => {
       const answers = await Promise.all([
         timed(() => call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: other.key.key })),
         timed(() => call(h().web, { method: 'GET', url: '/api/auth/session', token: other.owner.token })),
-        timed(() => call(h().web, { method: 'POST', url: '/api/auth/login', payload: { email: other.owner.user.email, password: other.owner.password } })),
+        timed(() =>
+          call(h().web, {
+            method: 'POST',
+            url: '/api/auth/login',
+            payload: { email: other.owner.user.email, password: other.owner.password },
+          }),
+        ),
         timed(() => call(h().api, { method: 'GET', url: '/healthz' })),
       ]);
       for (const answer of answers) {

@@ -18,10 +18,20 @@ let deadPool: pg.Pool;
 let api: FastifyInstance;
 let web: FastifyInstance;
 beforeAll(async () => {
-  deadPool = new pg.Pool({ host: '127.0.0.1', port: 1, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 2_000, max: 2 });
+  deadPool = new pg.Pool({
+    host: '127.0.0.1',
+    port: 1,
+    user: 'postgres',
+    database: 'postgres',
+    connectionTimeoutMillis: 2_000,
+    max: 2,
+  });
   deadPool.on('error', () => {});
   const live = h().ctx;
-  const ctx: AppContext = { ...live, pg: { ...live.pg, pool: deadPool, ping: async () => void (await deadPool.query('SELECT 1')) } };
+  const ctx: AppContext = {
+    ...live,
+    pg: { ...live.pg, pool: deadPool, ping: async () => void (await deadPool.query('SELECT 1')) },
+  };
   api = buildApiApp(ctx);
   web = buildWebApp(ctx);
   watchPublicAnswers(api, web);
@@ -55,11 +65,18 @@ describe('credential store unreachable', () => {
     expect503(await call(api, { method: 'GET', url: `${PUBLIC}/whoami`, token: user.token }), user.token);
     expect503(await call(api, { method: 'GET', url: `${PUBLIC}/workspaces`, token: user.token }), user.token);
     expect503(
-      await call(api, { method: 'POST', url: `${PUBLIC}/projects`, token: user.token, payload: { name: 'during-outage', workspace_id: user.workspace.id } }),
+      await call(api, {
+        method: 'POST',
+        url: `${PUBLIC}/projects`,
+        token: user.token,
+        payload: { name: 'during-outage', workspace_id: user.workspace.id },
+      }),
       user.token,
     );
     // The same token is good against the live store.
-    expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces`, token: user.token })).statusCode).toBe(200);
+    expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces`, token: user.token })).statusCode).toBe(
+      200,
+    );
   });
 
   it('answers 503 for a validly signed access token, whose session it cannot check', async () => {
@@ -74,33 +91,59 @@ describe('credential store unreachable', () => {
     expect503(await call(web, { method: 'POST', url: '/api/cli/token', token: user.token }), user.token);
     expect503(await call(web, { method: 'POST', url: '/api/auth/logout', token: user.token }), user.token);
     // The refused logout did not end the session.
-    expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces`, token: user.token })).statusCode).toBe(200);
+    expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces`, token: user.token })).statusCode).toBe(
+      200,
+    );
   });
 
   it('answers 503 to a login it cannot check, JSON or browser form, and hands out no token', async () => {
     const user = await signUp(h());
-    const res = await call(web, { method: 'POST', url: '/api/auth/login', payload: { email: user.user.email, password: user.password } });
+    const res = await call(web, {
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { email: user.user.email, password: user.password },
+    });
     expect503(res, user.password);
     expect(res.body).not.toContain('session_token');
     const form = await call(web, {
       method: 'POST',
       url: '/cli/login',
-      payload: new URLSearchParams({ redirect_uri: 'http://127.0.0.1:8765/cb', state: 's', email: user.user.email, password: user.password }).toString(),
+      payload: new URLSearchParams({
+        redirect_uri: 'http://127.0.0.1:8765/cb',
+        state: 's',
+        email: user.user.email,
+        password: user.password,
+      }).toString(),
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     expect(form.statusCode).toBe(503);
     expect(form.headers.location).toBeUndefined();
     // Against the live store the same login succeeds.
-    expect((await call(h().web, { method: 'POST', url: '/api/auth/login', payload: { email: user.user.email, password: user.password } })).statusCode).toBe(200);
+    expect(
+      (
+        await call(h().web, {
+          method: 'POST',
+          url: '/api/auth/login',
+          payload: { email: user.user.email, password: user.password },
+        })
+      ).statusCode,
+    ).toBe(200);
   });
 
   it('answers 503 to a sign-up it cannot store', async () => {
-    const res = await call(web, { method: 'POST', url: '/api/auth/signup', payload: { email: `down-${crypto.randomUUID()}@example.test`, password: 'long enough pw', name: 'Down' } });
+    const res = await call(web, {
+      method: 'POST',
+      url: '/api/auth/signup',
+      payload: { email: `down-${crypto.randomUUID()}@example.test`, password: 'long enough pw', name: 'Down' },
+    });
     expect503(res, 'long enough pw');
   });
 
   it('still answers 401 for what it can reject without the store', async () => {
-    const forged = await new AccessTokens(crypto.randomBytes(48).toString('base64url')).mint({ userId: crypto.randomUUID(), sessionId: crypto.randomUUID() });
+    const forged = await new AccessTokens(crypto.randomBytes(48).toString('base64url')).mint({
+      userId: crypto.randomUUID(),
+      sessionId: crypto.randomUUID(),
+    });
     const cases: { token?: string; headers?: Record<string, string> }[] = [
       {},
       { headers: { authorization: 'Basic x' } },

@@ -8,15 +8,20 @@ const h = useHarness();
 
 const PASSWORD = 'correct horse battery';
 
-const signupCall = (payload: Record<string, unknown>) => call(h().web, { method: 'POST', url: '/api/auth/signup', payload });
-const loginCall = (payload: Record<string, unknown>) => call(h().web, { method: 'POST', url: '/api/auth/login', payload });
+const signupCall = (payload: Record<string, unknown>) =>
+  call(h().web, { method: 'POST', url: '/api/auth/signup', payload });
+const loginCall = (payload: Record<string, unknown>) =>
+  call(h().web, { method: 'POST', url: '/api/auth/login', payload });
 const mintCall = (token: string) => call(h().web, { method: 'POST', url: '/api/cli/token', token });
 const listWorkspaces = (token: string) => call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces`, token });
 const createProjectCall = (token: string, workspaceId: string, name = `p-${crypto.randomBytes(4).toString('hex')}`) =>
   call(h().api, { method: 'POST', url: `${PUBLIC}/projects`, token, payload: { name, workspace_id: workspaceId } });
 
 function form(fields: Record<string, string>): { payload: string; headers: Record<string, string> } {
-  return { payload: new URLSearchParams(fields).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+  return {
+    payload: new URLSearchParams(fields).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  };
 }
 
 describe('POST /api/auth/signup', () => {
@@ -55,7 +60,9 @@ describe('POST /api/auth/signup', () => {
     expect(sessions[0].token_hash).toBe(hashToken(session_token));
     expect(sessions[0].token_hash).not.toContain(session_token);
     // No column of any session row holds the token itself.
-    const { rows: raw } = await pool.query('SELECT row_to_json(s)::text AS j FROM sessions s WHERE user_id = $1', [user.id]);
+    const { rows: raw } = await pool.query('SELECT row_to_json(s)::text AS j FROM sessions s WHERE user_id = $1', [
+      user.id,
+    ]);
     expect(raw[0].j).not.toContain(session_token);
   });
 
@@ -63,15 +70,23 @@ describe('POST /api/auth/signup', () => {
     const local = `dup-${crypto.randomBytes(6).toString('hex')}`;
     const first = await signupCall({ email: `${local}@example.test`, password: PASSWORD, name: 'First' });
     expect(first.statusCode).toBe(201);
-    const second = await signupCall({ email: `${local.toUpperCase()}@EXAMPLE.test`, password: 'another password', name: `Second ${local}` });
+    const second = await signupCall({
+      email: `${local.toUpperCase()}@EXAMPLE.test`,
+      password: 'another password',
+      name: `Second ${local}`,
+    });
     expect(second.statusCode).toBe(409);
     expect(typeof second.json().detail).toBe('string');
     const exact = await signupCall({ email: `${local}@example.test`, password: PASSWORD, name: `Third ${local}` });
     expect(exact.statusCode).toBe(409);
 
-    const { rows } = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM users WHERE lower(email) = $1', [`${local}@example.test`]);
+    const { rows } = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM users WHERE lower(email) = $1', [
+      `${local}@example.test`,
+    ]);
     expect(rows[0].n).toBe(1);
-    const { rows: ws } = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM workspaces WHERE name LIKE $1', [`%${local}%`]);
+    const { rows: ws } = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM workspaces WHERE name LIKE $1', [
+      `%${local}%`,
+    ]);
     expect(ws[0].n).toBe(0);
     // The first account's password still logs in; the second one's doesn't.
     expect((await loginCall({ email: `${local}@example.test`, password: PASSWORD })).statusCode).toBe(200);
@@ -110,7 +125,9 @@ describe('POST /api/auth/login', () => {
     expect(body.session_token).not.toBe(user.token);
     expect((await listWorkspaces(body.session_token)).statusCode).toBe(200);
     // E-mail is matched case-insensitively, as at signup.
-    expect((await loginCall({ email: ` ${user.user.email.toUpperCase()} `, password: user.password })).statusCode).toBe(200);
+    expect((await loginCall({ email: ` ${user.user.email.toUpperCase()} `, password: user.password })).statusCode).toBe(
+      200,
+    );
   });
 
   it('answers a wrong password and an unknown e-mail alike: 401 with the same detail', async () => {
@@ -122,7 +139,9 @@ describe('POST /api/auth/login', () => {
     expect(typeof wrongPassword.json().detail).toBe('string');
     expect(wrongPassword.json()).toEqual(unknownEmail.json());
     expect(wrongPassword.body).not.toContain('not the password');
-    const { rows } = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1', [user.user.id]);
+    const { rows } = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1', [
+      user.user.id,
+    ]);
     expect(rows[0].n).toBe(1); // only the signup session
   });
 });
@@ -139,7 +158,9 @@ describe('POST /api/cli/token', () => {
     expect(claims.exp! - claims.iat!).toBe(600);
     expect(Math.abs(claims.iat! - Date.now() / 1000)).toBeLessThan(60);
     expect(claims.sub).toBe(user.user.id);
-    const { rows } = await h().ctx.pg.pool.query('SELECT id FROM sessions WHERE token_hash = $1', [hashToken(user.token)]);
+    const { rows } = await h().ctx.pg.pool.query('SELECT id FROM sessions WHERE token_hash = $1', [
+      hashToken(user.token),
+    ]);
     expect(claims.sid).toBe(rows[0].id);
 
     const ws = await listWorkspaces(accessToken);
@@ -166,7 +187,14 @@ describe('POST /api/cli/token', () => {
   it('does not take an API key', async () => {
     const user = await signUp(h(), 'keymint');
     const project = (await createProjectCall(user.token, user.workspace.id)).json();
-    const key = (await call(h().api, { method: 'POST', url: `${PUBLIC}/projects/${project.id}/api-keys`, token: user.token, payload: { name: 'k' } })).json().key;
+    const key = (
+      await call(h().api, {
+        method: 'POST',
+        url: `${PUBLIC}/projects/${project.id}/api-keys`,
+        token: user.token,
+        payload: { name: 'k' },
+      })
+    ).json().key;
     const res = await mintCall(key);
     expect([401, 403]).toContain(res.statusCode);
     expect(res.json()).not.toHaveProperty('accessToken');
@@ -200,7 +228,9 @@ describe('POST /api/auth/logout', () => {
     expect((await call(h().web, { method: 'POST', url: '/api/auth/logout', token: user.token })).statusCode).toBe(401);
 
     // Nothing was written by the refused creates.
-    const { rows } = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM projects WHERE workspace_id = $1', [user.workspace.id]);
+    const { rows } = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM projects WHERE workspace_id = $1', [
+      user.workspace.id,
+    ]);
     expect(rows[0].n).toBe(2);
   });
 
@@ -225,7 +255,10 @@ describe('CLI browser login', () => {
 
   it('GET /cli/login serves the login page for a loopback redirect_uri', async () => {
     for (const uri of [loopback, 'http://localhost:9000/cb', 'http://[::1]:9000/cb']) {
-      const res = await call(h().web, { method: 'GET', url: `/cli/login?${new URLSearchParams({ redirect_uri: uri, state: 'abc123' })}` });
+      const res = await call(h().web, {
+        method: 'GET',
+        url: `/cli/login?${new URLSearchParams({ redirect_uri: uri, state: 'abc123' })}`,
+      });
       expect(res.statusCode).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/html/);
       expect(res.body).toContain('<form');
@@ -236,7 +269,10 @@ describe('CLI browser login', () => {
 
   it('GET /cli/login escapes what it echoes', async () => {
     const state = '"><script>alert(1)</script>';
-    const res = await call(h().web, { method: 'GET', url: `/cli/login?${new URLSearchParams({ redirect_uri: loopback, state })}` });
+    const res = await call(h().web, {
+      method: 'GET',
+      url: `/cli/login?${new URLSearchParams({ redirect_uri: loopback, state })}`,
+    });
     expect(res.statusCode).toBe(200);
     expect(res.body).not.toContain('<script>alert(1)</script>');
     expect(res.body).toContain('&lt;script&gt;');
@@ -253,7 +289,10 @@ describe('CLI browser login', () => {
       'not a url',
     ];
     for (const uri of bad) {
-      const res = await call(h().web, { method: 'GET', url: `/cli/login?${new URLSearchParams({ redirect_uri: uri })}` });
+      const res = await call(h().web, {
+        method: 'GET',
+        url: `/cli/login?${new URLSearchParams({ redirect_uri: uri })}`,
+      });
       expect({ uri, status: res.statusCode }).toEqual({ uri, status: 400 });
       expect(typeof res.json().detail).toBe('string');
     }
@@ -283,7 +322,9 @@ describe('CLI browser login', () => {
 
   it('POST /cli/login with wrong credentials answers 401 with the login page again and no token', async () => {
     const user = await signUp(h(), 'browserbad');
-    const before = (await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1', [user.user.id])).rows[0].n;
+    const before = (
+      await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1', [user.user.id])
+    ).rows[0].n;
     const res = await call(h().web, {
       method: 'POST',
       url: '/cli/login',
@@ -295,7 +336,9 @@ describe('CLI browser login', () => {
     expect(res.body).toContain('<form');
     expect(res.body).not.toContain('session_token');
     expect(res.body).not.toContain('wrong password!');
-    const after = (await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1', [user.user.id])).rows[0].n;
+    const after = (
+      await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1', [user.user.id])
+    ).rows[0].n;
     expect(after).toBe(before);
   });
 
@@ -308,7 +351,9 @@ describe('CLI browser login', () => {
     });
     expect(res.statusCode).toBe(400);
     expect(res.headers.location).toBeUndefined();
-    const { rows } = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1', [user.user.id]);
+    const { rows } = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1', [
+      user.user.id,
+    ]);
     expect(rows[0].n).toBe(1);
   });
 });

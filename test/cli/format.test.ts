@@ -21,18 +21,42 @@ describe('CLI formatting', () => {
     expect(timeFlag('until', '2026-11-01', now)).toBe('2026-11-01');
     expect(timeFlag('until', '2026-11-01T09:00:00Z', now)).toBe('2026-11-01T09:00:00Z');
     expect(timeFlag('since', undefined, now)).toBeUndefined();
-    expect(() => timeFlag('since', 'yesterday', now)).toThrow(/--since takes an ISO 8601 time .*or an age \(30m, 6h, 7d, 2w\), not 'yesterday'/);
+    expect(() => timeFlag('since', 'yesterday', now)).toThrow(
+      /--since takes an ISO 8601 time .*or an age \(30m, 6h, 7d, 2w\), not 'yesterday'/,
+    );
     expect(() => timeFlag('since', '2026-13-45', now)).toThrow(/--since takes/);
   });
 
   it('draws spans as a tree with offsets, durations, model, tokens, cost and errors', () => {
-    const span = (id: string, parent: string | null, name: string, startMs: number, extra: Record<string, unknown> = {}) => ({
-      span_id: id, parent_span_id: parent, name, kind: 'custom', status: 'ok', start_time: new Date(1_000_000 + startMs).toISOString(),
-      duration_ms: 10, model_name: null, input_tokens: 0, output_tokens: 0, cost: 0, ...extra,
+    const span = (
+      id: string,
+      parent: string | null,
+      name: string,
+      startMs: number,
+      extra: Record<string, unknown> = {},
+    ) => ({
+      span_id: id,
+      parent_span_id: parent,
+      name,
+      kind: 'custom',
+      status: 'ok',
+      start_time: new Date(1_000_000 + startMs).toISOString(),
+      duration_ms: 10,
+      model_name: null,
+      input_tokens: 0,
+      output_tokens: 0,
+      cost: 0,
+      ...extra,
     });
     const tree = spanTree([
       span('r', null, 'agent', 0, { kind: 'agent', duration_ms: 500 }),
-      span('a', 'r', 'chat', 5, { kind: 'llm', model_name: 'gpt-4o', input_tokens: 100, output_tokens: 20, cost: 0.00045 }),
+      span('a', 'r', 'chat', 5, {
+        kind: 'llm',
+        model_name: 'gpt-4o',
+        input_tokens: 100,
+        output_tokens: 20,
+        cost: 0.00045,
+      }),
       span('b', 'r', 'search', 200, { kind: 'tool', status: 'error' }),
       span('c', 'b', 'http', 210, { duration_ms: null }),
     ]);
@@ -46,6 +70,8 @@ describe('CLI formatting', () => {
   });
 
   it('turns commander errors into one line', () => {
-    expect(usageError("error: unknown option '--x'\n(Did you mean --y?)\n")).toBe("sightline: unknown option '--x' (Did you mean --y?) (see sightline --help)\n");
+    expect(usageError("error: unknown option '--x'\n(Did you mean --y?)\n")).toBe(
+      "sightline: unknown option '--x' (Did you mean --y?) (see sightline --help)\n",
+    );
   });
 });

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { call, createApiKey, createProject, projectWithKey, PUBLIC, signUp, useHarness, type Harness, type SignedUp } from '../support/harness.js';
+import {
+  call,
+  createApiKey,
+  createProject,
+  projectWithKey,
+  PUBLIC,
+  signUp,
+  useHarness,
+  type Harness,
+  type SignedUp,
+} from '../support/harness.js';
 import { OVERVIEW_WIDGETS, specIssues, type WidgetType } from '../../src/widgets/spec.js';
 import { USER_LOGIN_REQUIRED_DETAIL } from '../../src/auth/principal.js';
 import { PROJECT_ID_REQUIRED_DETAIL } from '../../src/auth/access.js';
@@ -8,7 +18,14 @@ const h = useHarness();
 
 type Res = Awaited<ReturnType<typeof call>>;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const VALID_SPEC = { view: 'SPANS', measure: 'cost', aggregation: 'sum', group_by: ['model_name'], interval: '1h', limit: 10 };
+const VALID_SPEC = {
+  view: 'SPANS',
+  measure: 'cost',
+  aggregation: 'sum',
+  group_by: ['model_name'],
+  interval: '1h',
+  limit: 10,
+};
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
 
 function listDashboards(token: string, query: Record<string, string> = {}) {
@@ -46,20 +63,41 @@ async function ownerWithProject(label = 'owner') {
   return { owner, project };
 }
 
-async function memberWithRole(harness: Harness, admin: SignedUp, workspaceId: string, role: 'VIEWER' | 'MEMBER' | 'ADMIN') {
+async function memberWithRole(
+  harness: Harness,
+  admin: SignedUp,
+  workspaceId: string,
+  role: 'VIEWER' | 'MEMBER' | 'ADMIN',
+) {
   const user = await signUp(harness, role.toLowerCase());
-  const res = await call(harness.api, { method: 'POST', url: `${PUBLIC}/workspaces/${workspaceId}/members`, token: admin.token, payload: { email: user.user.email, role } });
+  const res = await call(harness.api, {
+    method: 'POST',
+    url: `${PUBLIC}/workspaces/${workspaceId}/members`,
+    token: admin.token,
+    payload: { email: user.user.email, role },
+  });
   expect(res.statusCode).toBe(201);
   return user;
 }
 
 async function createdDashboard(token: string, projectId: string, name = 'Costs', description?: string) {
-  const res = await postDashboard(token, { project_id: projectId, name, ...(description === undefined ? {} : { description }) });
+  const res = await postDashboard(token, {
+    project_id: projectId,
+    name,
+    ...(description === undefined ? {} : { description }),
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
 }
 
-async function createdWidget(token: string, projectId: string, dashboardId: string, title = 'Spend', type: WidgetType = 'timeseries', spec: unknown = VALID_SPEC) {
+async function createdWidget(
+  token: string,
+  projectId: string,
+  dashboardId: string,
+  title = 'Spend',
+  type: WidgetType = 'timeseries',
+  spec: unknown = VALID_SPEC,
+) {
   const res = await postWidget(token, { project_id: projectId, dashboard_id: dashboardId, title, type, spec });
   expect(res.statusCode, res.body).toBe(201);
   return res.json();
@@ -102,7 +140,13 @@ describe('the default dashboard', () => {
     expect(detail.statusCode).toBe(200);
     const { widget_count: _count, ...fields } = overview;
     expect(detail.json()).toEqual({ ...fields, widgets: expect.any(Array) });
-    const widgets = detail.json().widgets as { id: string; title: string; type: WidgetType; spec: unknown; create_time: string }[];
+    const widgets = detail.json().widgets as {
+      id: string;
+      title: string;
+      type: WidgetType;
+      spec: unknown;
+      create_time: string;
+    }[];
     expect(widgets.map(({ title, type, spec }) => ({ title, type, spec }))).toEqual(OVERVIEW_WIDGETS);
     for (const w of widgets) {
       expect(Object.keys(w).sort()).toEqual(['create_time', 'id', 'spec', 'title', 'type']);
@@ -110,7 +154,10 @@ describe('the default dashboard', () => {
       expect(specIssues(w.type, w.spec)).toEqual([]);
     }
     // It exists in the store itself, not only once read.
-    const { rows } = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM dashboards WHERE project_id = $1 AND is_default', [project.id]);
+    const { rows } = await h().ctx.pg.pool.query(
+      'SELECT count(*)::int AS n FROM dashboards WHERE project_id = $1 AND is_default',
+      [project.id],
+    );
     expect(rows[0].n).toBe(1);
   });
 
@@ -157,8 +204,16 @@ describe('list and read dashboards', () => {
     await createdWidget(owner.token, project.id, second.id, 'one');
     await createdWidget(owner.token, project.id, second.id, 'two', 'markdown', '# notes');
     // Even if the default were younger than the others it stays first.
-    await h().ctx.pg.pool.query("UPDATE dashboards SET create_time = now() + interval '1 day' WHERE project_id = $1 AND is_default", [project.id]);
-    const data = (await listDashboards(owner.token, { project_id: project.id })).json().data as { id: string; name: string; is_default: boolean; widget_count: number }[];
+    await h().ctx.pg.pool.query(
+      "UPDATE dashboards SET create_time = now() + interval '1 day' WHERE project_id = $1 AND is_default",
+      [project.id],
+    );
+    const data = (await listDashboards(owner.token, { project_id: project.id })).json().data as {
+      id: string;
+      name: string;
+      is_default: boolean;
+      widget_count: number;
+    }[];
     expect(data.map((d) => [d.name, d.is_default, d.widget_count])).toEqual([
       ['Overview', true, 7],
       ['A first', false, 0],
@@ -171,7 +226,11 @@ describe('list and read dashboards', () => {
     const { owner, project } = await ownerWithProject('detail');
     const dashboard = await createdDashboard(owner.token, project.id, 'Costs', 'What we spend');
     const a = await createdWidget(owner.token, project.id, dashboard.id, 'a');
-    const b = await createdWidget(owner.token, project.id, dashboard.id, 'b', 'stat', { view: 'TRACES', measure: 'count', aggregation: 'count' });
+    const b = await createdWidget(owner.token, project.id, dashboard.id, 'b', 'stat', {
+      view: 'TRACES',
+      measure: 'count',
+      aggregation: 'count',
+    });
     const c = await createdWidget(owner.token, project.id, dashboard.id, 'c', 'markdown', { text: 'hello' });
     const res = await getDashboard(owner.token, dashboard.id, { project_id: project.id });
     expect(res.statusCode).toBe(200);
@@ -183,7 +242,13 @@ describe('list and read dashboards', () => {
       creator: owner.user.name,
       create_time: dashboard.create_time,
       update_time: dashboard.update_time,
-      widgets: [a, b, c].map((w) => ({ id: w.id, title: w.title, type: w.type, spec: w.spec, create_time: w.create_time })),
+      widgets: [a, b, c].map((w) => ({
+        id: w.id,
+        title: w.title,
+        type: w.type,
+        spec: w.spec,
+        create_time: w.create_time,
+      })),
     });
     expect(a.create_time <= b.create_time && b.create_time <= c.create_time).toBe(true);
   });
@@ -193,13 +258,16 @@ describe('list and read dashboards', () => {
     const member = await memberWithRole(h(), owner, owner.workspace.id, 'MEMBER');
     const byMember = await createdDashboard(member.token, project.id, 'by member');
     expect(byMember.creator).toBe(member.user.name);
-    const creatorOf = async (id: string) => (await getDashboard(owner.token, id, { project_id: project.id })).json().creator;
+    const creatorOf = async (id: string) =>
+      (await getDashboard(owner.token, id, { project_id: project.id })).json().creator;
 
     await h().ctx.pg.pool.query("UPDATE users SET name = '' WHERE id = $1", [member.user.id]);
     expect(await creatorOf(byMember.id)).toBe(member.user.email);
     await h().ctx.pg.pool.query('DELETE FROM users WHERE id = $1', [member.user.id]);
     expect(await creatorOf(byMember.id)).toBeNull();
-    const listed = (await listDashboards(owner.token, { project_id: project.id })).json().data.find((d: { id: string }) => d.id === byMember.id);
+    const listed = (await listDashboards(owner.token, { project_id: project.id }))
+      .json()
+      .data.find((d: { id: string }) => d.id === byMember.id);
     expect(listed.creator).toBeNull();
   });
 
@@ -240,7 +308,12 @@ describe('list and read dashboards', () => {
     const theirWidget = await createdWidget(other.owner.token, other.project.id, theirs.id);
     // The owner of both projects asks for the other one's dashboard through their own project.
     const both = await memberWithRole(h(), other.owner, other.owner.workspace.id, 'MEMBER');
-    await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces/${owner.workspace.id}/members`, token: owner.token, payload: { email: both.user.email, role: 'MEMBER' } });
+    await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces/${owner.workspace.id}/members`,
+      token: owner.token,
+      payload: { email: both.user.email, role: 'MEMBER' },
+    });
     const q = { project_id: project.id };
     for (const token of [owner.token, both.token]) {
       expectDetail(await getDashboard(token, theirs.id, q), 404, 'dashboard not found');
@@ -251,10 +324,28 @@ describe('list and read dashboards', () => {
     expectDetail(await getWidget(owner.token, UNKNOWN_ID, q), 404, 'widget not found');
     expectDetail(await getWidget(owner.token, 'not-a-uuid', q), 404, 'widget not found');
     // Writes through the wrong project find nothing either, and change nothing.
-    expectDetail(await patchDashboard(both.token, theirs.id, { project_id: project.id, name: 'x' }), 404, 'dashboard not found');
+    expectDetail(
+      await patchDashboard(both.token, theirs.id, { project_id: project.id, name: 'x' }),
+      404,
+      'dashboard not found',
+    );
     expectDetail(await deleteDashboard(both.token, theirs.id, q), 404, 'dashboard not found');
-    expectDetail(await postWidget(both.token, { project_id: project.id, dashboard_id: theirs.id, title: 't', type: 'markdown', spec: {} }), 404, 'dashboard not found');
-    expectDetail(await patchWidget(both.token, theirWidget.id, { project_id: project.id, title: 'x' }), 404, 'widget not found');
+    expectDetail(
+      await postWidget(both.token, {
+        project_id: project.id,
+        dashboard_id: theirs.id,
+        title: 't',
+        type: 'markdown',
+        spec: {},
+      }),
+      404,
+      'dashboard not found',
+    );
+    expectDetail(
+      await patchWidget(both.token, theirWidget.id, { project_id: project.id, title: 'x' }),
+      404,
+      'widget not found',
+    );
     expectDetail(await deleteWidget(both.token, theirWidget.id, q), 404, 'widget not found');
     const still = await getDashboard(other.owner.token, theirs.id, { project_id: other.project.id });
     expect(still.json()).toMatchObject({ name: 'theirs', widgets: [{ id: theirWidget.id, title: theirWidget.title }] });
@@ -299,16 +390,33 @@ describe('dashboard writes', () => {
     const { owner, project } = await ownerWithProject('dvalid');
     expectValidationAt(await postDashboard(owner.token, { project_id: project.id, name: '' }), ['body', 'name']);
     expectValidationAt(await postDashboard(owner.token, { project_id: project.id, name: '   ' }), ['body', 'name']);
-    expectValidationAt(await postDashboard(owner.token, { project_id: project.id, name: 'x'.repeat(201) }), ['body', 'name']);
-    expectValidationAt(await postDashboard(owner.token, { project_id: project.id, name: 'ok', description: 'x'.repeat(2001) }), ['body', 'description']);
+    expectValidationAt(await postDashboard(owner.token, { project_id: project.id, name: 'x'.repeat(201) }), [
+      'body',
+      'name',
+    ]);
+    expectValidationAt(
+      await postDashboard(owner.token, { project_id: project.id, name: 'ok', description: 'x'.repeat(2001) }),
+      ['body', 'description'],
+    );
     expectValidationAt(await postDashboard(owner.token, { name: 'ok' }), ['body', 'project_id']);
-    expect((await postDashboard(owner.token, { project_id: project.id, name: 'x'.repeat(200), description: 'x'.repeat(2000) })).statusCode).toBe(201);
+    expect(
+      (
+        await postDashboard(owner.token, {
+          project_id: project.id,
+          name: 'x'.repeat(200),
+          description: 'x'.repeat(2000),
+        })
+      ).statusCode,
+    ).toBe(201);
     const overview = (await listDashboards(owner.token, { project_id: project.id })).json().data[0];
-    expectValidationAt(await patchDashboard(owner.token, overview.id, { project_id: project.id, name: '' }), ['body', 'name']);
+    expectValidationAt(await patchDashboard(owner.token, overview.id, { project_id: project.id, name: '' }), [
+      'body',
+      'name',
+    ]);
     expectValidationAt(await deleteDashboard(owner.token, overview.id, {}), ['query', 'project_id']);
   });
 
-  it('answers 404 for an unknown project and 403 for a project outside the caller\'s workspaces', async () => {
+  it("answers 404 for an unknown project and 403 for a project outside the caller's workspaces", async () => {
     const { owner } = await ownerWithProject('dproj');
     const other = await ownerWithProject('dproj2');
     expectDetail(await postDashboard(owner.token, { project_id: UNKNOWN_ID, name: 'x' }), 404, 'project not found');
@@ -333,7 +441,13 @@ describe('widget writes', () => {
   it('creates (201), reads, edits (200) and deletes (200) a widget', async () => {
     const { owner, project } = await ownerWithProject('wwrite');
     const dashboard = await createdDashboard(owner.token, project.id);
-    const created = await postWidget(owner.token, { project_id: project.id, dashboard_id: dashboard.id, title: 'Spend', type: 'timeseries', spec: VALID_SPEC });
+    const created = await postWidget(owner.token, {
+      project_id: project.id,
+      dashboard_id: dashboard.id,
+      title: 'Spend',
+      type: 'timeseries',
+      spec: VALID_SPEC,
+    });
     expect(created.statusCode).toBe(201);
     const widget = created.json();
     expect(widget).toEqual({
@@ -355,7 +469,11 @@ describe('widget writes', () => {
     expect(Date.parse(retitled.json().update_time)).toBeGreaterThan(Date.parse(widget.update_time));
 
     const newSpec = { view: 'TRACES', measure: 'latency', aggregation: 'p95' };
-    const respecced = await patchWidget(owner.token, widget.id, { project_id: project.id, type: 'stat', spec: newSpec });
+    const respecced = await patchWidget(owner.token, widget.id, {
+      project_id: project.id,
+      type: 'stat',
+      spec: newSpec,
+    });
     expect(respecced.json()).toMatchObject({ title: 'Spend by model', type: 'stat', spec: newSpec });
 
     const deleted = await deleteWidget(owner.token, widget.id, { project_id: project.id });
@@ -369,17 +487,35 @@ describe('widget writes', () => {
   it('refuses an invalid query-widget spec with 422 located under body.spec', async () => {
     const { owner, project } = await ownerWithProject('wspec');
     const dashboard = await createdDashboard(owner.token, project.id);
-    const post = (type: string, spec: unknown) => postWidget(owner.token, { project_id: project.id, dashboard_id: dashboard.id, title: 'w', type, spec });
+    const post = (type: string, spec: unknown) =>
+      postWidget(owner.token, { project_id: project.id, dashboard_id: dashboard.id, title: 'w', type, spec });
     expectValidationAt(await post('timeseries', { ...VALID_SPEC, view: 'LOGS' }), ['body', 'spec', 'view']);
-    expectValidationAt(await post('stat', { view: 'SPANS', measure: 'span_count', aggregation: 'sum' }), ['body', 'spec', 'measure']);
+    expectValidationAt(await post('stat', { view: 'SPANS', measure: 'span_count', aggregation: 'sum' }), [
+      'body',
+      'spec',
+      'measure',
+    ]);
     expectValidationAt(await post('table', { ...VALID_SPEC, limit: 0 }), ['body', 'spec', 'limit']);
     expectValidationAt(await post('bar', { ...VALID_SPEC, group_by: ['nope'] }), ['body', 'spec', 'group_by', 0]);
     expectValidationAt(await post('bar', 'not an object'), ['body', 'spec']);
     expectValidationAt(await post('stat', undefined), ['body', 'spec']);
     expectValidationAt(await post('pie', VALID_SPEC), ['body', 'type']);
     expectValidationAt(await post('stat', { ...VALID_SPEC, extra: 1 }), ['body', 'spec']);
-    expectValidationAt(await postWidget(owner.token, { project_id: project.id, dashboard_id: dashboard.id, title: '', type: 'stat', spec: VALID_SPEC }), ['body', 'title']);
-    const entry = expectValidationAt(await post('timeseries', { ...VALID_SPEC, view: 'LOGS' }), ['body', 'spec', 'view']);
+    expectValidationAt(
+      await postWidget(owner.token, {
+        project_id: project.id,
+        dashboard_id: dashboard.id,
+        title: '',
+        type: 'stat',
+        spec: VALID_SPEC,
+      }),
+      ['body', 'title'],
+    );
+    const entry = expectValidationAt(await post('timeseries', { ...VALID_SPEC, view: 'LOGS' }), [
+      'body',
+      'spec',
+      'view',
+    ]);
     expect(entry).toMatchObject({ type: 'enum', input: 'LOGS' });
     expect((await getDashboard(owner.token, dashboard.id, { project_id: project.id })).json().widgets).toEqual([]);
   });
@@ -387,7 +523,14 @@ describe('widget writes', () => {
   it('accepts any JSON as a markdown spec', async () => {
     const { owner, project } = await ownerWithProject('wmd');
     const dashboard = await createdDashboard(owner.token, project.id);
-    for (const spec of ['# Notes', 42, null, [1, 'two', { three: 3 }], { text: 'hello', nested: { deep: [true] } }, { view: 'LOGS' }]) {
+    for (const spec of [
+      '# Notes',
+      42,
+      null,
+      [1, 'two', { three: 3 }],
+      { text: 'hello', nested: { deep: [true] } },
+      { view: 'LOGS' },
+    ]) {
       const widget = await createdWidget(owner.token, project.id, dashboard.id, 'notes', 'markdown', spec);
       expect(widget.spec).toEqual(spec);
       expect((await getWidget(owner.token, widget.id, { project_id: project.id })).json().spec).toEqual(spec);
@@ -399,24 +542,54 @@ describe('widget writes', () => {
     const dashboard = await createdDashboard(owner.token, project.id);
     const notes = await createdWidget(owner.token, project.id, dashboard.id, 'notes', 'markdown', { text: 'hello' });
     // Turning markdown into a query widget keeps its spec, which is not a valid query spec.
-    expectValidationAt(await patchWidget(owner.token, notes.id, { project_id: project.id, type: 'stat' }), ['body', 'spec']);
+    expectValidationAt(await patchWidget(owner.token, notes.id, { project_id: project.id, type: 'stat' }), [
+      'body',
+      'spec',
+    ]);
     const turned = await patchWidget(owner.token, notes.id, { project_id: project.id, type: 'stat', spec: VALID_SPEC });
     expect(turned.statusCode).toBe(200);
     expect(turned.json()).toMatchObject({ type: 'stat', spec: VALID_SPEC });
     // A new spec alone is checked against the stored type.
-    expectValidationAt(await patchWidget(owner.token, notes.id, { project_id: project.id, spec: { ...VALID_SPEC, aggregation: 'median' } }), ['body', 'spec', 'aggregation']);
-    const back = await patchWidget(owner.token, notes.id, { project_id: project.id, type: 'markdown', spec: 'plain text' });
+    expectValidationAt(
+      await patchWidget(owner.token, notes.id, {
+        project_id: project.id,
+        spec: { ...VALID_SPEC, aggregation: 'median' },
+      }),
+      ['body', 'spec', 'aggregation'],
+    );
+    const back = await patchWidget(owner.token, notes.id, {
+      project_id: project.id,
+      type: 'markdown',
+      spec: 'plain text',
+    });
     expect(back.json()).toMatchObject({ type: 'markdown', spec: 'plain text', title: 'notes' });
-    expectValidationAt(await patchWidget(owner.token, notes.id, { project_id: project.id, title: '' }), ['body', 'title']);
-    expectValidationAt(await patchWidget(owner.token, notes.id, { project_id: project.id, type: 'pie' }), ['body', 'type']);
-    expect((await getWidget(owner.token, notes.id, { project_id: project.id })).json()).toMatchObject({ type: 'markdown', spec: 'plain text' });
+    expectValidationAt(await patchWidget(owner.token, notes.id, { project_id: project.id, title: '' }), [
+      'body',
+      'title',
+    ]);
+    expectValidationAt(await patchWidget(owner.token, notes.id, { project_id: project.id, type: 'pie' }), [
+      'body',
+      'type',
+    ]);
+    expect((await getWidget(owner.token, notes.id, { project_id: project.id })).json()).toMatchObject({
+      type: 'markdown',
+      spec: 'plain text',
+    });
   });
 
   it('answers 404 for an unknown dashboard on create and an unknown widget on edit or delete', async () => {
     const { owner, project } = await ownerWithProject('w404');
     const q = { project_id: project.id };
-    expectDetail(await postWidget(owner.token, { ...q, dashboard_id: UNKNOWN_ID, title: 't', type: 'markdown', spec: {} }), 404, 'dashboard not found');
-    expectDetail(await postWidget(owner.token, { ...q, dashboard_id: 'nope', title: 't', type: 'markdown', spec: {} }), 404, 'dashboard not found');
+    expectDetail(
+      await postWidget(owner.token, { ...q, dashboard_id: UNKNOWN_ID, title: 't', type: 'markdown', spec: {} }),
+      404,
+      'dashboard not found',
+    );
+    expectDetail(
+      await postWidget(owner.token, { ...q, dashboard_id: 'nope', title: 't', type: 'markdown', spec: {} }),
+      404,
+      'dashboard not found',
+    );
     expectDetail(await patchWidget(owner.token, UNKNOWN_ID, { ...q, title: 't' }), 404, 'widget not found');
     expectDetail(await deleteWidget(owner.token, 'nope', q), 404, 'widget not found');
   });
@@ -429,7 +602,13 @@ describe('widget writes', () => {
       [dashboard.id, project.id],
     );
     await createdWidget(owner.token, project.id, dashboard.id, 'fiftieth');
-    const refused = await postWidget(owner.token, { project_id: project.id, dashboard_id: dashboard.id, title: 'one too many', type: 'markdown', spec: {} });
+    const refused = await postWidget(owner.token, {
+      project_id: project.id,
+      dashboard_id: dashboard.id,
+      title: 'one too many',
+      type: 'markdown',
+      spec: {},
+    });
     expectDetail(refused, 409);
     expect(refused.json().detail).toMatch(/at most 50 widgets/);
   });
@@ -469,7 +648,8 @@ describe('who may write', () => {
       await patchWidget(viewer.token, widget.id, { ...q, title: 'x' }),
       await deleteWidget(viewer.token, widget.id, q),
     ];
-    for (const res of refusals) expectDetail(res, 403, 'this operation requires the MEMBER role or higher in the workspace');
+    for (const res of refusals)
+      expectDetail(res, 403, 'this operation requires the MEMBER role or higher in the workspace');
     const mine = await createdDashboard(member.token, project.id, 'member board');
     expect(mine.creator).toBe(member.user.name);
     await createdWidget(member.token, project.id, mine.id);
@@ -495,6 +675,9 @@ describe('api keys of a second project', () => {
     expect(listB.map((d) => d.name)).toEqual(['Overview']);
     expectDetail(await getDashboard(b.key.key, mine.id), 404, 'dashboard not found');
     const keyA2 = await createApiKey(h(), a.owner.token, a.project.id);
-    expect((await listDashboards(keyA2.key)).json().data.map((d: { name: string }) => d.name)).toEqual(['Overview', 'only a']);
+    expect((await listDashboards(keyA2.key)).json().data.map((d: { name: string }) => d.name)).toEqual([
+      'Overview',
+      'only a',
+    ]);
   });
 });

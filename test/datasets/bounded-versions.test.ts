@@ -17,12 +17,19 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 async function traceWithRootInput(key: string, traceId: string, bytes: number) {
   const input = { prompt: 'x'.repeat(bytes) };
-  await ingestSpans(h(), key, [{ trace_id: traceId, span_id: 'root', name: 'agent', start_time: iso(Date.now() - 60_000), input, output: 'done' }]);
+  await ingestSpans(h(), key, [
+    { trace_id: traceId, span_id: 'root', name: 'agent', start_time: iso(Date.now() - 60_000), input, output: 'done' },
+  ]);
   return input;
 }
 
 function postVersion(key: string, datasetId: string, cases: unknown[]) {
-  return call(h().api, { method: 'POST', url: `${PUBLIC}/datasets/${datasetId}/versions`, token: key, payload: { test_cases: cases } });
+  return call(h().api, {
+    method: 'POST',
+    url: `${PUBLIC}/datasets/${datasetId}/versions`,
+    token: key,
+    payload: { test_cases: cases },
+  });
 }
 
 /** Another tenant's requests, each timed: an API key whoami, a session read, a login-free health check. */
@@ -55,7 +62,8 @@ describe('a version is bounded by what it resolves to', () => {
     // The answer and a later read spell every case out, exactly as before the sources were shared.
     const version = res.json();
     expect(version.items).toHaveLength(100);
-    for (const item of version.items) expect(item).toMatchObject({ input, expected: 'done', source_trace_id: 'big-trace', source_span_id: 'root' });
+    for (const item of version.items)
+      expect(item).toMatchObject({ input, expected: 'done', source_trace_id: 'big-trace', source_span_id: 'root' });
     const read = await getVersion(h(), attacker.key.key, version.dataset_version_id);
     expect(read.statusCode).toBe(200);
     expect(read.json().items).toEqual(version.items);
@@ -70,7 +78,10 @@ describe('a version is bounded by what it resolves to', () => {
     );
     expect(sources.rows[0]).toEqual({ n: 1, bytes: expect.any(Number) });
     expect(sources.rows[0]!.bytes).toBeGreaterThan(400_000);
-    const copies = await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM dataset_test_cases WHERE version_id = $1 AND input IS NOT NULL', [version.dataset_version_id]);
+    const copies = await pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM dataset_test_cases WHERE version_id = $1 AND input IS NOT NULL',
+      [version.dataset_version_id],
+    );
     expect(copies.rows[0]!.n).toBe(0);
   });
 
@@ -86,15 +97,24 @@ describe('a version is bounded by what it resolves to', () => {
     const res = await big;
     expect(res.statusCode, res.body).toBe(413);
     expect(Object.keys(res.json())).toEqual(['detail']);
-    expect(res.json().detail).toMatch(/resolves to 6\d\.\d MiB \(\d+ bytes\).*at most 64\.0 MiB \(67108864 bytes\) per version/);
+    expect(res.json().detail).toMatch(
+      /resolves to 6\d\.\d MiB \(\d+ bytes\).*at most 64\.0 MiB \(67108864 bytes\) per version/,
+    );
     for (const answer of meanwhile) {
       expect(answer.status).toBe(200);
       expect(answer.ms).toBeLessThan(OTHER_TENANT_BOUND_MS);
     }
     // Nothing of the refused version exists, pending or numbered.
-    const rows = await h().ctx.pg.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM dataset_versions WHERE dataset_id = $1', [dataset.id]);
+    const rows = await h().ctx.pg.pool.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM dataset_versions WHERE dataset_id = $1',
+      [dataset.id],
+    );
     expect(rows.rows[0]!.n).toBe(0);
-    const detail = await call(h().api, { method: 'GET', url: `${PUBLIC}/datasets/${dataset.id}`, token: attacker.key.key });
+    const detail = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/datasets/${dataset.id}`,
+      token: attacker.key.key,
+    });
     expect(detail.json()).toMatchObject({ version_count: 0, versions: [] });
     // Fewer references of the same trace fit, and number as the first version.
     const fits = await postVersion(attacker.key.key, dataset.id, cases.slice(0, 10));
@@ -107,7 +127,10 @@ describe('a version is bounded by what it resolves to', () => {
     const dataset = await createDataset(h(), owner.key.key);
     // ~3 MiB of cases: several chunks; the last case holds a number jsonb can't hold (past 16,383 decimals).
     const filler = 'f'.repeat(3000);
-    const cases = Array.from({ length: 1000 }, (_, i) => `{"input": {"i": ${i}, "text": "${filler}"}, "expected": ${i}}`);
+    const cases = Array.from(
+      { length: 1000 },
+      (_, i) => `{"input": {"i": ${i}, "text": "${filler}"}, "expected": ${i}}`,
+    );
     cases.push(`{"input": 0.${'1'.repeat(17_000)}, "expected": null}`);
     const res = await call(h().api, {
       method: 'POST',
@@ -117,7 +140,10 @@ describe('a version is bounded by what it resolves to', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(res.statusCode, res.body.slice(0, 300)).toBe(422);
-    expect(res.json().detail[0]).toMatchObject({ loc: ['body', 'test_cases'], msg: expect.stringMatching(/cannot hold/) });
+    expect(res.json().detail[0]).toMatchObject({
+      loc: ['body', 'test_cases'],
+      msg: expect.stringMatching(/cannot hold/),
+    });
     const pool = h().ctx.pg.pool;
     const left = await pool.query<{ versions: number; cases: number }>(
       `SELECT (SELECT count(*)::int FROM dataset_versions WHERE dataset_id = $1) AS versions,
@@ -125,7 +151,11 @@ describe('a version is bounded by what it resolves to', () => {
       [dataset.id],
     );
     expect(left.rows[0]).toEqual({ versions: 0, cases: 0 });
-    const detail = await call(h().api, { method: 'GET', url: `${PUBLIC}/datasets/${dataset.id}`, token: owner.key.key });
+    const detail = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/datasets/${dataset.id}`,
+      token: owner.key.key,
+    });
     expect(detail.json()).toMatchObject({ version_count: 0, versions: [] });
   });
 
@@ -138,7 +168,11 @@ describe('a version is bounded by what it resolves to', () => {
       [pending, dataset.id, owner.project.id],
     );
     expect((await getVersion(h(), owner.key.key, pending)).statusCode).toBe(404);
-    const detail = await call(h().api, { method: 'GET', url: `${PUBLIC}/datasets/${dataset.id}`, token: owner.key.key });
+    const detail = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/datasets/${dataset.id}`,
+      token: owner.key.key,
+    });
     expect(detail.json().versions).toEqual([]);
     const run = await call(h().api, {
       method: 'POST',
@@ -149,6 +183,10 @@ describe('a version is bounded by what it resolves to', () => {
     expect(run.statusCode).toBe(404);
     // Numbered, a version is immutable again.
     const created = await postVersion(owner.key.key, dataset.id, [{ input: 1, expected: 2 }]);
-    await expect(h().ctx.pg.pool.query(`UPDATE dataset_versions SET label = 'changed' WHERE id = $1`, [created.json().dataset_version_id])).rejects.toThrow(/immutable/);
+    await expect(
+      h().ctx.pg.pool.query(`UPDATE dataset_versions SET label = 'changed' WHERE id = $1`, [
+        created.json().dataset_version_id,
+      ]),
+    ).rejects.toThrow(/immutable/);
   });
 });

@@ -8,14 +8,22 @@ import { PROJECT_ID_MISMATCH_DETAIL, PROJECT_ID_REQUIRED_DETAIL } from '../../sr
 const h = useHarness();
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-const get = (token: string, url: string, query: Record<string, string> = {}) => call(h().api, { method: 'GET', url: `${PUBLIC}${url}`, token, query });
-const send = (method: 'POST' | 'PATCH', token: string, url: string, payload: unknown) => call(h().api, { method, url: `${PUBLIC}${url}`, token, payload: payload as never });
+const get = (token: string, url: string, query: Record<string, string> = {}) =>
+  call(h().api, { method: 'GET', url: `${PUBLIC}${url}`, token, query });
+const send = (method: 'POST' | 'PATCH', token: string, url: string, payload: unknown) =>
+  call(h().api, { method, url: `${PUBLIC}${url}`, token, payload: payload as never });
 
 describe('datasets', () => {
   it('creates, reads, lists newest first and edits a dataset', async () => {
     const { key } = await projectWithKey(h());
     const first = await createDataset(h(), key.key, 'qa', 'questions');
-    expect(first).toMatchObject({ id: first.dataset_id, name: 'qa', description: 'questions', version_count: 0, versions: [] });
+    expect(first).toMatchObject({
+      id: first.dataset_id,
+      name: 'qa',
+      description: 'questions',
+      version_count: 0,
+      versions: [],
+    });
     expect((first as unknown as { created_at: string }).created_at).toMatch(ISO);
     const second = await createDataset(h(), key.key, 'summaries');
     expect(second.description).toBe('');
@@ -24,7 +32,9 @@ describe('datasets', () => {
     expect(list.statusCode).toBe(200);
     expect(list.json().data.map((d: { name: string }) => d.name)).toEqual(['summaries', 'qa']);
     expect(list.json().meta).toEqual({ page: 0, limit: 50, total: 2 });
-    expect((await get(key.key, '/datasets', { limit: '1', page: '1' })).json().data.map((d: { name: string }) => d.name)).toEqual(['qa']);
+    expect(
+      (await get(key.key, '/datasets', { limit: '1', page: '1' })).json().data.map((d: { name: string }) => d.name),
+    ).toEqual(['qa']);
 
     const patched = await send('PATCH', key.key, `/datasets/${first.id}`, { name: 'qa v2' });
     expect(patched.statusCode, patched.body).toBe(200);
@@ -42,8 +52,22 @@ describe('datasets', () => {
     const detail = (await get(key.key, `/datasets/${dataset.id}`)).json();
     expect(detail.version_count).toBe(2);
     expect(detail.versions).toEqual([
-      { id: v2.dataset_version_id, dataset_version_id: v2.dataset_version_id, version_number: 2, label: 'v2', test_case_count: 3, created_at: expect.stringMatching(ISO) },
-      { id: v1.dataset_version_id, dataset_version_id: v1.dataset_version_id, version_number: 1, label: 'baseline', test_case_count: 2, created_at: expect.stringMatching(ISO) },
+      {
+        id: v2.dataset_version_id,
+        dataset_version_id: v2.dataset_version_id,
+        version_number: 2,
+        label: 'v2',
+        test_case_count: 3,
+        created_at: expect.stringMatching(ISO),
+      },
+      {
+        id: v1.dataset_version_id,
+        dataset_version_id: v1.dataset_version_id,
+        version_number: 1,
+        label: 'baseline',
+        test_case_count: 2,
+        created_at: expect.stringMatching(ISO),
+      },
     ]);
   });
 
@@ -53,11 +77,18 @@ describe('datasets', () => {
     expectValidationAt(await send('POST', key.key, '/datasets', { name: '   ' }), ['body', 'name']);
     expectValidationAt(await send('POST', key.key, '/datasets', { name: 'x'.repeat(201) }), ['body', 'name']);
     expectValidationAt(await send('POST', key.key, '/datasets', { name: 'nul\u0000' }), ['body', 'name']);
-    expectValidationAt(await send('POST', key.key, '/datasets', { name: 'ok', description: 5 }), ['body', 'description']);
+    expectValidationAt(await send('POST', key.key, '/datasets', { name: 'ok', description: 5 }), [
+      'body',
+      'description',
+    ]);
     expectDetail(await get(key.key, `/datasets/${UNKNOWN_ID}`), 404, 'dataset not found');
     expectDetail(await get(key.key, '/datasets/not-a-uuid'), 404, 'dataset not found');
     expectDetail(await send('PATCH', key.key, `/datasets/${UNKNOWN_ID}`, { name: 'x' }), 404, 'dataset not found');
-    expectDetail(await send('POST', key.key, `/datasets/${UNKNOWN_ID}/versions`, { test_cases: simpleCases(1) }), 404, 'dataset not found');
+    expectDetail(
+      await send('POST', key.key, `/datasets/${UNKNOWN_ID}/versions`, { test_cases: simpleCases(1) }),
+      404,
+      'dataset not found',
+    );
     expectValidationAt(await get(key.key, '/datasets', { limit: '0' }), ['query', 'limit']);
     expectValidationAt(await get(key.key, '/datasets', { limit: '201' }), ['query', 'limit']);
   });
@@ -76,7 +107,9 @@ describe('credentials and isolation', () => {
       expectDetail(res, 401, API_KEY_ONLY_DETAIL);
     }
     expect((await send('POST', 'garbage', '/datasets', { name: 'x' })).statusCode).toBe(401);
-    expect((await call(h().api, { method: 'POST', url: `${PUBLIC}/datasets`, payload: { name: 'x' } })).statusCode).toBe(401);
+    expect(
+      (await call(h().api, { method: 'POST', url: `${PUBLIC}/datasets`, payload: { name: 'x' } })).statusCode,
+    ).toBe(401);
   });
 
   it('reads take a user credential with project_id', async () => {
@@ -100,12 +133,26 @@ describe('credentials and isolation', () => {
     expect((await get(b.key.key, '/datasets')).json().data).toEqual([]);
     expectDetail(await get(b.key.key, `/datasets/${dataset.id}`), 404, 'dataset not found');
     expectDetail(await send('PATCH', b.key.key, `/datasets/${dataset.id}`, { name: 'mine' }), 404, 'dataset not found');
-    expectDetail(await send('POST', b.key.key, `/datasets/${dataset.id}/versions`, { test_cases: simpleCases(1) }), 404, 'dataset not found');
+    expectDetail(
+      await send('POST', b.key.key, `/datasets/${dataset.id}/versions`, { test_cases: simpleCases(1) }),
+      404,
+      'dataset not found',
+    );
     expectDetail(await getVersion(h(), b.key.key, version.dataset_version_id), 404, 'dataset version not found');
-    expectDetail(await getVersion(h(), b.key.key, version.dataset_version_id, { limit: '1' }), 404, 'dataset version not found');
+    expectDetail(
+      await getVersion(h(), b.key.key, version.dataset_version_id, { limit: '1' }),
+      404,
+      'dataset version not found',
+    );
     // B's key naming A's project is the project_id mismatch; B's user naming A's project has no access.
-    expectDetail(await get(b.key.key, `/datasets/${dataset.id}`, { project_id: a.project.id }), 400, PROJECT_ID_MISMATCH_DETAIL);
-    expect((await getVersion(h(), b.owner.token, version.dataset_version_id, { project_id: a.project.id })).statusCode).toBe(403);
+    expectDetail(
+      await get(b.key.key, `/datasets/${dataset.id}`, { project_id: a.project.id }),
+      400,
+      PROJECT_ID_MISMATCH_DETAIL,
+    );
+    expect(
+      (await getVersion(h(), b.owner.token, version.dataset_version_id, { project_id: a.project.id })).statusCode,
+    ).toBe(403);
     // A's dataset is untouched.
     expect((await get(a.key.key, `/datasets/${dataset.id}`)).json().name).toBe('golden');
   });

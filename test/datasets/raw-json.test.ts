@@ -30,7 +30,20 @@ describe('parseJsonKeepingRaw', () => {
   });
 
   it('refuses what JSON.parse refuses', () => {
-    for (const bad of ['', '{', '{"x": }', '{"x": 1,}', '[1 2]', '{"x": 1} 2', '{x: 1}', "{'x': 1}", '{"x": tru}', '{"x": "\n"}', '{"x": [1}', '{"x": 01}']) {
+    for (const bad of [
+      '',
+      '{',
+      '{"x": }',
+      '{"x": 1,}',
+      '[1 2]',
+      '{"x": 1} 2',
+      '{x: 1}',
+      "{'x': 1}",
+      '{"x": tru}',
+      '{"x": "\n"}',
+      '{"x": [1}',
+      '{"x": 01}',
+    ]) {
       expect(() => parseJsonKeepingRaw(bad, keepX), bad).toThrow(SyntaxError);
     }
   });
@@ -54,7 +67,9 @@ describe('parseJsonKeepingRaw', () => {
     const deep = (n: number): unknown => (n === 0 ? 1 : { a: [deep(n - 1)], b: 'text', c: 2 });
     expect(problem(JSON.stringify(deep(55)))).toMatch(/deeper/);
     expect(problem(`["\\u0000", "after", 3, ${'['.repeat(101)}"x", 1${']'.repeat(101)}]`)).toMatch(/U\+0000/);
-    expect(() => parseJsonKeepingRaw(JSON.stringify({ results: [{ output: deep(60) }], other: deep(60) }), keepX)).not.toThrow();
+    expect(() =>
+      parseJsonKeepingRaw(JSON.stringify({ results: [{ output: deep(60) }], other: deep(60) }), keepX),
+    ).not.toThrow();
   });
 
   it('does not recurse on deep structure outside kept values', () => {

@@ -1,7 +1,14 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { projectWithKey, useHarness } from '../support/harness.js';
 import { expectDetail, expectValidationAt, UNKNOWN_ID } from '../support/expect.js';
-import { createDataset, createVersion, getVersion, simpleCases, type TestCase, type Version } from '../support/datasets.js';
+import {
+  createDataset,
+  createVersion,
+  getVersion,
+  simpleCases,
+  type TestCase,
+  type Version,
+} from '../support/datasets.js';
 
 const h = useHarness();
 let key: string;
@@ -34,7 +41,14 @@ describe('reading a version', () => {
     const res = await getVersion(h(), key, version.dataset_version_id);
     expect(res.statusCode).toBe(200);
     const whole = res.json() as Version & { test_case_count: number };
-    expect(whole).toMatchObject({ dataset_id: version.dataset_id, dataset_version_id: version.dataset_version_id, version_number: 1, label: 'v1', test_case_count: 2_345, next_cursor: null });
+    expect(whole).toMatchObject({
+      dataset_id: version.dataset_id,
+      dataset_version_id: version.dataset_version_id,
+      version_number: 1,
+      label: 'v1',
+      test_case_count: 2_345,
+      next_cursor: null,
+    });
     expect(whole.items).toEqual(version.items);
   });
 
@@ -42,7 +56,13 @@ describe('reading a version', () => {
     const pages = await allPages(version.dataset_version_id, '1000');
     expect(pages.map((p) => p.items.length)).toEqual([1000, 1000, 345]);
     expect(pages.flatMap((p) => p.items)).toEqual(version.items);
-    for (const p of pages) expect(p).toMatchObject({ dataset_id: version.dataset_id, dataset_version_id: version.dataset_version_id, version_number: 1, label: 'v1' });
+    for (const p of pages)
+      expect(p).toMatchObject({
+        dataset_id: version.dataset_id,
+        dataset_version_id: version.dataset_version_id,
+        version_number: 1,
+        label: 'v1',
+      });
     const small = await allPages(other.dataset_version_id, '7');
     expect(small.map((p) => p.items.length)).toEqual([7, 7, 7, 7, 2]);
     expect(small.flatMap((p) => p.items)).toEqual(other.items);
@@ -60,14 +80,22 @@ describe('reading a version', () => {
     const first = (await getVersion(h(), key, version.dataset_version_id, { limit: '10' })).json() as Version;
     expect(first.next_cursor!.length).toBeGreaterThanOrEqual(1);
     expect(first.next_cursor!.length).toBeLessThanOrEqual(64);
-    const a = (await getVersion(h(), key, version.dataset_version_id, { limit: '10', cursor: first.next_cursor! })).json() as Version;
-    const b = (await getVersion(h(), key, version.dataset_version_id, { limit: '10', cursor: first.next_cursor! })).json() as Version;
+    const a = (
+      await getVersion(h(), key, version.dataset_version_id, { limit: '10', cursor: first.next_cursor! })
+    ).json() as Version;
+    const b = (
+      await getVersion(h(), key, version.dataset_version_id, { limit: '10', cursor: first.next_cursor! })
+    ).json() as Version;
     expect(a).toEqual(b);
     expect(a.items).toEqual(version.items.slice(10, 20));
     // The page size may change between pages; a cursor alone pages with the default size.
-    const wider = (await getVersion(h(), key, version.dataset_version_id, { limit: '25', cursor: first.next_cursor! })).json() as Version;
+    const wider = (
+      await getVersion(h(), key, version.dataset_version_id, { limit: '25', cursor: first.next_cursor! })
+    ).json() as Version;
     expect(wider.items).toEqual(version.items.slice(10, 35));
-    const byDefault = (await getVersion(h(), key, version.dataset_version_id, { cursor: first.next_cursor! })).json() as Version;
+    const byDefault = (
+      await getVersion(h(), key, version.dataset_version_id, { cursor: first.next_cursor! })
+    ).json() as Version;
     expect(byDefault.items).toEqual(version.items.slice(10, 110));
   });
 
@@ -86,7 +114,16 @@ describe('reading a version', () => {
     const page = (await getVersion(h(), key, version.dataset_version_id, { limit: '10' })).json() as Version;
     const cursor = page.next_cursor!;
     const flip = (s: string, i: number) => s.slice(0, i) + (s[i] === 'a' ? 'b' : 'a') + s.slice(i + 1);
-    const tampered = [flip(cursor, 0), flip(cursor, cursor.length - 1), `${cursor}x`, 'zzzz.AAAAAAAAAAAAAAAAAAAAAA', '1', "' OR 1=1 --", '..', '%00'];
+    const tampered = [
+      flip(cursor, 0),
+      flip(cursor, cursor.length - 1),
+      `${cursor}x`,
+      'zzzz.AAAAAAAAAAAAAAAAAAAAAA',
+      '1',
+      "' OR 1=1 --",
+      '..',
+      '%00',
+    ];
     for (const bad of tampered) {
       const res = await getVersion(h(), key, version.dataset_version_id, { limit: '10', cursor: bad });
       expect(res.statusCode, `${bad}: ${res.body}`).toBe(422);
@@ -105,7 +142,11 @@ describe('reading a version', () => {
   it('streams large versions intact (10,000 cases of about 2 KB)', async () => {
     const dataset = await createDataset(h(), key, 'large');
     const text = 'lorem ipsum dolor sit amet '.repeat(40);
-    const cases = Array.from({ length: 10_000 }, (_, i) => ({ input: { i, text }, expected: { i, answer: text.slice(0, 200) }, metadata: { n: i } }));
+    const cases = Array.from({ length: 10_000 }, (_, i) => ({
+      input: { i, text },
+      expected: { i, answer: text.slice(0, 200) },
+      metadata: { n: i },
+    }));
     const created = await createVersion(h(), key, dataset.id, cases);
     const res = await getVersion(h(), key, created.dataset_version_id);
     expect(res.statusCode).toBe(200);

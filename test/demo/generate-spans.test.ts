@@ -43,7 +43,8 @@ describe('generateTraces', () => {
   it('gives each trace exactly one root, first, and 2–12 children in start order', () => {
     const wrong = traces.filter((trace) => {
       const [root, ...children] = trace;
-      const oneRoot = root.kind === 'agent' && root.parent_span_id == null && children.every((s) => s.parent_span_id != null);
+      const oneRoot =
+        root.kind === 'agent' && root.parent_span_id == null && children.every((s) => s.parent_span_id != null);
       const ordered = children.every((s, i) => i === 0 || ms(s.start_time) >= ms(children[i - 1].start_time));
       const shared = trace.every((s) => s.trace_id === root.trace_id && s.environment === root.environment);
       return !oneRoot || !ordered || !shared || children.length < 2 || children.length > 12;
@@ -101,7 +102,9 @@ describe('generateTraces', () => {
       expect(failed.length).toBeGreaterThanOrEqual(1);
       expect(failed.length).toBeLessThanOrEqual(2);
       for (const span of [...failed, ...(trace[0].status === 'error' ? [trace[0]] : [])]) {
-        expect(span.error_type).toMatch(/^(RateLimitError|TimeoutError|ToolExecutionError|ValidationError|ContextLengthExceeded)$/);
+        expect(span.error_type).toMatch(
+          /^(RateLimitError|TimeoutError|ToolExecutionError|ValidationError|ContextLengthExceeded)$/,
+        );
         expect(span.error_message).toBeTruthy();
       }
     }
@@ -109,7 +112,11 @@ describe('generateTraces', () => {
 
   it('prices LLM calls and shapes their payloads like chat messages', () => {
     const prices: Record<string, [number, number]> = {
-      'gpt-4o': [2.5, 10], 'gpt-4o-mini': [0.15, 0.6], 'claude-3-5-sonnet': [3, 15], 'claude-3-haiku': [0.25, 1.25], 'llama-3.1-70b': [0.88, 0.88],
+      'gpt-4o': [2.5, 10],
+      'gpt-4o-mini': [0.15, 0.6],
+      'claude-3-5-sonnet': [3, 15],
+      'claude-3-haiku': [0.25, 1.25],
+      'llama-3.1-70b': [0.88, 0.88],
     };
     const llm = traces.flat().filter((s) => s.kind === 'llm' && s.status !== 'error');
     expect(llm.length).toBeGreaterThan(2000);
@@ -122,7 +129,9 @@ describe('generateTraces', () => {
       const output = span.output as { role: string; content: string };
       textBytes += input.reduce((n, m) => n + m.content.length, 0) + output.content.length;
       const chat = input.every((m) => ['system', 'user'].includes(m.role)) && output.role === 'assistant';
-      return Math.abs(span.cost! - cost) > 1e-12 || 'total_tokens' in span || duration < 300 || duration > 8000 || !chat;
+      return (
+        Math.abs(span.cost! - cost) > 1e-12 || 'total_tokens' in span || duration < 300 || duration > 8000 || !chat
+      );
     });
     expect(wrong).toEqual([]);
     const average = textBytes / llm.length;
@@ -137,7 +146,8 @@ describe('generateTraces', () => {
       expect(Object.keys(root.metadata ?? {}).sort()).toEqual(['app_version', 'customer_tier', 'region']);
     }
     const sessions = new Map<string, SpanInput[]>();
-    for (const root of roots) if (root.session_id) sessions.set(root.session_id, [...(sessions.get(root.session_id) ?? []), root]);
+    for (const root of roots)
+      if (root.session_id) sessions.set(root.session_id, [...(sessions.get(root.session_id) ?? []), root]);
     for (const members of sessions.values()) {
       expect(members.length).toBeLessThanOrEqual(6);
       expect(new Set(members.map((r) => r.user_id)).size).toBe(1);

@@ -11,14 +11,26 @@ describe('demo traces', () => {
     const stored = await seedDemoTraces(h().ctx, project.id, now);
     expect(stored).toBeGreaterThan(DEMO_TRACES * 3);
 
-    const all = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key.key, query: { include_evaluations: 'true', limit: '200' } });
+    const all = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/traces`,
+      token: key.key,
+      query: { include_evaluations: 'true', limit: '200' },
+    });
     expect(all.json().meta.total).toBe(DEMO_TRACES);
     for (const item of all.json().data) {
       expect(Date.parse(item.trace_start_time)).toBeGreaterThanOrEqual(now - 86_400_000);
       expect(Date.parse(item.trace_start_time)).toBeLessThan(now);
     }
     const withKind = async (field: string, value: string) =>
-      (await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key.key, query: { filters: JSON.stringify([{ field, op: 'in', value: [value] }]) } })).json().meta.total;
+      (
+        await call(h().api, {
+          method: 'GET',
+          url: `${PUBLIC}/traces`,
+          token: key.key,
+          query: { filters: JSON.stringify([{ field, op: 'in', value: [value] }]) },
+        })
+      ).json().meta.total;
     expect(await withKind('span_kind', 'llm')).toBeGreaterThan(100);
     expect(await withKind('span_kind', 'tool')).toBeGreaterThan(50);
     expect(await withKind('span_kind', 'retriever')).toBeGreaterThan(10);
@@ -26,7 +38,12 @@ describe('demo traces', () => {
 
     // Seeding is a write like any other: a second run stores nothing twice.
     await seedDemoTraces(h().ctx, project.id, now);
-    const again = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key.key, query: { include_evaluations: 'true', limit: '1' } });
+    const again = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/traces`,
+      token: key.key,
+      query: { include_evaluations: 'true', limit: '1' },
+    });
     expect(again.json().meta.total).toBe(DEMO_TRACES);
   });
 });

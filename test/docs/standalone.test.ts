@@ -13,11 +13,20 @@ import { describe, expect, it } from 'vitest';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 // Assembled from parts so that this file does not match itself.
-const OUTSIDE_REFERENCES = [['..', '/shared'], ['public-api', '.md'], ['extensions', '.md'], ['DESIGN', '.md'], ['STYLE', '.md']].map((p) => p.join(''));
+const OUTSIDE_REFERENCES = [
+  ['..', '/shared'],
+  ['public-api', '.md'],
+  ['extensions', '.md'],
+  ['DESIGN', '.md'],
+  ['STYLE', '.md'],
+].map((p) => p.join(''));
 
 /** Tracked files, and new files git would pick up (not ignored), outside node_modules. */
 function repositoryFiles(): string[] {
-  const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+  const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], {
+    cwd: ROOT,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   return [...new Set(out.toString('utf8').split('\0'))]
     .filter((f) => f !== '' && !f.split('/').includes('node_modules'))
     .filter((f) => fs.existsSync(path.join(ROOT, f)) && fs.statSync(path.join(ROOT, f)).isFile());
@@ -25,7 +34,10 @@ function repositoryFiles(): string[] {
 
 function markdownFiles(): string[] {
   const docs = fs.existsSync(path.join(ROOT, 'docs'))
-    ? fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)
+    ? fs
+        .readdirSync(path.join(ROOT, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`)
     : [];
   return ['README.md', ...docs];
 }
@@ -96,7 +108,10 @@ describe('the repository stands alone', () => {
       const markdown = fs.readFileSync(path.join(ROOT, file), 'utf8');
       for (const link of relativeLinks(markdown)) {
         const [target, anchor] = link.split('#', 2) as [string, string | undefined];
-        const resolved = target === '' ? path.join(ROOT, file) : path.resolve(path.dirname(path.join(ROOT, file)), decodeURIComponent(target));
+        const resolved =
+          target === ''
+            ? path.join(ROOT, file)
+            : path.resolve(path.dirname(path.join(ROOT, file)), decodeURIComponent(target));
         if (!resolved.startsWith(ROOT) || !fs.existsSync(resolved)) {
           broken.push(`${file}: ${link} (no such file)`);
           continue;

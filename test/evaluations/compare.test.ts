@@ -47,24 +47,94 @@ describe('comparing two runs', () => {
     const res = await compare({ other: cand.evaluation_run_id });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
-    expect(body.run).toMatchObject({ evaluation_run_id: base.evaluation_run_id, run_number: 1, candidate_version: 'old' });
-    expect(body.other).toMatchObject({ evaluation_run_id: cand.evaluation_run_id, run_number: 2, candidate_version: 'new' });
+    expect(body.run).toMatchObject({
+      evaluation_run_id: base.evaluation_run_id,
+      run_number: 1,
+      candidate_version: 'old',
+    });
+    expect(body.other).toMatchObject({
+      evaluation_run_id: cand.evaluation_run_id,
+      run_number: 2,
+      candidate_version: 'new',
+    });
     expect(body.threshold).toBe(0);
     // acc: (1 + 0 + 0.5 + 0.2 + 1) / 5 = 0.54 → (0 + 1 + 0.45 + 0.9) / 4 = 0.5875; cost: 2 → 1.5; tone 0 → 1.
     expect(body.scores).toEqual([
-      { name: 'acc', direction: 'higher_is_better', run_value: 0.54, other_value: 0.5875, delta: expect.closeTo(0.0475, 12), run_observed_count: 5, other_observed_count: 4 },
-      { name: 'cost', direction: 'lower_is_better', run_value: 2, other_value: 1.5, delta: -0.5, run_observed_count: 2, other_observed_count: 2 },
-      { name: 'tone', direction: 'neutral', run_value: 0, other_value: 1, delta: 1, run_observed_count: 1, other_observed_count: 1 },
+      {
+        name: 'acc',
+        direction: 'higher_is_better',
+        run_value: 0.54,
+        other_value: 0.5875,
+        delta: expect.closeTo(0.0475, 12),
+        run_observed_count: 5,
+        other_observed_count: 4,
+      },
+      {
+        name: 'cost',
+        direction: 'lower_is_better',
+        run_value: 2,
+        other_value: 1.5,
+        delta: -0.5,
+        run_observed_count: 2,
+        other_observed_count: 2,
+      },
+      {
+        name: 'tone',
+        direction: 'neutral',
+        run_value: 0,
+        other_value: 1,
+        delta: 1,
+        run_observed_count: 1,
+        other_observed_count: 1,
+      },
     ]);
-    expect(body.metrics).toEqual([{ name: 'latency', direction: 'higher_is_better', run_value: 100, other_value: 80, delta: -20, run_observed_count: 1, other_observed_count: 1 }]);
+    expect(body.metrics).toEqual([
+      {
+        name: 'latency',
+        direction: 'higher_is_better',
+        run_value: 100,
+        other_value: 80,
+        delta: -20,
+        run_observed_count: 1,
+        other_observed_count: 1,
+      },
+    ]);
     expect(body.regressions).toEqual([
-      { test_case_id: id(0), run_passed: true, other_passed: false, scores: [{ name: 'acc', run_value: 1, other_value: 0, delta: -1 }] },
-      { test_case_id: id(2), run_passed: null, other_passed: null, scores: [{ name: 'acc', run_value: 0.5, other_value: 0.45, delta: -0.05 }] },
-      { test_case_id: id(3), run_passed: null, other_passed: null, scores: [{ name: 'cost', run_value: 1, other_value: 2, delta: 1 }] },
+      {
+        test_case_id: id(0),
+        run_passed: true,
+        other_passed: false,
+        scores: [{ name: 'acc', run_value: 1, other_value: 0, delta: -1 }],
+      },
+      {
+        test_case_id: id(2),
+        run_passed: null,
+        other_passed: null,
+        scores: [{ name: 'acc', run_value: 0.5, other_value: 0.45, delta: -0.05 }],
+      },
+      {
+        test_case_id: id(3),
+        run_passed: null,
+        other_passed: null,
+        scores: [{ name: 'cost', run_value: 1, other_value: 2, delta: 1 }],
+      },
     ]);
     expect(body.improvements).toEqual([
-      { test_case_id: id(1), run_passed: false, other_passed: true, scores: [{ name: 'acc', run_value: 0, other_value: 1, delta: 1 }] },
-      { test_case_id: id(4), run_passed: null, other_passed: null, scores: [{ name: 'acc', run_value: 0.2, other_value: 0.9, delta: 0.7 }, { name: 'cost', run_value: 3, other_value: 1, delta: -2 }] },
+      {
+        test_case_id: id(1),
+        run_passed: false,
+        other_passed: true,
+        scores: [{ name: 'acc', run_value: 0, other_value: 1, delta: 1 }],
+      },
+      {
+        test_case_id: id(4),
+        run_passed: null,
+        other_passed: null,
+        scores: [
+          { name: 'acc', run_value: 0.2, other_value: 0.9, delta: 0.7 },
+          { name: 'cost', run_value: 3, other_value: 1, delta: -2 },
+        ],
+      },
     ]);
     expect(body.next_cursor).toBeNull();
   });
@@ -84,7 +154,11 @@ describe('comparing two runs', () => {
   it('pages the changed cases with a cursor bound to the two runs and the threshold', async () => {
     const seen: string[] = [];
     let cursor: string | null = null;
-    const pages: { regressions: { test_case_id: string }[]; improvements: { test_case_id: string }[]; next_cursor: string | null }[] = [];
+    const pages: {
+      regressions: { test_case_id: string }[];
+      improvements: { test_case_id: string }[];
+      next_cursor: string | null;
+    }[] = [];
     do {
       const res = await compare({ other: cand.evaluation_run_id, limit: '2', ...(cursor ? { cursor } : {}) });
       expect(res.statusCode, res.body).toBe(200);
@@ -98,22 +172,39 @@ describe('comparing two runs', () => {
     expect(pages[0]!.regressions.map((c) => c.test_case_id)).toEqual([id(0)]);
     expect(pages[0]!.improvements.map((c) => c.test_case_id)).toEqual([id(1)]);
     const first = (await compare({ other: cand.evaluation_run_id, limit: '2' })).json();
-    expectValidationAt(await compare({ other: cand.evaluation_run_id, limit: '2', threshold: '0.1', cursor: first.next_cursor }), ['query', 'cursor']);
-    expectValidationAt(await compare({ other: base.evaluation_run_id, limit: '2', cursor: first.next_cursor }, cand.evaluation_run_id), ['query', 'cursor']);
-    expectValidationAt(await compare({ other: cand.evaluation_run_id, cursor: `${first.next_cursor}x` }), ['query', 'cursor']);
+    expectValidationAt(
+      await compare({ other: cand.evaluation_run_id, limit: '2', threshold: '0.1', cursor: first.next_cursor }),
+      ['query', 'cursor'],
+    );
+    expectValidationAt(
+      await compare({ other: base.evaluation_run_id, limit: '2', cursor: first.next_cursor }, cand.evaluation_run_id),
+      ['query', 'cursor'],
+    );
+    expectValidationAt(await compare({ other: cand.evaluation_run_id, cursor: `${first.next_cursor}x` }), [
+      'query',
+      'cursor',
+    ]);
   });
 
   it('refuses runs of different versions, unknown runs and bad parameters', async () => {
     const otherVersion = (await datasetWithVersion(h(), key, 1)).version;
     const elsewhere = await createRun(h(), key, otherVersion.dataset_version_id);
-    expectDetail(await compare({ other: elsewhere.evaluation_run_id }), 400, 'the two runs are of different dataset versions; compare runs of the same dataset version');
+    expectDetail(
+      await compare({ other: elsewhere.evaluation_run_id }),
+      400,
+      'the two runs are of different dataset versions; compare runs of the same dataset version',
+    );
     expectDetail(await compare({ other: UNKNOWN_ID }), 404, 'evaluation run not found');
     expectValidationAt(await compare({}), ['query', 'other']);
     expectValidationAt(await compare({ other: cand.evaluation_run_id, threshold: '-1' }), ['query', 'threshold']);
     expectValidationAt(await compare({ other: cand.evaluation_run_id, limit: '0' }), ['query', 'limit']);
     expectValidationAt(await compare({ other: cand.evaluation_run_id, limit: '1001' }), ['query', 'limit']);
     const stranger = await projectWithKey(h());
-    expectDetail(await compare({ other: cand.evaluation_run_id }, base.evaluation_run_id, stranger.key.key), 404, 'evaluation run not found');
+    expectDetail(
+      await compare({ other: cand.evaluation_run_id }, base.evaluation_run_id, stranger.key.key),
+      404,
+      'evaluation run not found',
+    );
   });
 
   it('compares a run with itself as no change', async () => {

@@ -8,13 +8,18 @@ import { PROJECT_ID_REQUIRED_DETAIL } from '../../src/auth/access.js';
 
 const h = useHarness();
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const get = (token: string, url: string, query: Record<string, string> = {}) => call(h().api, { method: 'GET', url: `${PUBLIC}${url}`, token, query });
+const get = (token: string, url: string, query: Record<string, string> = {}) =>
+  call(h().api, { method: 'GET', url: `${PUBLIC}${url}`, token, query });
 
 describe('creating runs', () => {
   it('answers the run summary, status running, with its page in the web app', async () => {
     const { project, key } = await projectWithKey(h());
     const { dataset, version } = await datasetWithVersion(h(), key.key);
-    const run = await createRun(h(), key.key, version.dataset_version_id, { evaluation_name: 'qa', candidate_version: 'abc123', environment: 'staging' });
+    const run = await createRun(h(), key.key, version.dataset_version_id, {
+      evaluation_name: 'qa',
+      candidate_version: 'abc123',
+      environment: 'staging',
+    });
     const path = `/projects/${project.id}/evaluations/${run.evaluation_id}/runs/${run.evaluation_run_id}`;
     expect(run).toEqual({
       evaluation_run_id: expect.any(String),
@@ -71,10 +76,17 @@ describe('creating runs', () => {
   it('numbers concurrent creates 1..N and makes one evaluation of a new name', async () => {
     const { key } = await projectWithKey(h());
     const { version } = await datasetWithVersion(h(), key.key);
-    const made = await Promise.all(Array.from({ length: 12 }, (_, i) => postRun(h(), key.key, {
-      evaluation_name: i % 2 ? 'race' : 'race-keyed', ...(i % 2 ? {} : { evaluation_key: 'race-key' }),
-      dataset_version_id: version.dataset_version_id, candidate_version: `c${i}`, environment: 'ci',
-    })));
+    const made = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        postRun(h(), key.key, {
+          evaluation_name: i % 2 ? 'race' : 'race-keyed',
+          ...(i % 2 ? {} : { evaluation_key: 'race-key' }),
+          dataset_version_id: version.dataset_version_id,
+          candidate_version: `c${i}`,
+          environment: 'ci',
+        }),
+      ),
+    );
     for (const res of made) expect(res.statusCode, res.body).toBe(201);
     const runs = made.map((r) => r.json());
     for (const name of ['race', 'race-keyed']) {
@@ -83,20 +95,32 @@ describe('creating runs', () => {
       expect(mine.map((r) => r.run_number).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
     }
     const list = (await get(key.key, '/evaluations')).json();
-    expect(list.data.map((e: { name: string; run_count: number }) => [e.name, e.run_count]).sort()).toEqual([['race', 6], ['race-keyed', 6]]);
+    expect(list.data.map((e: { name: string; run_count: number }) => [e.name, e.run_count]).sort()).toEqual([
+      ['race', 6],
+      ['race-keyed', 6],
+    ]);
   });
 
   it('validates the body and the dataset version', async () => {
     const { key } = await projectWithKey(h());
     const { version } = await datasetWithVersion(h(), key.key);
-    const body = { evaluation_name: 'x', dataset_version_id: version.dataset_version_id, candidate_version: 'c', environment: 'e' };
+    const body = {
+      evaluation_name: 'x',
+      dataset_version_id: version.dataset_version_id,
+      candidate_version: 'c',
+      environment: 'e',
+    };
     for (const field of ['evaluation_name', 'dataset_version_id', 'candidate_version', 'environment'] as const) {
       const { [field]: _, ...rest } = body;
       expectValidationAt(await postRun(h(), key.key, rest), ['body', field]);
     }
     expectValidationAt(await postRun(h(), key.key, { ...body, evaluation_name: ' ' }), ['body', 'evaluation_name']);
     expectValidationAt(await postRun(h(), key.key, { ...body, evaluation_key: 7 }), ['body', 'evaluation_key']);
-    expectDetail(await postRun(h(), key.key, { ...body, dataset_version_id: UNKNOWN_ID }), 404, 'dataset version not found');
+    expectDetail(
+      await postRun(h(), key.key, { ...body, dataset_version_id: UNKNOWN_ID }),
+      404,
+      'dataset version not found',
+    );
     const other = await projectWithKey(h());
     expectDetail(await postRun(h(), other.key.key, body), 404, 'dataset version not found');
     expect((await get(other.key.key, '/evaluations')).json().data).toEqual([]);
@@ -109,16 +133,33 @@ describe('evaluations', () => {
     const { version } = await datasetWithVersion(h(), key.key);
     const r1 = await createRun(h(), key.key, version.dataset_version_id, { evaluation_name: 'E', evaluation_key: 'e' });
     const r2 = await createRun(h(), key.key, version.dataset_version_id, { evaluation_name: 'E', evaluation_key: 'e' });
-    await writeResults(h(), key.key, r1.evaluation_run_id, [{ test_case_id: version.items[0]!.test_case_id, scores: [{ name: 's', value: 0.5 }] }]);
+    await writeResults(h(), key.key, r1.evaluation_run_id, [
+      { test_case_id: version.items[0]!.test_case_id, scores: [{ name: 's', value: 0.5 }] },
+    ]);
     await createRun(h(), key.key, version.dataset_version_id, { evaluation_name: 'F' });
     const list = (await get(key.key, '/evaluations')).json();
     expect(list.meta).toEqual({ page: 0, limit: 50, total: 2 });
     expect(list.data.map((e: { name: string }) => e.name)).toEqual(['F', 'E']);
-    expect(list.data[1]).toEqual({ id: r1.evaluation_id, evaluation_id: r1.evaluation_id, name: 'E', evaluation_key: 'e', run_count: 2, created_at: expect.stringMatching(ISO), updated_at: expect.stringMatching(ISO) });
+    expect(list.data[1]).toEqual({
+      id: r1.evaluation_id,
+      evaluation_id: r1.evaluation_id,
+      name: 'E',
+      evaluation_key: 'e',
+      run_count: 2,
+      created_at: expect.stringMatching(ISO),
+      updated_at: expect.stringMatching(ISO),
+    });
     const detail = (await get(key.key, `/evaluations/${r1.evaluation_id}`)).json();
-    expect(detail.runs.map((r: { evaluation_run_id: string }) => r.evaluation_run_id)).toEqual([r2.evaluation_run_id, r1.evaluation_run_id]);
+    expect(detail.runs.map((r: { evaluation_run_id: string }) => r.evaluation_run_id)).toEqual([
+      r2.evaluation_run_id,
+      r1.evaluation_run_id,
+    ]);
     expect(detail.runs[1]).toEqual(await summary(h(), key.key, r1.evaluation_run_id));
-    expect((await get(key.key, `/evaluations/${r1.evaluation_id}`, { limit: '1', page: '1' })).json().runs.map((r: { run_number: number }) => r.run_number)).toEqual([1]);
+    expect(
+      (await get(key.key, `/evaluations/${r1.evaluation_id}`, { limit: '1', page: '1' }))
+        .json()
+        .runs.map((r: { run_number: number }) => r.run_number),
+    ).toEqual([1]);
     expectDetail(await get(key.key, `/evaluations/${UNKNOWN_ID}`), 404, 'evaluation not found');
     expectDetail(await get(key.key, `/evaluation-runs/${UNKNOWN_ID}`), 404, 'evaluation run not found');
     expectDetail(await get(key.key, '/evaluation-runs/bad'), 404, 'evaluation run not found');
@@ -131,12 +172,42 @@ describe('credentials and isolation', () => {
     const { version } = await datasetWithVersion(h(), key.key);
     const run = await createRun(h(), key.key, version.dataset_version_id);
     const p = { project_id: project.id };
-    expectDetail(await postRun(h(), owner.token, { evaluation_name: 'x', dataset_version_id: version.dataset_version_id, candidate_version: 'c', environment: 'e', ...p }), 401, API_KEY_ONLY_DETAIL);
-    expectDetail(await call(h().api, { method: 'POST', url: `${PUBLIC}/evaluation-runs/${run.evaluation_run_id}/results`, token: owner.token, payload: { results: [], ...p } }), 401, API_KEY_ONLY_DETAIL);
-    expectDetail(await call(h().api, { method: 'POST', url: `${PUBLIC}/evaluation-runs/${run.evaluation_run_id}/complete`, token: owner.token, payload: p }), 401, API_KEY_ONLY_DETAIL);
+    expectDetail(
+      await postRun(h(), owner.token, {
+        evaluation_name: 'x',
+        dataset_version_id: version.dataset_version_id,
+        candidate_version: 'c',
+        environment: 'e',
+        ...p,
+      }),
+      401,
+      API_KEY_ONLY_DETAIL,
+    );
+    expectDetail(
+      await call(h().api, {
+        method: 'POST',
+        url: `${PUBLIC}/evaluation-runs/${run.evaluation_run_id}/results`,
+        token: owner.token,
+        payload: { results: [], ...p },
+      }),
+      401,
+      API_KEY_ONLY_DETAIL,
+    );
+    expectDetail(
+      await call(h().api, {
+        method: 'POST',
+        url: `${PUBLIC}/evaluation-runs/${run.evaluation_run_id}/complete`,
+        token: owner.token,
+        payload: p,
+      }),
+      401,
+      API_KEY_ONLY_DETAIL,
+    );
     expectDetail(await get(owner.token, `/evaluation-runs/${run.evaluation_run_id}`), 400, PROJECT_ID_REQUIRED_DETAIL);
     expectDetail(await get(owner.token, '/evaluations'), 400, PROJECT_ID_REQUIRED_DETAIL);
-    expect(await summary(h(), owner.token, run.evaluation_run_id, p)).toEqual(await summary(h(), key.key, run.evaluation_run_id));
+    expect(await summary(h(), owner.token, run.evaluation_run_id, p)).toEqual(
+      await summary(h(), key.key, run.evaluation_run_id),
+    );
     expect((await get(owner.token, '/evaluations', p)).json().data).toHaveLength(1);
     expect((await get(owner.token, `/evaluations/${run.evaluation_id}`, p)).json().runs).toHaveLength(1);
   });
@@ -149,9 +220,17 @@ describe('credentials and isolation', () => {
     const caseId = version.items[0]!.test_case_id;
     expectDetail(await get(b.key.key, `/evaluation-runs/${run.evaluation_run_id}`), 404, 'evaluation run not found');
     expectDetail(await get(b.key.key, `/evaluations/${run.evaluation_id}`), 404, 'evaluation not found');
-    expectDetail(await postResults(h(), b.key.key, run.evaluation_run_id, [{ test_case_id: caseId }]), 404, 'evaluation run not found');
+    expectDetail(
+      await postResults(h(), b.key.key, run.evaluation_run_id, [{ test_case_id: caseId }]),
+      404,
+      'evaluation run not found',
+    );
     expectDetail(await complete(h(), b.key.key, run.evaluation_run_id), 404, 'evaluation run not found');
-    expectDetail(await get(b.key.key, `/evaluation-runs/${run.evaluation_run_id}/compare`, { other: run.evaluation_run_id }), 404, 'evaluation run not found');
+    expectDetail(
+      await get(b.key.key, `/evaluation-runs/${run.evaluation_run_id}/compare`, { other: run.evaluation_run_id }),
+      404,
+      'evaluation run not found',
+    );
     expect((await get(b.key.key, '/evaluations')).json().data).toEqual([]);
     // B's run on its own version can't take A's test cases.
     const bVersion = (await datasetWithVersion(h(), b.key.key)).version;

@@ -46,63 +46,79 @@ async function startServer(port: number, webPort: number): Promise<{ child: Chil
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  await waitFor(async () => /is running/.test(output) && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 'the server to start', 120_000);
+  await waitFor(
+    async () => /is running/.test(output) && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok,
+    'the server to start',
+    120_000,
+  );
   return { child, output: () => output };
 }
 
 describe('SIGTERM during ingest', () => {
-  it('finishes in-flight commits, exits 0 within 15 s, and every acknowledged batch is stored', { timeout: 240_000 }, async () => {
-    const [port, webPort] = [await freePort(), await freePort()];
-    const first = await startServer(port, webPort);
-    await waitFor(() => /API key\s+sl_/.test(first.output()), 'the demo account', 60_000);
-    const key = { key: /API key\s+(sl_\S+)/.exec(first.output())![1]! };
-    const server = first.child;
-    const acked: string[] = [];
-    let sending = true;
-    let batchNo = 0;
-    const client = async (c: number) => {
-      while (sending) {
-        const trace = `c${c}-b${batchNo++}`;
-        const spans = Array.from({ length: 200 }, (_, i) => ({ trace_id: trace, span_id: `s${i}`, name: 'op', start_time: new Date().toISOString(), input: 'x'.repeat(200) }));
-        try {
-          const res = await fetch(`http://127.0.0.1:${port}/api/v1/public/traces`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
-            body: JSON.stringify({ spans }),
-            signal: AbortSignal.timeout(20_000),
-          });
-          if (res.status === 200) acked.push(trace);
-          else {
-            await res.text();
-            await new Promise((r) => setTimeout(r, 50));
+  it(
+    'finishes in-flight commits, exits 0 within 15 s, and every acknowledged batch is stored',
+    { timeout: 240_000 },
+    async () => {
+      const [port, webPort] = [await freePort(), await freePort()];
+      const first = await startServer(port, webPort);
+      await waitFor(() => /API key\s+sl_/.test(first.output()), 'the demo account', 60_000);
+      const key = { key: /API key\s+(sl_\S+)/.exec(first.output())![1]! };
+      const server = first.child;
+      const acked: string[] = [];
+      let sending = true;
+      let batchNo = 0;
+      const client = async (c: number) => {
+        while (sending) {
+          const trace = `c${c}-b${batchNo++}`;
+          const spans = Array.from({ length: 200 }, (_, i) => ({
+            trace_id: trace,
+            span_id: `s${i}`,
+            name: 'op',
+            start_time: new Date().toISOString(),
+            input: 'x'.repeat(200),
+          }));
+          try {
+            const res = await fetch(`http://127.0.0.1:${port}/api/v1/public/traces`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+              body: JSON.stringify({ spans }),
+              signal: AbortSignal.timeout(20_000),
+            });
+            if (res.status === 200) acked.push(trace);
+            else {
+              await res.text();
+              await new Promise((r) => setTimeout(r, 50));
+            }
+          } catch {
+            // The server is going away: not acknowledged.
+            await new Promise((r) => setTimeout(r, 20));
           }
-        } catch {
-          // The server is going away: not acknowledged.
-          await new Promise((r) => setTimeout(r, 20));
         }
-      }
-    };
-    const clients = [0, 1, 2, 3].map(client);
-    await waitFor(() => acked.length >= 8, 'some batches to be acknowledged', 60_000);
-    const exited = new Promise<{ code: number | null; ms: number }>((resolve) => {
-      if (server.exitCode !== null) return resolve({ code: server.exitCode, ms: 0 });
-      const started = Date.now();
-      server.once('exit', (code) => resolve({ code, ms: Date.now() - started }));
-    });
-    server.kill('SIGTERM');
-    const { code, ms } = await exited;
-    sending = false;
-    await Promise.all(clients);
-    expect(code).toBe(0);
-    expect(ms).toBeLessThan(15_000);
+      };
+      const clients = [0, 1, 2, 3].map(client);
+      await waitFor(() => acked.length >= 8, 'some batches to be acknowledged', 60_000);
+      const exited = new Promise<{ code: number | null; ms: number }>((resolve) => {
+        if (server.exitCode !== null) return resolve({ code: server.exitCode, ms: 0 });
+        const started = Date.now();
+        server.once('exit', (code) => resolve({ code, ms: Date.now() - started }));
+      });
+      server.kill('SIGTERM');
+      const { code, ms } = await exited;
+      sending = false;
+      await Promise.all(clients);
+      expect(code).toBe(0);
+      expect(ms).toBeLessThan(15_000);
 
-    await startServer(port, webPort);
-    const res = await fetch(`http://127.0.0.1:${port}/api/v1/public/sql`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ query: "SELECT trace_id, count() AS n FROM spans WHERE trace_id LIKE 'c%-b%' GROUP BY trace_id" }),
-    });
-    const stored = new Map(((await res.json()) as { rows: [string, number][] }).rows);
-    for (const trace of acked) expect(stored.get(trace), `acknowledged batch ${trace}`).toBe(200);
-  });
+      await startServer(port, webPort);
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/public/sql`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          query: "SELECT trace_id, count() AS n FROM spans WHERE trace_id LIKE 'c%-b%' GROUP BY trace_id",
+        }),
+      });
+      const stored = new Map(((await res.json()) as { rows: [string, number][] }).rows);
+      for (const trace of acked) expect(stored.get(trace), `acknowledged batch ${trace}`).toBe(200);
+    },
+  );
 });

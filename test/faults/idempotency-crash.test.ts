@@ -44,7 +44,9 @@ async function startServer(dir: string, crash?: 'before_commit' | 'after_commit'
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(signal ?? code)),
+  );
   let output = '';
   const keep = (d: Buffer) => {
     if (output.length < 65_536) output += d.toString('utf8');
@@ -52,7 +54,11 @@ async function startServer(dir: string, crash?: 'before_commit' | 'after_commit'
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
   const api = `http://127.0.0.1:${port}/api/v1/public`;
-  await waitFor(async () => /is running/.test(output) && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 'the server to start', 120_000);
+  await waitFor(
+    async () => /is running/.test(output) && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok,
+    'the server to start',
+    120_000,
+  );
   return { child, api, web: `http://127.0.0.1:${webPort}`, exited };
 }
 
@@ -67,7 +73,12 @@ async function json(url: string, token: string, init: { method?: string; body?: 
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   });
   const text = await res.text();
-  return { status: res.status, text, body: text ? JSON.parse(text) : undefined, replayed: res.headers.get('idempotent-replayed') };
+  return {
+    status: res.status,
+    text,
+    body: text ? JSON.parse(text) : undefined,
+    replayed: res.headers.get('idempotent-replayed'),
+  };
 }
 
 /** An account, a project, an API key, a dataset, and a run of a 3-case version, made with plain (unkeyed) requests. */
@@ -78,9 +89,18 @@ async function setUp(server: Server) {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email, password: 'correct horse battery', name: 'Crash' }),
   });
-  const { session_token: token, workspace } = (await signup.json()) as { session_token: string; workspace: { id: string } };
-  const project = await json(`${server.api}/projects`, token, { method: 'POST', body: { name: 'crashes', workspace_id: workspace.id } });
-  const key = await json(`${server.api}/projects/${project.body.id}/api-keys`, token, { method: 'POST', body: { name: 'ci' } });
+  const { session_token: token, workspace } = (await signup.json()) as {
+    session_token: string;
+    workspace: { id: string };
+  };
+  const project = await json(`${server.api}/projects`, token, {
+    method: 'POST',
+    body: { name: 'crashes', workspace_id: workspace.id },
+  });
+  const key = await json(`${server.api}/projects/${project.body.id}/api-keys`, token, {
+    method: 'POST',
+    body: { name: 'ci' },
+  });
   const dataset = await json(`${server.api}/datasets`, key.body.key, { method: 'POST', body: { name: 'golden' } });
   const apiKey = key.body.key as string;
   // The run's version lives in a dataset of its own: the crashed version create counts the first one's.
@@ -91,25 +111,50 @@ async function setUp(server: Server) {
   });
   const run = await json(`${server.api}/evaluation-runs`, apiKey, {
     method: 'POST',
-    body: { evaluation_name: 'nightly', dataset_version_id: small.body.dataset_version_id, candidate_version: 'v1', environment: 'ci' },
+    body: {
+      evaluation_name: 'nightly',
+      dataset_version_id: small.body.dataset_version_id,
+      candidate_version: 'v1',
+      environment: 'ci',
+    },
   });
   expect([project.status, key.status, dataset.status, small.status, run.status]).toEqual([201, 201, 201, 201, 201]);
   const caseIds = (small.body.items as { test_case_id: string }[]).map((c) => c.test_case_id);
-  return { token, projectId: project.body.id as string, apiKey, datasetId: dataset.body.id as string, runId: run.body.evaluation_run_id as string, caseIds };
+  return {
+    token,
+    projectId: project.body.id as string,
+    apiKey,
+    datasetId: dataset.body.id as string,
+    runId: run.body.evaluation_run_id as string,
+    caseIds,
+  };
 }
 
 type Account = Awaited<ReturnType<typeof setUp>>;
 
 /** One create each: its request (always the same bytes), its status, and how many of it exist (`one` once created). */
 function creates(account: Account) {
-  const results = account.caseIds.map((id, i) => ({ test_case_id: id, output: `out ${i}`, scores: [{ name: 'exact', value: i === 0 }] }));
-  const cases = Array.from({ length: 5000 }, (_, i) => ({ input: { question: `q${i}`, context: 'c'.repeat(100) }, expected: `a${i}`, metadata: { i } }));
+  const results = account.caseIds.map((id, i) => ({
+    test_case_id: id,
+    output: `out ${i}`,
+    scores: [{ name: 'exact', value: i === 0 }],
+  }));
+  const cases = Array.from({ length: 5000 }, (_, i) => ({
+    input: { question: `q${i}`, context: 'c'.repeat(100) },
+    expected: `a${i}`,
+    metadata: { i },
+  }));
   return [
     {
       name: 'dataset version (5,000 cases)',
       status: 201,
       one: 1,
-      send: (s: Server, key: string) => json(`${s.api}/datasets/${account.datasetId}/versions`, account.apiKey, { method: 'POST', body: { label: 'crash', test_cases: cases }, key }),
+      send: (s: Server, key: string) =>
+        json(`${s.api}/datasets/${account.datasetId}/versions`, account.apiKey, {
+          method: 'POST',
+          body: { label: 'crash', test_cases: cases },
+          key,
+        }),
       async count(s: Server) {
         const dataset = await json(`${s.api}/datasets/${account.datasetId}`, account.apiKey);
         const versions = dataset.body.versions as { test_case_count: number }[];
@@ -122,7 +167,17 @@ function creates(account: Account) {
       status: 201,
       one: 1,
       send: (s: Server, key: string) =>
-        json(`${s.api}/alerts`, account.token, { method: 'POST', body: { name: 'crash alert', project_id: account.projectId, view: 'SPANS', measure: 'latency', threshold: 2000 }, key }),
+        json(`${s.api}/alerts`, account.token, {
+          method: 'POST',
+          body: {
+            name: 'crash alert',
+            project_id: account.projectId,
+            view: 'SPANS',
+            measure: 'latency',
+            threshold: 2000,
+          },
+          key,
+        }),
       async count(s: Server) {
         const alerts = await json(`${s.api}/alerts?project_id=${account.projectId}`, account.token);
         return (alerts.body.data as { name: string }[]).filter((a) => a.name === 'crash alert').length;
@@ -133,7 +188,11 @@ function creates(account: Account) {
       status: 201,
       one: 1,
       send: (s: Server, key: string) =>
-        json(`${s.api}/dashboards`, account.token, { method: 'POST', body: { project_id: account.projectId, name: 'crash board', description: '' }, key }),
+        json(`${s.api}/dashboards`, account.token, {
+          method: 'POST',
+          body: { project_id: account.projectId, name: 'crash board', description: '' },
+          key,
+        }),
       async count(s: Server) {
         const boards = await json(`${s.api}/dashboards?project_id=${account.projectId}`, account.token);
         return (boards.body.data as { name: string }[]).filter((d) => d.name === 'crash board').length;
@@ -144,7 +203,12 @@ function creates(account: Account) {
       name: 'evaluation results (3)',
       status: 200,
       one: 3,
-      send: (s: Server, key: string) => json(`${s.api}/evaluation-runs/${account.runId}/results`, account.apiKey, { method: 'POST', body: { results }, key }),
+      send: (s: Server, key: string) =>
+        json(`${s.api}/evaluation-runs/${account.runId}/results`, account.apiKey, {
+          method: 'POST',
+          body: { results },
+          key,
+        }),
       async count(s: Server) {
         const run = await json(`${s.api}/evaluation-runs/${account.runId}`, account.apiKey);
         return run.body.result_count as number;

@@ -45,9 +45,13 @@ export async function startServerProcess(options: {
   child.stderr!.on('data', keep);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const port = options.healthPort ?? (options.mode === 'web' ? options.webPort : options.port);
-  await waitFor(async () => {
-    if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}):\n${output}`);
-    return /is running/.test(output) && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
-  }, `the ${options.mode} server to start`, 120_000);
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}):\n${output}`);
+      return /is running/.test(output) && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
+    },
+    `the ${options.mode} server to start`,
+    120_000,
+  );
   return { child, output: () => output, exited };
 }

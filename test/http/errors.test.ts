@@ -45,7 +45,13 @@ function expectValidation(res: LightMyRequestResponse, root: 'body' | 'query' | 
   expect(body.detail.map((e: { loc: unknown[] }) => e.loc[0])).toContain(root);
   for (const entry of body.detail) expect(['body', 'query', 'path', 'header']).toContain(entry.loc[0]);
   expectNoStack(res);
-  return body.detail as { loc: (string | number)[]; msg: string; type: string; ctx?: Record<string, unknown>; input?: unknown }[];
+  return body.detail as {
+    loc: (string | number)[];
+    msg: string;
+    type: string;
+    ctx?: Record<string, unknown>;
+    input?: unknown;
+  }[];
 }
 
 describe('error envelopes', () => {
@@ -53,7 +59,10 @@ describe('error envelopes', () => {
     const user = await signUp(h(), 'err');
     expectDetailString(await call(h().api, { method: 'GET', url: '/no/such/route' }), 404);
     expectDetailString(await call(h().api, { method: 'GET', url: `${PUBLIC}/no-such-thing`, token: user.token }), 404);
-    expectDetailString(await call(h().api, { method: 'PUT', url: `${PUBLIC}/projects`, token: user.token, payload: {} }), 404);
+    expectDetailString(
+      await call(h().api, { method: 'PUT', url: `${PUBLIC}/projects`, token: user.token, payload: {} }),
+      404,
+    );
   });
 
   it('answers a body that is not JSON with 400 {detail}, never 500', async () => {
@@ -82,15 +91,34 @@ describe('error envelopes', () => {
   it('answers an empty JSON body with 400 {detail}, and a body that is not a JSON object with 422 at body', async () => {
     const user = await signUp(h(), 'err');
     expectDetailString(
-      await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: user.token, headers: { 'content-type': 'application/json' }, payload: '' }),
+      await call(h().api, {
+        method: 'POST',
+        url: `${PUBLIC}/workspaces`,
+        token: user.token,
+        headers: { 'content-type': 'application/json' },
+        payload: '',
+      }),
       400,
     );
-    const text = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: user.token, headers: { 'content-type': 'text/plain' }, payload: 'name=x' });
+    const text = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces`,
+      token: user.token,
+      headers: { 'content-type': 'text/plain' },
+      payload: 'name=x',
+    });
     expect(expectValidation(text, 'body')[0]!.loc).toEqual(['body']);
-    const array = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: user.token, payload: [{ name: 'x' }] });
+    const array = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces`,
+      token: user.token,
+      payload: [{ name: 'x' }],
+    });
     expect(expectValidation(array, 'body')[0]!.loc).toEqual(['body']);
     // None of them created a workspace.
-    expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces`, token: user.token })).json().data).toHaveLength(1);
+    expect(
+      (await call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces`, token: user.token })).json().data,
+    ).toHaveLength(1);
   });
 
   it('answers an oversized body with 413 {detail}', async () => {
@@ -109,7 +137,12 @@ describe('error envelopes', () => {
     const { owner, project } = await projectWithKey(h(), 'err');
 
     const body = expectValidation(
-      await call(h().api, { method: 'POST', url: `${PUBLIC}/projects`, token: owner.token, payload: { workspace_id: owner.workspace.id, trace_ttl_days: 'soon' } }),
+      await call(h().api, {
+        method: 'POST',
+        url: `${PUBLIC}/projects`,
+        token: owner.token,
+        payload: { workspace_id: owner.workspace.id, trace_ttl_days: 'soon' },
+      }),
       'body',
     );
     expect(body).toEqual(
@@ -119,10 +152,21 @@ describe('error envelopes', () => {
       ]),
     );
 
-    const query = expectValidation(await call(h().api, { method: 'DELETE', url: `${PUBLIC}/projects/${project.id}`, token: owner.token, query: { reason: 'no' } }), 'query');
+    const query = expectValidation(
+      await call(h().api, {
+        method: 'DELETE',
+        url: `${PUBLIC}/projects/${project.id}`,
+        token: owner.token,
+        query: { reason: 'no' },
+      }),
+      'query',
+    );
     expect(query[0]).toMatchObject({ loc: ['query', 'reason'], type: 'string_too_short', ctx: { min_length: 3 } });
 
-    const path = expectValidation(await call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces//members`, token: owner.token }), 'path');
+    const path = expectValidation(
+      await call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces//members`, token: owner.token }),
+      'path',
+    );
     expect(path[0]).toMatchObject({ loc: ['path', 'workspace_id'] });
 
     // The refused delete left the project alive.
@@ -131,7 +175,11 @@ describe('error envelopes', () => {
   });
 
   it('does not echo a rejected password back in a 422', async () => {
-    const res = await call(h().web, { method: 'POST', url: '/api/auth/signup', payload: { email: 'someone@example.test', password: 'hunter2', name: 'x' } });
+    const res = await call(h().web, {
+      method: 'POST',
+      url: '/api/auth/signup',
+      payload: { email: 'someone@example.test', password: 'hunter2', name: 'x' },
+    });
     expectValidation(res, 'body');
     expect(res.json().detail.map((e: { loc: unknown[] }) => e.loc)).toContainEqual(['body', 'password']);
     expect(res.body).not.toContain('hunter2');
@@ -140,25 +188,70 @@ describe('error envelopes', () => {
   it('answers credential problems with {detail} and no stack', async () => {
     const { key } = await projectWithKey(h(), 'err');
     expect(expectDetailString(await call(h().api, { method: 'GET', url: `${PUBLIC}/projects` }), 401)).toBeTruthy();
-    expectDetailString(await call(h().api, { method: 'GET', url: `${PUBLIC}/projects`, headers: { authorization: 'Basic abc' } }), 401);
+    expectDetailString(
+      await call(h().api, { method: 'GET', url: `${PUBLIC}/projects`, headers: { authorization: 'Basic abc' } }),
+      401,
+    );
     expectDetailString(await call(h().api, { method: 'GET', url: `${PUBLIC}/projects`, token: 'sl_not-a-key' }), 401);
     expectDetailString(await call(h().api, { method: 'GET', url: `${PUBLIC}/projects`, token: 'a.b.c' }), 401);
-    expect(expectDetailString(await call(h().api, { method: 'GET', url: `${PUBLIC}/projects`, token: key.key }), 403)).toBe(
-      'this operation requires a user login; API keys are project-scoped',
-    );
+    expect(
+      expectDetailString(await call(h().api, { method: 'GET', url: `${PUBLIC}/projects`, token: key.key }), 403),
+    ).toBe('this operation requires a user login; API keys are project-scoped');
   });
 
   it('keeps stack traces out of every answer of the account routes', async () => {
     const user = await signUp(h(), 'err');
     const requests = [
-      () => call(h().api, { method: 'DELETE', url: `${PUBLIC}/workspaces/${user.workspace.id}`, token: user.token, query: { name: 'wrong', reason: 'abc' } }),
-      () => call(h().api, { method: 'DELETE', url: `${PUBLIC}/workspaces/${user.workspace.id}`, token: user.token, query: { name: user.workspace.name, reason: 'abc' } }),
-      () => call(h().api, { method: 'DELETE', url: `${PUBLIC}/workspaces/not-a-uuid`, token: user.token, query: { name: 'x', reason: 'abc' } }),
-      () => call(h().api, { method: 'DELETE', url: `${PUBLIC}/projects/not-a-uuid`, token: user.token, query: { reason: 'abc' } }),
-      () => call(h().api, { method: 'PATCH', url: `${PUBLIC}/workspaces/${user.workspace.id}/members/${user.user.id}`, token: user.token, payload: { role: 'VIEWER' } }),
-      () => call(h().api, { method: 'POST', url: `${PUBLIC}/projects`, token: user.token, payload: { name: 'x', workspace_id: 'not-a-uuid' } }),
+      () =>
+        call(h().api, {
+          method: 'DELETE',
+          url: `${PUBLIC}/workspaces/${user.workspace.id}`,
+          token: user.token,
+          query: { name: 'wrong', reason: 'abc' },
+        }),
+      () =>
+        call(h().api, {
+          method: 'DELETE',
+          url: `${PUBLIC}/workspaces/${user.workspace.id}`,
+          token: user.token,
+          query: { name: user.workspace.name, reason: 'abc' },
+        }),
+      () =>
+        call(h().api, {
+          method: 'DELETE',
+          url: `${PUBLIC}/workspaces/not-a-uuid`,
+          token: user.token,
+          query: { name: 'x', reason: 'abc' },
+        }),
+      () =>
+        call(h().api, {
+          method: 'DELETE',
+          url: `${PUBLIC}/projects/not-a-uuid`,
+          token: user.token,
+          query: { reason: 'abc' },
+        }),
+      () =>
+        call(h().api, {
+          method: 'PATCH',
+          url: `${PUBLIC}/workspaces/${user.workspace.id}/members/${user.user.id}`,
+          token: user.token,
+          payload: { role: 'VIEWER' },
+        }),
+      () =>
+        call(h().api, {
+          method: 'POST',
+          url: `${PUBLIC}/projects`,
+          token: user.token,
+          payload: { name: 'x', workspace_id: 'not-a-uuid' },
+        }),
       () => call(h().api, { method: 'POST', url: `${PUBLIC}/projects`, token: user.token, payload: [1, 2, 3] }),
-      () => call(h().api, { method: 'GET', url: `${PUBLIC}/projects`, token: user.token, query: { workspace_id: "'; DROP TABLE projects; --" } }),
+      () =>
+        call(h().api, {
+          method: 'GET',
+          url: `${PUBLIC}/projects`,
+          token: user.token,
+          query: { workspace_id: "'; DROP TABLE projects; --" },
+        }),
     ];
     const answers = [];
     for (const request of requests) answers.push(await request());

@@ -14,7 +14,10 @@ import { MAX_PARAM_LENGTH } from '../../src/http.js';
 
 const h = useHarness();
 
-function expectDetail(res: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number): string {
+function expectDetail(
+  res: { statusCode: number; headers: Record<string, unknown>; body: string },
+  status: number,
+): string {
   expect(res.statusCode, res.body).toBe(status);
   expect(String(res.headers['content-type'])).toMatch(/^application\/json/);
   const body = JSON.parse(res.body) as Record<string, unknown>;
@@ -33,7 +36,9 @@ describe('path parameters', () => {
   it('reads a trace whose id has the longest length ingest accepts (128), which the router used to refuse', async () => {
     const { key } = await projectWithKey(h());
     const traceId = 't'.repeat(128);
-    await ingestBatched(h(), key.key, [{ trace_id: traceId, span_id: 'root', name: 'long id', start_time: iso(Date.now() - 60_000) }]);
+    await ingestBatched(h(), key.key, [
+      { trace_id: traceId, span_id: 'root', name: 'long id', start_time: iso(Date.now() - 60_000) },
+    ]);
     const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces/${traceId}`, token: key.key });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().trace_id).toBe(traceId);
@@ -41,12 +46,26 @@ describe('path parameters', () => {
 
   it('answers an id longer than the route takes with 422 at path, and one past the router limit with 414 {detail}', async () => {
     const { key } = await projectWithKey(h());
-    expectPathValidation(await call(h().api, { method: 'GET', url: `${PUBLIC}/traces/${'x'.repeat(129)}`, token: key.key }), 'trace_id');
-    expectPathValidation(await call(h().api, { method: 'GET', url: `${PUBLIC}/sessions/${'x'.repeat(1025)}`, token: key.key }), 'session_id');
+    expectPathValidation(
+      await call(h().api, { method: 'GET', url: `${PUBLIC}/traces/${'x'.repeat(129)}`, token: key.key }),
+      'trace_id',
+    );
+    expectPathValidation(
+      await call(h().api, { method: 'GET', url: `${PUBLIC}/sessions/${'x'.repeat(1025)}`, token: key.key }),
+      'session_id',
+    );
     // A session id of the longest length, percent-encoded (3 bytes a character), still reaches the route.
-    const encoded = await call(h().api, { method: 'GET', url: `${PUBLIC}/sessions/${'%C3%A9'.repeat(512)}`, token: key.key });
+    const encoded = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/sessions/${'%C3%A9'.repeat(512)}`,
+      token: key.key,
+    });
     expectDetail(encoded, 404);
-    const tooLong = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces/${'x'.repeat(MAX_PARAM_LENGTH + 1)}`, token: key.key });
+    const tooLong = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/traces/${'x'.repeat(MAX_PARAM_LENGTH + 1)}`,
+      token: key.key,
+    });
     expect(expectDetail(tooLong, 414)).toBe('a path parameter is too long');
   });
 
@@ -60,23 +79,53 @@ describe('path parameters', () => {
 describe('bodies', () => {
   it('answers an unsupported content type with 415 {detail}', async () => {
     const { owner } = await projectWithKey(h());
-    const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: owner.token, headers: { 'content-type': 'application/xml' }, payload: '<name>x</name>' });
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces`,
+      token: owner.token,
+      headers: { 'content-type': 'application/xml' },
+      payload: '<name>x</name>',
+    });
     expectDetail(res, 415);
   });
 
   it('answers ingest bodies that are too large (413), not gzip (400) or not JSON (400) with {detail}', async () => {
     const { key } = await projectWithKey(h());
-    const big = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key.key, headers: { 'content-type': 'application/json' }, payload: `{"spans":["${'x'.repeat(10 * 1024 * 1024)}"]}` });
+    const big = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/traces`,
+      token: key.key,
+      headers: { 'content-type': 'application/json' },
+      payload: `{"spans":["${'x'.repeat(10 * 1024 * 1024)}"]}`,
+    });
     expectDetail(big, 413);
-    const notGzip = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key.key, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: 'plain' });
+    const notGzip = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/traces`,
+      token: key.key,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: 'plain',
+    });
     expect(expectDetail(notGzip, 400)).toBe('request body is not valid gzip');
-    const badJson = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key.key, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: zlib.gzipSync('{"spans": [') });
+    const badJson = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/traces`,
+      token: key.key,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      payload: zlib.gzipSync('{"spans": ['),
+    });
     expect(expectDetail(badJson, 400)).toBe('request body is not valid JSON');
   });
 
   it('answers a JSON body carrying __proto__ with 400 {detail}', async () => {
     const { owner } = await projectWithKey(h());
-    const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/workspaces`, token: owner.token, headers: { 'content-type': 'application/json' }, payload: '{"name": "x", "__proto__": {"admin": true}}' });
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/workspaces`,
+      token: owner.token,
+      headers: { 'content-type': 'application/json' },
+      payload: '{"name": "x", "__proto__": {"admin": true}}',
+    });
     expectDetail(res, 400);
   });
 });
@@ -90,7 +139,9 @@ describe('routes', () => {
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
     expectDetail(await call(h().web, { method: 'PUT', url: '/api/auth/login', payload: {} }), 404);
-    expect(expectDetail(await call(h().web, { method: 'GET', url: '/%E0%A4%A' }), 400)).toBe('the request URL is not valid');
+    expect(expectDetail(await call(h().web, { method: 'GET', url: '/%E0%A4%A' }), 400)).toBe(
+      'the request URL is not valid',
+    );
   });
 });
 
@@ -98,7 +149,10 @@ describe("requests Node's HTTP parser refuses", () => {
   for (const app of ['api', 'web'] as const) {
     it(`${app}: headers too large answer 431 {detail}; a malformed request 400 {detail}`, async () => {
       const port = await listening(h()[app]);
-      const huge = await rawRequest(port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\nConnection: close\r\n\r\n`);
+      const huge = await rawRequest(
+        port,
+        `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20 * 1024)}\r\nConnection: close\r\n\r\n`,
+      );
       expect(huge.status).toBe(431);
       expect(JSON.parse(huge.body)).toEqual({ detail: 'request headers are too large' });
       expect(huge.headers['content-type']).toMatch(/^application\/json/);

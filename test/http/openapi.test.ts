@@ -24,7 +24,10 @@ function servedRoutes(): Map<string, Set<string>> {
     stack.push({ depth, path: full });
     if (!m[3] || !full.startsWith(`${PUBLIC}/`) || full === `${PUBLIC}/openapi.json`) continue;
     const path = full.slice(PUBLIC.length).replace(/:(\w+)/g, '{$1}');
-    const methods = m[3].split(', ').filter((x) => x !== 'HEAD').map((x) => x.toLowerCase());
+    const methods = m[3]
+      .split(', ')
+      .filter((x) => x !== 'HEAD')
+      .map((x) => x.toLowerCase());
     routes.set(path, new Set([...(routes.get(path) ?? []), ...methods]));
   }
   return routes;
@@ -46,7 +49,12 @@ describe('OpenAPI document', () => {
   });
 
   it('documents every public route the api serves, with its parameters and error answers', async () => {
-    const doc = (await call(h().api, { method: 'GET', url: `${PUBLIC}/openapi.json` })).json() as { paths: Record<string, Record<string, { responses: Record<string, unknown>; parameters?: { name: string; in: string }[] }>> };
+    const doc = (await call(h().api, { method: 'GET', url: `${PUBLIC}/openapi.json` })).json() as {
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, unknown>; parameters?: { name: string; in: string }[] }>
+      >;
+    };
     const served = servedRoutes();
     expect(served.size).toBeGreaterThan(20);
     for (const [path, methods] of served) {
@@ -58,7 +66,9 @@ describe('OpenAPI document', () => {
       }
     }
     const list = doc.paths[`${PUBLIC}/traces`]!.get!;
-    expect(list.parameters!.map((p) => p.name)).toEqual(expect.arrayContaining(['limit', 'filters', 'project_id', 'start_after', 'end_before']));
+    expect(list.parameters!.map((p) => p.name)).toEqual(
+      expect.arrayContaining(['limit', 'filters', 'project_id', 'start_after', 'end_before']),
+    );
     expect(Object.keys(doc.paths).some((p) => p.includes('/healthz') || p.includes('openapi.json'))).toBe(false);
   });
 
@@ -69,16 +79,32 @@ describe('OpenAPI document', () => {
       for (const [method, operation] of Object.entries(item)) {
         const success = Object.entries(operation.responses ?? {}).filter(([status]) => /^2(\d\d|XX)$/.test(status));
         const documented = success.some(([, answer]) =>
-          Object.entries(answer.content ?? {}).some(([type, media]) => !type.includes('json') || (media.schema !== undefined && Object.keys(media.schema).length > 0)),
+          Object.entries(answer.content ?? {}).some(
+            ([type, media]) =>
+              !type.includes('json') || (media.schema !== undefined && Object.keys(media.schema).length > 0),
+          ),
         );
         if (!documented) undocumented.push(`${method.toUpperCase()} ${path}`);
       }
     }
     expect(undocumented).toEqual([]);
     // Streamed and non-JSON answers carry their own content types.
-    expect(Object.keys(doc.paths[`${PUBLIC}/otel/v1/traces`]!.post!.responses!['200']!.content!)).toEqual(['application/json', 'application/x-protobuf']);
-    expect(doc.paths[`${PUBLIC}/dataset-versions/{version_id}`]!.get!.responses!['200']!.content!['application/json']!.schema).toMatchObject({
-      required: expect.arrayContaining(['dataset_id', 'dataset_version_id', 'version_number', 'label', 'items', 'next_cursor']),
+    expect(Object.keys(doc.paths[`${PUBLIC}/otel/v1/traces`]!.post!.responses!['200']!.content!)).toEqual([
+      'application/json',
+      'application/x-protobuf',
+    ]);
+    expect(
+      doc.paths[`${PUBLIC}/dataset-versions/{version_id}`]!.get!.responses!['200']!.content!['application/json']!
+        .schema,
+    ).toMatchObject({
+      required: expect.arrayContaining([
+        'dataset_id',
+        'dataset_version_id',
+        'version_number',
+        'label',
+        'items',
+        'next_cursor',
+      ]),
     });
   });
 
@@ -89,7 +115,11 @@ describe('OpenAPI document', () => {
     const built = { n: 1.5, extra: 'kept', when: new Date(0) };
     // In a plugin, as the public routes are: the document collects routes added after swagger loads.
     app.register(async (p) => {
-      typed(p).get('/p/thing', { schema: { response: { 200: z.object({ n: z.number().int() }) } } }, async () => built as never);
+      typed(p).get(
+        '/p/thing',
+        { schema: { response: { 200: z.object({ n: z.number().int() }) } } },
+        async () => built as never,
+      );
     });
     await app.ready();
     try {

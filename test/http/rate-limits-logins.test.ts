@@ -30,19 +30,22 @@ describe('login budgets across e-mails and addresses', () => {
     const from = address();
     const budget = loginsPerAddress(h().config);
     expect(budget).toBe(12);
-    for (let i = 0; i < budget; i++) expect((await login(uniqueEmail('unknown'), 'whatever-guess', from)).statusCode).toBe(401);
+    for (let i = 0; i < budget; i++)
+      expect((await login(uniqueEmail('unknown'), 'whatever-guess', from)).statusCode).toBe(401);
     expect429(await login(uniqueEmail('unknown'), 'whatever-guess', from), /from this address, whatever the e-mail/);
     // Even a right password waits: the budget is checked before any hashing.
     const user = await signUp(h(), 'office');
     expect429(await login(user.user.email, user.password, from), /from this address/);
     // Other addresses are not affected, and successful logins never spend the per-e-mail budget.
-    for (let i = 0; i < loginsPerEmail(h().config) + 2; i++) expect((await login(user.user.email, user.password, address())).statusCode).toBe(200);
+    for (let i = 0; i < loginsPerEmail(h().config) + 2; i++)
+      expect((await login(user.user.email, user.password, address())).statusCode).toBe(200);
   });
 
   it('one e-mail guessed from a new address each time is refused once its failures are spent', async () => {
     const user = await signUp(h(), 'target');
     const budget = loginsPerEmail(h().config);
-    for (let i = 0; i < budget; i++) expect((await login(user.user.email, `guess-${i}-wrong`, address())).statusCode).toBe(401);
+    for (let i = 0; i < budget; i++)
+      expect((await login(user.user.email, `guess-${i}-wrong`, address())).statusCode).toBe(401);
     expect429(await login(user.user.email, 'guess-again-wrong', address()), /to this e-mail, whatever the address/);
     // Another account from the same addresses logs in.
     const other = await signUp(h(), 'other');

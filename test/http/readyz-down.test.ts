@@ -59,7 +59,9 @@ describe('/readyz with Postgres unreachable', () => {
     expect(Object.keys(res.json())).toEqual(['detail']);
     expect(typeof res.json().detail).toBe('string');
     // The healthy app still serves the same session.
-    expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces`, token: user.token })).statusCode).toBe(200);
+    expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/workspaces`, token: user.token })).statusCode).toBe(
+      200,
+    );
   });
 
   it('is 200 again on the healthy runtime', async () => {

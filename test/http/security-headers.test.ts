@@ -33,11 +33,20 @@ describe('api security headers and CORS', () => {
     const preflight = await call(h().api, {
       method: 'OPTIONS',
       url: `${PUBLIC}/traces`,
-      headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+      headers: {
+        origin: 'https://evil.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization',
+      },
     });
     expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
     const { key } = await projectWithKey(h());
-    const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key, headers: { origin: 'https://evil.example' } });
+    const res = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/whoami`,
+      token: key.key,
+      headers: { origin: 'https://evil.example' },
+    });
     expect(res.headers['access-control-allow-origin']).toBeUndefined();
   });
 });

@@ -20,7 +20,10 @@ type Case = { name: string; prepare(h: Harness): Promise<{ send: Send; count: ()
 const newKey = () => crypto.randomUUID();
 
 function keyed(options: InjectOptions & { token: string }, key: string): Promise<LightMyRequestResponse> {
-  return call(h().api, { ...options, headers: { ...(options.headers as Record<string, string> | undefined), 'idempotency-key': key } });
+  return call(h().api, {
+    ...options,
+    headers: { ...(options.headers as Record<string, string> | undefined), 'idempotency-key': key },
+  });
 }
 
 async function rows(sql: string, params: unknown[]): Promise<number> {
@@ -34,7 +37,12 @@ const CASES: Case[] = [
     async prepare(h) {
       const user = await signUp(h, 'ws');
       return {
-        send: (b) => ({ method: 'POST', url: `${PUBLIC}/workspaces`, token: user.token, payload: { name: `team ${b}` } }),
+        send: (b) => ({
+          method: 'POST',
+          url: `${PUBLIC}/workspaces`,
+          token: user.token,
+          payload: { name: `team ${b}` },
+        }),
         count: () => rows('SELECT count(*)::int AS n FROM memberships WHERE user_id = $1', [user.user.id]),
       };
     },
@@ -45,7 +53,12 @@ const CASES: Case[] = [
       const admin = await signUp(h, 'admin');
       const [a, b] = [await signUp(h, 'ma'), await signUp(h, 'mb')];
       return {
-        send: (v) => ({ method: 'POST', url: `${PUBLIC}/workspaces/${admin.workspace.id}/members`, token: admin.token, payload: { email: (v === 'a' ? a : b).user.email, role: 'MEMBER' } }),
+        send: (v) => ({
+          method: 'POST',
+          url: `${PUBLIC}/workspaces/${admin.workspace.id}/members`,
+          token: admin.token,
+          payload: { email: (v === 'a' ? a : b).user.email, role: 'MEMBER' },
+        }),
         count: () => rows('SELECT count(*)::int AS n FROM memberships WHERE workspace_id = $1', [admin.workspace.id]),
       };
     },
@@ -56,7 +69,12 @@ const CASES: Case[] = [
       const owner = await signUp(h, 'keys');
       const project = await createProject(h, owner.token, owner.workspace.id);
       return {
-        send: (b) => ({ method: 'POST', url: `${PUBLIC}/projects/${project.id}/api-keys`, token: owner.token, payload: { name: `key ${b}` } }),
+        send: (b) => ({
+          method: 'POST',
+          url: `${PUBLIC}/projects/${project.id}/api-keys`,
+          token: owner.token,
+          payload: { name: `key ${b}` },
+        }),
         count: () => rows('SELECT count(*)::int AS n FROM api_keys WHERE project_id = $1', [project.id]),
       };
     },
@@ -67,7 +85,17 @@ const CASES: Case[] = [
       const owner = await signUp(h, 'prices');
       const project = await createProject(h, owner.token, owner.workspace.id);
       return {
-        send: (b) => ({ method: 'POST', url: `${PUBLIC}/model-prices`, token: owner.token, payload: { project_id: project.id, model_pattern: `my-model-${b}`, input_per_million: 1, output_per_million: 2 } }),
+        send: (b) => ({
+          method: 'POST',
+          url: `${PUBLIC}/model-prices`,
+          token: owner.token,
+          payload: {
+            project_id: project.id,
+            model_pattern: `my-model-${b}`,
+            input_per_million: 1,
+            output_per_million: 2,
+          },
+        }),
         count: () => rows('SELECT count(*)::int AS n FROM model_prices WHERE project_id = $1', [project.id]),
       };
     },
@@ -78,7 +106,12 @@ const CASES: Case[] = [
       const owner = await signUp(h, 'dash');
       const project = await createProject(h, owner.token, owner.workspace.id);
       return {
-        send: (b) => ({ method: 'POST', url: `${PUBLIC}/dashboards`, token: owner.token, payload: { project_id: project.id, name: `board ${b}`, description: '' } }),
+        send: (b) => ({
+          method: 'POST',
+          url: `${PUBLIC}/dashboards`,
+          token: owner.token,
+          payload: { project_id: project.id, name: `board ${b}`, description: '' },
+        }),
         count: () => rows('SELECT count(*)::int AS n FROM dashboards WHERE project_id = $1', [project.id]),
       };
     },
@@ -88,14 +121,25 @@ const CASES: Case[] = [
     async prepare(h) {
       const owner = await signUp(h, 'widget');
       const project = await createProject(h, owner.token, owner.workspace.id);
-      const board = await call(h.api, { method: 'POST', url: `${PUBLIC}/dashboards`, token: owner.token, payload: { project_id: project.id, name: 'b', description: '' } });
+      const board = await call(h.api, {
+        method: 'POST',
+        url: `${PUBLIC}/dashboards`,
+        token: owner.token,
+        payload: { project_id: project.id, name: 'b', description: '' },
+      });
       const dashboardId = board.json().id as string;
       return {
         send: (b) => ({
           method: 'POST',
           url: `${PUBLIC}/widgets`,
           token: owner.token,
-          payload: { project_id: project.id, dashboard_id: dashboardId, title: `notes ${b}`, type: 'markdown', spec: { text: b } },
+          payload: {
+            project_id: project.id,
+            dashboard_id: dashboardId,
+            title: `notes ${b}`,
+            type: 'markdown',
+            spec: { text: b },
+          },
         }),
         count: () => rows('SELECT count(*)::int AS n FROM widgets WHERE dashboard_id = $1', [dashboardId]),
       };
@@ -127,7 +171,12 @@ const CASES: Case[] = [
           method: 'POST',
           url: `${PUBLIC}/detectors`,
           token: owner.token,
-          payload: { project_id: project.id, name: `slow ${b}`, type: 'threshold', config: { measure: 'latency', operator: '>', value: 5000 } },
+          payload: {
+            project_id: project.id,
+            name: `slow ${b}`,
+            type: 'threshold',
+            config: { measure: 'latency', operator: '>', value: 5000 },
+          },
         }),
         count: () => rows('SELECT count(*)::int AS n FROM detectors WHERE project_id = $1', [project.id]),
       };
@@ -149,8 +198,17 @@ const CASES: Case[] = [
       const { key } = await projectWithKey(h, 'versions');
       const dataset = await createDataset(h, key.key);
       return {
-        send: (b) => ({ method: 'POST', url: `${PUBLIC}/datasets/${dataset.id}/versions`, token: key.key, payload: { label: b, test_cases: simpleCases(b === 'a' ? 50 : 51) } }),
-        count: () => rows('SELECT count(*)::int AS n FROM dataset_test_cases c JOIN dataset_versions v ON v.id = c.version_id WHERE v.dataset_id = $1', [dataset.id]),
+        send: (b) => ({
+          method: 'POST',
+          url: `${PUBLIC}/datasets/${dataset.id}/versions`,
+          token: key.key,
+          payload: { label: b, test_cases: simpleCases(b === 'a' ? 50 : 51) },
+        }),
+        count: () =>
+          rows(
+            'SELECT count(*)::int AS n FROM dataset_test_cases c JOIN dataset_versions v ON v.id = c.version_id WHERE v.dataset_id = $1',
+            [dataset.id],
+          ),
       };
     },
   },
@@ -165,9 +223,18 @@ const CASES: Case[] = [
           method: 'POST',
           url: `${PUBLIC}/evaluation-runs`,
           token: key.key,
-          payload: { evaluation_name: 'nightly', dataset_version_id: version.dataset_version_id, candidate_version: `v-${b}`, environment: 'ci' },
+          payload: {
+            evaluation_name: 'nightly',
+            dataset_version_id: version.dataset_version_id,
+            candidate_version: `v-${b}`,
+            environment: 'ci',
+          },
         }),
-        count: () => rows('SELECT count(*)::int AS n FROM evaluation_runs r JOIN evaluations e ON e.id = r.evaluation_id WHERE e.project_id = $1', [project.id]),
+        count: () =>
+          rows(
+            'SELECT count(*)::int AS n FROM evaluation_runs r JOIN evaluations e ON e.id = r.evaluation_id WHERE e.project_id = $1',
+            [project.id],
+          ),
       };
     },
   },
@@ -211,14 +278,25 @@ describe('results and completion of a run', () => {
     const dataset = await createDataset(h(), key.key);
     const version = await createVersion(h(), key.key, dataset.id, simpleCases(3));
     const run = await createRun(h(), key.key, version.dataset_version_id);
-    const results = version.items.map((item, i) => ({ test_case_id: item.test_case_id, output: `out ${i}`, scores: [{ name: 'exact', value: i % 2 === 0 }] }));
+    const results = version.items.map((item, i) => ({
+      test_case_id: item.test_case_id,
+      output: `out ${i}`,
+      scores: [{ name: 'exact', value: i % 2 === 0 }],
+    }));
     return { project, key, run, results };
   }
 
   /** Postgres revisions summed (a replacement counts up) and the ClickHouse copy's rows before merges. */
   async function writes(runId: string): Promise<{ revisions: number; copies: number }> {
-    const revisions = await rows('SELECT COALESCE(sum(revision), 0)::int AS n FROM evaluation_results WHERE run_id = $1', [runId]);
-    const result = await h().ctx.ch.client.query({ query: 'SELECT count() AS n FROM evaluation_results WHERE evaluation_run_id = {run:String}', query_params: { run: runId }, format: 'JSONEachRow' });
+    const revisions = await rows(
+      'SELECT COALESCE(sum(revision), 0)::int AS n FROM evaluation_results WHERE run_id = $1',
+      [runId],
+    );
+    const result = await h().ctx.ch.client.query({
+      query: 'SELECT count() AS n FROM evaluation_results WHERE evaluation_run_id = {run:String}',
+      query_params: { run: runId },
+      format: 'JSONEachRow',
+    });
     const [{ n }] = await result.json<{ n: string }>();
     return { revisions, copies: Number(n) };
   }
@@ -247,7 +325,15 @@ describe('results and completion of a run', () => {
 
   it('POST /evaluation-runs/{id}/complete: the retry answers the first answer; the key with another body is a 409', async () => {
     const { key, run, results } = await runWithCases();
-    await keyed({ method: 'POST', url: `${PUBLIC}/evaluation-runs/${run.evaluation_run_id}/results`, token: key.key, payload: { results } }, newKey());
+    await keyed(
+      {
+        method: 'POST',
+        url: `${PUBLIC}/evaluation-runs/${run.evaluation_run_id}/results`,
+        token: key.key,
+        payload: { results },
+      },
+      newKey(),
+    );
     const url = `${PUBLIC}/evaluation-runs/${run.evaluation_run_id}/complete`;
     const idem = newKey();
     const first = await keyed({ method: 'POST', url, token: key.key }, idem);

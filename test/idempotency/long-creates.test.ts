@@ -23,7 +23,10 @@ const newKey = () => crypto.randomUUID();
 const iso = (ms: number) => new Date(ms).toISOString();
 
 function keyed(options: InjectOptions & { token: string }, key: string): Promise<LightMyRequestResponse> {
-  return call(h().api, { ...options, headers: { ...(options.headers as Record<string, string> | undefined), 'idempotency-key': key } });
+  return call(h().api, {
+    ...options,
+    headers: { ...(options.headers as Record<string, string> | undefined), 'idempotency-key': key },
+  });
 }
 
 async function count(sql: string, params: unknown[]): Promise<number> {
@@ -52,13 +55,24 @@ describe('a keyed dataset version', () => {
     const owner = await projectWithKey(h(), 'long');
     const other = await projectWithKey(h(), 'bystander');
     const input = { prompt: 'x'.repeat(400_000) };
-    await ingestSpans(h(), owner.key.key, [{ trace_id: 'big-trace', span_id: 'root', name: 'agent', start_time: iso(Date.now() - 60_000), input, output: 'done' }]);
+    await ingestSpans(h(), owner.key.key, [
+      {
+        trace_id: 'big-trace',
+        span_id: 'root',
+        name: 'agent',
+        start_time: iso(Date.now() - 60_000),
+        input,
+        output: 'done',
+      },
+    ]);
     const dataset = await createDataset(h(), owner.key.key);
     const request = {
       method: 'POST' as const,
       url: `${PUBLIC}/datasets/${dataset.id}/versions`,
       token: owner.key.key,
-      payload: { test_cases: Array.from({ length: 150 }, (_, i) => ({ source_trace_id: 'big-trace', metadata: { i } })) },
+      payload: {
+        test_cases: Array.from({ length: 150 }, (_, i) => ({ source_trace_id: 'big-trace', metadata: { i } })),
+      },
     };
     const idem = newKey();
 
@@ -70,12 +84,20 @@ describe('a keyed dataset version', () => {
     expectAnsweredMeanwhile(meanwhile);
     const version = first.json();
     expect(version.items).toHaveLength(150);
-    expect(version.items[149]).toMatchObject({ input, expected: 'done', metadata: { i: 149 }, source_trace_id: 'big-trace' });
+    expect(version.items[149]).toMatchObject({
+      input,
+      expected: 'done',
+      metadata: { i: 149 },
+      source_trace_id: 'big-trace',
+    });
     // The keyed answer is the version as stored: what any later read answers.
     expect(first.body).toBe((await getVersion(h(), owner.key.key, version.dataset_version_id)).body);
 
     // The key was recorded as a reference, not as the 60 MB answer.
-    const { rows } = await h().ctx.pg.pool.query<{ bytes: number }>('SELECT octet_length(answer) AS bytes FROM idempotency_keys WHERE key_hash = $1', [keyHash(idem)]);
+    const { rows } = await h().ctx.pg.pool.query<{ bytes: number }>(
+      'SELECT octet_length(answer) AS bytes FROM idempotency_keys WHERE key_hash = $1',
+      [keyHash(idem)],
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0]!.bytes).toBeLessThan(1_000);
 
@@ -94,7 +116,12 @@ describe('a keyed dataset version', () => {
   it('sent twice at once: both answer the one version created, the other attempt leaves nothing behind', async () => {
     const owner = await projectWithKey(h(), 'twice');
     const dataset = await createDataset(h(), owner.key.key);
-    const request = { method: 'POST' as const, url: `${PUBLIC}/datasets/${dataset.id}/versions`, token: owner.key.key, payload: { test_cases: simpleCases(2000) } };
+    const request = {
+      method: 'POST' as const,
+      url: `${PUBLIC}/datasets/${dataset.id}/versions`,
+      token: owner.key.key,
+      payload: { test_cases: simpleCases(2000) },
+    };
     const idem = newKey();
     const answers = await Promise.all([keyed(request, idem), keyed(request, idem)]);
     expect(answers.map((a) => a.statusCode)).toEqual([201, 201]);
@@ -103,7 +130,12 @@ describe('a keyed dataset version', () => {
     expect(answers[0]!.json().version_number).toBe(1);
     // One version, numbered 1; the other attempt's unnumbered rows and number were rolled back.
     expect(await count('SELECT count(*)::int AS n FROM dataset_versions WHERE dataset_id = $1', [dataset.id])).toBe(1);
-    expect(await count('SELECT count(*)::int AS n FROM dataset_test_cases c JOIN dataset_versions v ON v.id = c.version_id WHERE v.dataset_id = $1', [dataset.id])).toBe(2000);
+    expect(
+      await count(
+        'SELECT count(*)::int AS n FROM dataset_test_cases c JOIN dataset_versions v ON v.id = c.version_id WHERE v.dataset_id = $1',
+        [dataset.id],
+      ),
+    ).toBe(2000);
     expect(await count('SELECT version_count AS n FROM datasets WHERE id = $1', [dataset.id])).toBe(1);
   });
 
@@ -112,10 +144,24 @@ describe('a keyed dataset version', () => {
     const dataset = await createDataset(h(), owner.key.key);
     const idem = newKey();
     const post = (body: string) =>
-      keyed({ method: 'POST', url: `${PUBLIC}/datasets/${dataset.id}/versions`, token: owner.key.key, payload: body, headers: { 'content-type': 'application/json' } }, idem);
+      keyed(
+        {
+          method: 'POST',
+          url: `${PUBLIC}/datasets/${dataset.id}/versions`,
+          token: owner.key.key,
+          payload: body,
+          headers: { 'content-type': 'application/json' },
+        },
+        idem,
+      );
     const filler = 'f'.repeat(3000);
-    const cases = Array.from({ length: 700 }, (_, i) => `{"input": {"i": ${i}, "text": "${filler}"}, "expected": ${i}}`);
-    const refused = await post(`{"test_cases": [${[...cases, `{"input": 0.${'1'.repeat(17_000)}, "expected": null}`].join(',')}]}`);
+    const cases = Array.from(
+      { length: 700 },
+      (_, i) => `{"input": {"i": ${i}, "text": "${filler}"}, "expected": ${i}}`,
+    );
+    const refused = await post(
+      `{"test_cases": [${[...cases, `{"input": 0.${'1'.repeat(17_000)}, "expected": null}`].join(',')}]}`,
+    );
     expect(refused.statusCode, refused.body.slice(0, 300)).toBe(422);
     expect(await count('SELECT count(*)::int AS n FROM idempotency_keys WHERE key_hash = $1', [keyHash(idem)])).toBe(0);
     const corrected = `{"test_cases": [${cases.join(',')}]}`;
@@ -137,8 +183,15 @@ describe('keyed evaluation results', () => {
 
   /** Postgres revisions summed and the ClickHouse copy's rows before merges: any write adds to both. */
   async function writes(runId: string) {
-    const revisions = await count('SELECT COALESCE(sum(revision), 0)::int AS n FROM evaluation_results WHERE run_id = $1', [runId]);
-    const copied = await h().ctx.ch.client.query({ query: 'SELECT count() AS n FROM evaluation_results WHERE evaluation_run_id = {run:String}', query_params: { run: runId }, format: 'JSONEachRow' });
+    const revisions = await count(
+      'SELECT COALESCE(sum(revision), 0)::int AS n FROM evaluation_results WHERE run_id = $1',
+      [runId],
+    );
+    const copied = await h().ctx.ch.client.query({
+      query: 'SELECT count() AS n FROM evaluation_results WHERE evaluation_run_id = {run:String}',
+      query_params: { run: runId },
+      format: 'JSONEachRow',
+    });
     const [{ n }] = await copied.json<{ n: string }>();
     return { revisions, copies: Number(n) };
   }
@@ -146,7 +199,11 @@ describe('keyed evaluation results', () => {
   it('in several chunks: another tenant answered meanwhile; the retry replays the answer and writes nothing', async () => {
     const { owner, version, run, url } = await runOf(40);
     const other = await projectWithKey(h(), 'bystander');
-    const results = version.items.map((c, i) => ({ test_case_id: c.test_case_id, output: { text: 'y'.repeat(200_000) }, scores: [{ name: 'accuracy', value: i % 2 }] }));
+    const results = version.items.map((c, i) => ({
+      test_case_id: c.test_case_id,
+      output: { text: 'y'.repeat(200_000) },
+      scores: [{ name: 'accuracy', value: i % 2 }],
+    }));
     const payload = { results: [...results, { test_case_id: 'not-a-case', output: 1 }] };
     expect(JSON.stringify(payload).length).toBeGreaterThan(4 * RESULT_CHUNK_BYTES);
     const idem = newKey();

@@ -71,7 +71,9 @@ describe('a transaction scope', () => {
       });
       await expect(failing).rejects.toMatchObject({ code: '23505' });
       // Nested inside nested runs at once (it would wait forever for its own turn otherwise).
-      await withTransaction(pool, (tx) => withTransaction(pool, async () => void (await tx.query(`INSERT INTO ${table} VALUES ('deep')`))));
+      await withTransaction(pool, (tx) =>
+        withTransaction(pool, async () => void (await tx.query(`INSERT INTO ${table} VALUES ('deep')`))),
+      );
       await pool.query(`INSERT INTO ${table} VALUES ('after')`);
     });
     expect(await values(table)).toEqual(['after', 'before', 'deep']);

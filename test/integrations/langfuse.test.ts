@@ -1,9 +1,26 @@
 import { describe, expect, it } from 'vitest';
 import { projectWithKey, useHarness } from '../support/harness.js';
 import { runLangfuse } from './scenarios/langfuse.js';
-import { listenOnLoopback, listTraceIds, runOnce, spanNamed, spansNamed, waitForTrace, type StoredTrace } from './support/read-back.js';
 import {
-  AGENT_NAME, ANSWER, FAILURE_MESSAGE, QUESTION, SENT_COST, SESSION_ID, TENANT, TOOL_NAME, USAGE, USER_ID,
+  listenOnLoopback,
+  listTraceIds,
+  runOnce,
+  spanNamed,
+  spansNamed,
+  waitForTrace,
+  type StoredTrace,
+} from './support/read-back.js';
+import {
+  AGENT_NAME,
+  ANSWER,
+  FAILURE_MESSAGE,
+  QUESTION,
+  SENT_COST,
+  SESSION_ID,
+  TENANT,
+  TOOL_NAME,
+  USAGE,
+  USER_ID,
 } from './support/scenario.js';
 
 /**
@@ -37,7 +54,11 @@ describe('Langfuse SDK into Sightline', () => {
     expect(answered).toHaveLength(2);
     for (const generation of answered) {
       expect(generation.model_name).toBe('gpt-4o');
-      expect(generation).toMatchObject({ input_tokens: USAGE.input, output_tokens: USAGE.output, cache_read_tokens: USAGE.cachedInput });
+      expect(generation).toMatchObject({
+        input_tokens: USAGE.input,
+        output_tokens: USAGE.output,
+        cache_read_tokens: USAGE.cachedInput,
+      });
       expect(generation.cost).toBeCloseTo(SENT_COST.total, 12);
       expect(generation.cost_source).toBe('sent');
     }
@@ -50,7 +71,9 @@ describe('Langfuse SDK into Sightline', () => {
     expect(trace.output ?? '(null)').toContain(ANSWER);
     const generations = spansNamed(trace, GENERATION);
     for (const generation of generations) expect(generation.input ?? '(null)').toContain('Paris');
-    expect(generations.map((s) => s.output)).toEqual(expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]));
+    expect(generations.map((s) => s.output)).toEqual(
+      expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]),
+    );
     const tool = spanNamed(trace, TOOL_NAME);
     expect(tool.input ?? '(null)').toContain('Paris');
     expect(tool.output ?? '(null)').toContain('temperature_c');
@@ -70,7 +93,11 @@ describe('Langfuse SDK into Sightline', () => {
   it('keeps the propagated metadata as plain keys that `metadata eq` finds', async () => {
     expect(spanNamed(trace, AGENT_NAME).metadata).toMatchObject({ tenant: TENANT });
     expect(trace.metadata_map).toMatchObject({ tenant: TENANT });
-    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([trace.trace_id]);
-    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual([]);
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([
+      trace.trace_id,
+    ]);
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual(
+      [],
+    );
   });
 });

@@ -2,9 +2,26 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { projectWithKey, useHarness } from '../support/harness.js';
 import { runOpenInference } from './scenarios/openinference-openai.js';
 import { startFakeOpenAi, type FakeOpenAi } from './support/fake-openai.js';
-import { listenOnLoopback, listTraceIds, runOnce, spanNamed, spansNamed, waitForTrace, type StoredTrace } from './support/read-back.js';
 import {
-  AGENT_NAME, ANSWER, FAILING_TOOL_MESSAGE, FAILING_TOOL_NAME, QUESTION, SESSION_ID, TENANT, TOOL_NAME, USAGE, USER_ID,
+  listenOnLoopback,
+  listTraceIds,
+  runOnce,
+  spanNamed,
+  spansNamed,
+  waitForTrace,
+  type StoredTrace,
+} from './support/read-back.js';
+import {
+  AGENT_NAME,
+  ANSWER,
+  FAILING_TOOL_MESSAGE,
+  FAILING_TOOL_NAME,
+  QUESTION,
+  SESSION_ID,
+  TENANT,
+  TOOL_NAME,
+  USAGE,
+  USER_ID,
 } from './support/scenario.js';
 
 /**
@@ -40,12 +57,19 @@ describe('OpenInference into Sightline', () => {
   it('reads llm.model_name, the token counts (cached too) and a cost from the price table', () => {
     for (const llm of spansNamed(trace, LLM)) {
       expect(llm.model_name).toMatch(/^gpt-4o/);
-      expect(llm).toMatchObject({ input_tokens: USAGE.input, output_tokens: USAGE.output, cache_read_tokens: USAGE.cachedInput });
+      expect(llm).toMatchObject({
+        input_tokens: USAGE.input,
+        output_tokens: USAGE.output,
+        cache_read_tokens: USAGE.cachedInput,
+      });
       expect(llm.cost).toBeGreaterThan(0);
       expect(llm.cost_source).toBe('computed');
     }
     expect(trace).toMatchObject({ total_input_tokens: 2 * USAGE.input, total_output_tokens: 2 * USAGE.output });
-    expect(trace.total_cost).toBeCloseTo(spansNamed(trace, LLM).reduce((sum, s) => sum + s.cost, 0), 12);
+    expect(trace.total_cost).toBeCloseTo(
+      spansNamed(trace, LLM).reduce((sum, s) => sum + s.cost, 0),
+      12,
+    );
   });
 
   it('shows input and output on the trace, the LLM spans and the tool span', () => {
@@ -53,7 +77,9 @@ describe('OpenInference into Sightline', () => {
     expect(trace.output ?? '(null)').toContain(ANSWER);
     const llms = spansNamed(trace, LLM);
     for (const llm of llms) expect(llm.input ?? '(null)').toContain(QUESTION);
-    expect(llms.map((s) => s.output)).toEqual(expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]));
+    expect(llms.map((s) => s.output)).toEqual(
+      expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]),
+    );
     const tool = spanNamed(trace, TOOL_NAME);
     expect(tool.input ?? '(null)').toContain('Paris');
     expect(tool.output ?? '(null)').toContain('temperature_c');
@@ -64,14 +90,22 @@ describe('OpenInference into Sightline', () => {
   });
 
   it('marks the tool that threw as an error with its message', () => {
-    expect(spanNamed(trace, FAILING_TOOL_NAME)).toMatchObject({ status: 'error', error_type: 'Error', error_message: FAILING_TOOL_MESSAGE });
+    expect(spanNamed(trace, FAILING_TOOL_NAME)).toMatchObject({
+      status: 'error',
+      error_type: 'Error',
+      error_message: FAILING_TOOL_MESSAGE,
+    });
     expect(trace.error_count).toBe(1);
   });
 
   it('flattens the `metadata` JSON so that `metadata eq tenant acme` finds the trace', async () => {
     expect(spanNamed(trace, AGENT_NAME).metadata).toMatchObject({ tenant: TENANT });
     expect(trace.metadata_map).toMatchObject({ tenant: TENANT });
-    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([trace.trace_id]);
-    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual([]);
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([
+      trace.trace_id,
+    ]);
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual(
+      [],
+    );
   });
 });

@@ -2,9 +2,26 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { projectWithKey, useHarness } from '../support/harness.js';
 import { runOtelGenAi } from './scenarios/otel-genai.js';
 import { startFakeOpenAi, type FakeOpenAi } from './support/fake-openai.js';
-import { listenOnLoopback, listTraceIds, runOnce, spanNamed, spansNamed, waitForTrace, type StoredSpan, type StoredTrace } from './support/read-back.js';
 import {
-  AGENT_NAME, ANSWER, FAILURE_MESSAGE, QUESTION, SESSION_ID, TENANT, TOOL_NAME, USAGE, USER_ID,
+  listenOnLoopback,
+  listTraceIds,
+  runOnce,
+  spanNamed,
+  spansNamed,
+  waitForTrace,
+  type StoredSpan,
+  type StoredTrace,
+} from './support/read-back.js';
+import {
+  AGENT_NAME,
+  ANSWER,
+  FAILURE_MESSAGE,
+  QUESTION,
+  SESSION_ID,
+  TENANT,
+  TOOL_NAME,
+  USAGE,
+  USER_ID,
 } from './support/scenario.js';
 
 /**
@@ -81,7 +98,11 @@ describe('OpenTelemetry GenAI conventions into Sightline', () => {
 
   it('finds the trace by its plain `tenant` attribute', async () => {
     expect(trace.metadata_map).toMatchObject({ tenant: TENANT });
-    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([trace.trace_id]);
-    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual([]);
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([
+      trace.trace_id,
+    ]);
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual(
+      [],
+    );
   });
 });

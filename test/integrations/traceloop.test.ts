@@ -2,8 +2,26 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { projectWithKey, useHarness } from '../support/harness.js';
 import { runTraceloop } from './scenarios/traceloop.js';
 import { startFakeOpenAi, type FakeOpenAi } from './support/fake-openai.js';
-import { listenOnLoopback, listTraceIds, runOnce, spanNamed, spansNamed, waitForTrace, type StoredTrace } from './support/read-back.js';
-import { AGENT_NAME, ANSWER, FAILURE_MESSAGE, QUESTION, SESSION_ID, TENANT, TOOL_NAME, USAGE, USER_ID } from './support/scenario.js';
+import {
+  listenOnLoopback,
+  listTraceIds,
+  runOnce,
+  spanNamed,
+  spansNamed,
+  waitForTrace,
+  type StoredTrace,
+} from './support/read-back.js';
+import {
+  AGENT_NAME,
+  ANSWER,
+  FAILURE_MESSAGE,
+  QUESTION,
+  SESSION_ID,
+  TENANT,
+  TOOL_NAME,
+  USAGE,
+  USER_ID,
+} from './support/scenario.js';
 
 /**
  * OpenLLMetry (@traceloop/node-server-sdk with its `openai` instrumentation against a fake provider on
@@ -44,7 +62,10 @@ describe('OpenLLMetry (Traceloop) into Sightline', () => {
       expect(chat.cost_source).toBe('computed');
     }
     expect(trace).toMatchObject({ total_input_tokens: 2 * USAGE.input, total_output_tokens: 2 * USAGE.output });
-    expect(trace.total_cost).toBeCloseTo(spansNamed(trace, CHAT).reduce((sum, s) => sum + s.cost, 0), 12);
+    expect(trace.total_cost).toBeCloseTo(
+      spansNamed(trace, CHAT).reduce((sum, s) => sum + s.cost, 0),
+      12,
+    );
   });
 
   it('shows traceloop.entity.input/output on the trace and the tool, and the messages on the chat spans', () => {
@@ -52,7 +73,9 @@ describe('OpenLLMetry (Traceloop) into Sightline', () => {
     expect(trace.output ?? '(null)').toContain(ANSWER);
     const chats = spansNamed(trace, CHAT);
     for (const chat of chats) expect(chat.input ?? '(null)').toContain(QUESTION);
-    expect(chats.map((s) => s.output)).toEqual(expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]));
+    expect(chats.map((s) => s.output)).toEqual(
+      expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]),
+    );
     const tool = spanNamed(trace, `${TOOL_NAME}.tool`);
     expect(tool.input ?? '(null)').toContain('Paris');
     expect(tool.output ?? '(null)').toContain('temperature_c');
@@ -72,7 +95,11 @@ describe('OpenLLMetry (Traceloop) into Sightline', () => {
   it('lifts the tenant association property to plain metadata that `metadata eq` finds', async () => {
     expect(spanNamed(trace, 'plan_trip.workflow').metadata).toMatchObject({ tenant: TENANT });
     expect(trace.metadata_map).toMatchObject({ tenant: TENANT });
-    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([trace.trace_id]);
-    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual([]);
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([
+      trace.trace_id,
+    ]);
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual(
+      [],
+    );
   });
 });

@@ -2,9 +2,24 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { projectWithKey, useHarness } from '../support/harness.js';
 import { runVercelAi } from './scenarios/vercel-ai.js';
 import { startFakeOpenAi, type FakeOpenAi } from './support/fake-openai.js';
-import { listenOnLoopback, listTraceIds, runOnce, spanNamed, spansNamed, waitForTrace, type StoredTrace } from './support/read-back.js';
 import {
-  ANSWER, FAILING_TOOL_MESSAGE, QUESTION, SESSION_ID, TENANT, TOOL_NAME, USAGE, USER_ID,
+  listenOnLoopback,
+  listTraceIds,
+  runOnce,
+  spanNamed,
+  spansNamed,
+  waitForTrace,
+  type StoredTrace,
+} from './support/read-back.js';
+import {
+  ANSWER,
+  FAILING_TOOL_MESSAGE,
+  QUESTION,
+  SESSION_ID,
+  TENANT,
+  TOOL_NAME,
+  USAGE,
+  USER_ID,
 } from './support/scenario.js';
 
 /**
@@ -36,7 +51,11 @@ describe('Vercel AI SDK into Sightline', () => {
   it('reads model, tokens (cached too) and a cost from the price table on each model step, counted once in the trace', () => {
     for (const step of spansNamed(trace, 'ai.generateText.doGenerate')) {
       expect(step.model_name).toMatch(/^gpt-4o/);
-      expect(step).toMatchObject({ input_tokens: USAGE.input, output_tokens: USAGE.output, cache_read_tokens: USAGE.cachedInput });
+      expect(step).toMatchObject({
+        input_tokens: USAGE.input,
+        output_tokens: USAGE.output,
+        cache_read_tokens: USAGE.cachedInput,
+      });
       expect(step.cost).toBeGreaterThan(0);
       expect(step.cost_source).toBe('computed');
     }
@@ -52,7 +71,9 @@ describe('Vercel AI SDK into Sightline', () => {
     expect(trace.output ?? '(null)').toContain(ANSWER);
     const steps = spansNamed(trace, 'ai.generateText.doGenerate');
     for (const step of steps) expect(step.input ?? '(null)').toContain(QUESTION);
-    expect(steps.map((s) => s.output)).toEqual(expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]));
+    expect(steps.map((s) => s.output)).toEqual(
+      expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]),
+    );
     const weather = spansNamed(trace, 'ai.toolCall').find((s) => s.status !== 'error')!;
     expect(weather.input ?? '(null)').toContain('Paris');
     expect(weather.output ?? '(null)').toContain('temperature_c');
@@ -71,7 +92,11 @@ describe('Vercel AI SDK into Sightline', () => {
 
   it('keeps ai.telemetry.metadata.tenant as plain metadata that `metadata eq` finds', async () => {
     expect(trace.metadata_map).toMatchObject({ tenant: TENANT });
-    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([trace.trace_id]);
-    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual([]);
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([
+      trace.trace_id,
+    ]);
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual(
+      [],
+    );
   });
 });

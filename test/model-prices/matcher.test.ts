@@ -7,7 +7,16 @@ import { DEFAULT_PRICES, PRICES_AS_OF, SOURCES } from '../../src/model-prices/de
 const patternOf = (model: string) => DEFAULT_TABLE.lookup(model)?.model_pattern ?? null;
 
 function entry(model_pattern: string, source: PriceEntry['source'], input: number): PriceEntry {
-  return { model_pattern, source, id: source === 'project' ? `id-${model_pattern}` : null, input_per_million: input, output_per_million: input, cached_input_per_million: null, cache_write_per_million: null, reasoning_per_million: null };
+  return {
+    model_pattern,
+    source,
+    id: source === 'project' ? `id-${model_pattern}` : null,
+    input_per_million: input,
+    output_per_million: input,
+    cached_input_per_million: null,
+    cache_write_per_million: null,
+    reasoning_per_million: null,
+  };
 }
 
 describe('canonical model ids', () => {
@@ -19,7 +28,10 @@ describe('canonical model ids', () => {
     ['us.anthropic.claude-3-5-sonnet-20241022-v2:0', 'claude-3-5-sonnet-20241022-v2:0'],
     ['anthropic.claude-3-haiku-20240307-v1:0', 'claude-3-haiku-20240307-v1:0'],
     ['bedrock/eu.meta.llama3-2-90b-instruct-v1:0', 'llama3-2-90b-instruct-v1:0'],
-    ['arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-20250514-v1:0', 'claude-sonnet-4-20250514-v1:0'],
+    [
+      'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-20250514-v1:0',
+      'claude-sonnet-4-20250514-v1:0',
+    ],
     ['accounts/fireworks/models/llama-v3p1-70b-instruct', 'llama-v3p1-70b-instruct'],
     ['meta-llama/Meta-Llama-3.1-8B-Instruct-Turbo', 'meta-llama-3-1-8b-instruct-turbo'],
     ['azure/gpt-35-turbo', 'gpt-3-5-turbo'],
@@ -51,8 +63,9 @@ describe('the default table', () => {
     const table = doc.slice(doc.indexOf('## The default table'));
     const documented = table.split('\n').filter((l) => /^\| `/.test(l));
     expect(documented).toEqual(
-      DEFAULT_PRICES.map((p) =>
-        `| \`${p.model_pattern}\` | ${p.provider} | ${p.input_per_million} | ${p.output_per_million} | ${dash(p.cached_input_per_million)} | ${dash(p.cache_write_per_million)} | ${dash(p.reasoning_per_million)} |`,
+      DEFAULT_PRICES.map(
+        (p) =>
+          `| \`${p.model_pattern}\` | ${p.provider} | ${p.input_per_million} | ${p.output_per_million} | ${dash(p.cached_input_per_million)} | ${dash(p.cache_write_per_million)} | ${dash(p.reasoning_per_million)} |`,
       ),
     );
   });
@@ -185,13 +198,20 @@ describe('the default table', () => {
     expect(patternOf(model)).toBe(pattern);
   });
 
-  it.each(['gpt-4omni', 'my-company-model', 'gpt', 'claude', 'gemini-9-ultra', '', 'llama'])('%s has no default price', (model) => {
-    expect(patternOf(model)).toBeNull();
-  });
+  it.each(['gpt-4omni', 'my-company-model', 'gpt', 'claude', 'gemini-9-ultra', '', 'llama'])(
+    '%s has no default price',
+    (model) => {
+      expect(patternOf(model)).toBeNull();
+    },
+  );
 });
 
 describe('overrides over the default table', () => {
-  const base = new PriceTable([entry('gpt-4o', 'default', 2.5), entry('gpt-4o-mini', 'default', 0.15), entry('claude-3-5-sonnet', 'default', 3)]);
+  const base = new PriceTable([
+    entry('gpt-4o', 'default', 2.5),
+    entry('gpt-4o-mini', 'default', 0.15),
+    entry('claude-3-5-sonnet', 'default', 3),
+  ]);
 
   it('a project pattern beats the default pattern of the same specificity', () => {
     const t = new PriceTable([entry('GPT-4o', 'project', 2)], base);
@@ -211,7 +231,10 @@ describe('overrides over the default table', () => {
   });
 
   it('`*` patterns: any characters, ranked by their other characters, below a plain pattern of equal length', () => {
-    const t = new PriceTable([entry('acme-*-chat', 'project', 7), entry('*', 'project', 1), entry('gpt-4o*', 'project', 9)], base);
+    const t = new PriceTable(
+      [entry('acme-*-chat', 'project', 7), entry('*', 'project', 1), entry('gpt-4o*', 'project', 9)],
+      base,
+    );
     expect(t.lookup('acme-large-chat')).toMatchObject({ model_pattern: 'acme-*-chat' });
     expect(t.lookup('acme-large-chat-2')).toMatchObject({ model_pattern: '*' });
     expect(t.lookup('something-else')).toMatchObject({ model_pattern: '*' });
@@ -220,7 +243,9 @@ describe('overrides over the default table', () => {
     expect(t.lookup('gpt-4omni')).toMatchObject({ model_pattern: 'gpt-4o*' });
     expect(t.lookup('gpt-4o-mini')).toMatchObject({ model_pattern: 'gpt-4o-mini', source: 'default' });
     // Prefixes are part of the canonical form: a Bedrock id reaches the default row.
-    expect(t.lookup('us.anthropic.claude-3-5-sonnet-20241022-v2:0')).toMatchObject({ model_pattern: 'claude-3-5-sonnet' });
+    expect(t.lookup('us.anthropic.claude-3-5-sonnet-20241022-v2:0')).toMatchObject({
+      model_pattern: 'claude-3-5-sonnet',
+    });
   });
 
   it('remembers each model name it was asked about', () => {

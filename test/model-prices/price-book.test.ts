@@ -9,12 +9,24 @@ const h = useHarness();
 /** The real pool, counting the statements that reach it. */
 function counted(pool: Queryable): { db: Queryable; queries: () => number } {
   let n = 0;
-  const db = { query: (...args: unknown[]) => (n++, (pool.query as (...a: unknown[]) => unknown)(...args)) } as unknown as Queryable;
+  const db = {
+    query: (...args: unknown[]) => (n++, (pool.query as (...a: unknown[]) => unknown)(...args)),
+  } as unknown as Queryable;
   return { db, queries: () => n };
 }
 
 function spans(model: string, extra: Record<string, unknown> = {}): NormalizedSpan[] {
-  return validateSpans([{ trace_id: 't', span_id: 's', name: 'chat', start_time: '2025-01-01T00:00:00Z', model_name: model, input_tokens: 1_000_000, ...extra }]).accepted;
+  return validateSpans([
+    {
+      trace_id: 't',
+      span_id: 's',
+      name: 'chat',
+      start_time: '2025-01-01T00:00:00Z',
+      model_name: model,
+      input_tokens: 1_000_000,
+      ...extra,
+    },
+  ]).accepted;
 }
 
 async function override(projectId: string, pattern: string, input: number) {
@@ -66,12 +78,20 @@ describe('the price book: per-project prices cached in a process', () => {
     await override(project.id, 'acme-*', 3);
     const { db, queries } = counted(h().ctx.pg.pool);
     const book = new PriceBook(db);
-    await book.price(project.id, [...spans('gpt-4o', { cost: 1 }), ...spans('gpt-4o', { input_tokens: 0 }), ...spans('')]);
+    await book.price(project.id, [
+      ...spans('gpt-4o', { cost: 1 }),
+      ...spans('gpt-4o', { input_tokens: 0 }),
+      ...spans(''),
+    ]);
     expect(queries()).toBe(0);
     const batches = [spans('acme-large'), spans('acme-small'), spans('gpt-4o-mini')];
     await Promise.all(batches.map((b) => book.price(project.id, b)));
     expect(queries()).toBe(1);
-    expect(batches.map((b) => [b[0]!.cost, b[0]!.cost_source])).toEqual([[3, 'computed'], [3, 'computed'], [0.15, 'computed']]);
+    expect(batches.map((b) => [b[0]!.cost, b[0]!.cost_source])).toEqual([
+      [3, 'computed'],
+      [3, 'computed'],
+      [0.15, 'computed'],
+    ]);
   });
 
   it('does not keep a load that a write overtook', async () => {

@@ -29,15 +29,40 @@ describe('the Errors detector', () => {
     expect((await signalTitled(h(), key.key, 'TimeoutError in tool.fetch')).hit_count).toBe(1);
     expect((await signalTitled(h(), key.key, 'RateLimitError in tool.search')).hit_count).toBe(1);
     expect(Object.keys(search).sort()).toEqual(
-      ['created_at', 'detector_id', 'detector_name', 'first_seen_at', 'hit_count', 'last_seen_at', 'reopen_count', 'rca_state', 'signal_id', 'status', 'title'].sort(),
+      [
+        'created_at',
+        'detector_id',
+        'detector_name',
+        'first_seen_at',
+        'hit_count',
+        'last_seen_at',
+        'reopen_count',
+        'rca_state',
+        'signal_id',
+        'status',
+        'title',
+      ].sort(),
     );
     expect(search).toMatchObject({ status: 'open', detector_name: 'Errors', reopen_count: 0 });
 
     const findings = await listFindings(h(), key.key, { signal_id: search.signal_id });
     expect(findings.meta.total).toBe(2);
     for (const f of findings.data) {
-      expect(Object.keys(f).sort()).toEqual(['detector_id', 'finding_id', 'found_at', 'signal_id', 'span_id', 'summary', 'trace_id', 'trace_start_time']);
-      expect(f).toMatchObject({ signal_id: search.signal_id, detector_id: search.detector_id, summary: 'TimeoutError: TimeoutError after 30 s' });
+      expect(Object.keys(f).sort()).toEqual([
+        'detector_id',
+        'finding_id',
+        'found_at',
+        'signal_id',
+        'span_id',
+        'summary',
+        'trace_id',
+        'trace_start_time',
+      ]);
+      expect(f).toMatchObject({
+        signal_id: search.signal_id,
+        detector_id: search.detector_id,
+        summary: 'TimeoutError: TimeoutError after 30 s',
+      });
     }
     // A second tick finds nothing new.
     const again = await tick(h(), project);
@@ -53,7 +78,12 @@ describe('detector filters', () => {
       method: 'POST',
       url: `${PUBLIC}/detectors`,
       token: owner.token,
-      payload: { project_id: project.id, name: 'Production errors', type: 'error', config: { filters: [{ field: 'environment', op: '=', value: 'production' }] } },
+      payload: {
+        project_id: project.id,
+        name: 'Production errors',
+        type: 'error',
+        config: { filters: [{ field: 'environment', op: '=', value: 'production' }] },
+      },
     });
     expect(created.statusCode, created.body).toBe(201);
     await ingest(h(), key.key, [
@@ -66,7 +96,10 @@ describe('detector filters', () => {
     expect(mine.data.map((s) => [s.title, s.hit_count])).toEqual([['Boom in tool.a', 1]]);
     // The default detector sees both environments, still not the evaluation.
     const errors = await listSignals(h(), key.key);
-    expect(errors.data.find((s) => s.detector_name === 'Errors')).toMatchObject({ title: 'Boom in tool.a', hit_count: 2 });
+    expect(errors.data.find((s) => s.detector_name === 'Errors')).toMatchObject({
+      title: 'Boom in tool.a',
+      hit_count: 2,
+    });
   });
 });
 
@@ -77,7 +110,12 @@ describe('threshold detectors', () => {
       method: 'POST',
       url: `${PUBLIC}/detectors`,
       token: owner.token,
-      payload: { project_id: project.id, name: 'Slow LLM calls', type: 'threshold', config: { measure: 'latency', operator: '>', value: 2000, filters: [{ field: 'kind', value: 'llm' }] } },
+      payload: {
+        project_id: project.id,
+        name: 'Slow LLM calls',
+        type: 'threshold',
+        config: { measure: 'latency', operator: '>', value: 2000, filters: [{ field: 'kind', value: 'llm' }] },
+      },
     });
     expect(created.statusCode, created.body).toBe(201);
     const t0 = Date.now() - 120_000;
@@ -95,7 +133,11 @@ describe('threshold detectors', () => {
       ['latency > 2000 in llm.summarise', 1],
     ]);
     const findings = await listFindings(h(), key.key, { detector_id: created.json().id });
-    expect(findings.data.map((f) => f.summary).sort()).toEqual(['latency 2500 > 2000', 'latency 3100 > 2000', 'latency 9000 > 2000']);
+    expect(findings.data.map((f) => f.summary).sort()).toEqual([
+      'latency 2500 > 2000',
+      'latency 3100 > 2000',
+      'latency 9000 > 2000',
+    ]);
   });
 
   it('compare cost and tokens too, with any operator', async () => {
@@ -104,9 +146,18 @@ describe('threshold detectors', () => {
       method: 'POST',
       url: `${PUBLIC}/detectors`,
       token: owner.token,
-      payload: { project_id: project.id, name: 'Costly', type: 'threshold', config: { measure: 'cost', operator: '>=', value: 0.5 } },
+      payload: {
+        project_id: project.id,
+        name: 'Costly',
+        type: 'threshold',
+        config: { measure: 'cost', operator: '>=', value: 0.5 },
+      },
     });
-    await ingest(h(), key.key, [span({ name: 'llm.a', cost: 0.5 }), span({ name: 'llm.a', cost: 0.49 }), span({ name: 'llm.b', cost: 2 })]);
+    await ingest(h(), key.key, [
+      span({ name: 'llm.a', cost: 0.5 }),
+      span({ name: 'llm.a', cost: 0.49 }),
+      span({ name: 'llm.b', cost: 2 }),
+    ]);
     await tick(h(), project.id);
     const found = await listSignals(h(), key.key, { detector_id: created.json().id });
     expect(found.data.map((s) => [s.title, s.hit_count]).sort()).toEqual([
@@ -121,9 +172,19 @@ describe('sql detectors', () => {
     const { owner, project, key } = await projectWithKey(h());
     const other = await projectWithKey(h());
     const query = "SELECT trace_id, span_id, model_name AS group_key FROM spans WHERE model_name != '' AND cost > 1";
-    const created = await call(h().api, { method: 'POST', url: `${PUBLIC}/detectors`, token: owner.token, payload: { project_id: project.id, name: 'Pricey models', type: 'sql', config: { query, interval_minutes: 1 } } });
+    const created = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/detectors`,
+      token: owner.token,
+      payload: { project_id: project.id, name: 'Pricey models', type: 'sql', config: { query, interval_minutes: 1 } },
+    });
     expect(created.statusCode, created.body).toBe(201);
-    await ingest(h(), key.key, [span({ model_name: 'gpt-4o', cost: 2 }), span({ model_name: 'gpt-4o', cost: 3 }), span({ model_name: 'claude', cost: 1.5 }), span({ model_name: 'mini', cost: 0.1 })]);
+    await ingest(h(), key.key, [
+      span({ model_name: 'gpt-4o', cost: 2 }),
+      span({ model_name: 'gpt-4o', cost: 3 }),
+      span({ model_name: 'claude', cost: 1.5 }),
+      span({ model_name: 'mini', cost: 0.1 }),
+    ]);
     // Another project's rows are out of the query's reach.
     await ingest(h(), other.key.key, [span({ model_name: 'gpt-4o', cost: 9 })]);
     const first = await tick(h(), project.id);
@@ -138,7 +199,9 @@ describe('sql detectors', () => {
     const second = await tick(h(), project.id);
     expect(second.passes.some((p) => p.type === 'sql')).toBe(false);
     // Due again (its last run moved back a minute): only the new row is a finding.
-    await h().ctx.pg.pool.query("UPDATE detectors SET last_run_at = last_run_at - interval '1 minute' WHERE id = $1", [created.json().id]);
+    await h().ctx.pg.pool.query("UPDATE detectors SET last_run_at = last_run_at - interval '1 minute' WHERE id = $1", [
+      created.json().id,
+    ]);
     const third = await tick(h(), project.id);
     expect(third.passes.find((p) => p.type === 'sql')).toMatchObject({ findings: 1 });
     expect((await signalTitled(h(), key.key, 'Pricey models: claude')).hit_count).toBe(2);
@@ -151,7 +214,12 @@ describe('sql detectors', () => {
       method: 'POST',
       url: `${PUBLIC}/detectors`,
       token: owner.token,
-      payload: { project_id: project.id, name: 'Long traces', type: 'sql', config: { query: 'SELECT trace_id FROM traces WHERE duration_ms > 1000' } },
+      payload: {
+        project_id: project.id,
+        name: 'Long traces',
+        type: 'sql',
+        config: { query: 'SELECT trace_id FROM traces WHERE duration_ms > 1000' },
+      },
     });
     expect(created.statusCode, created.body).toBe(201);
     await ingest(h(), key.key, [span({ durationMs: 5000 }), span({ durationMs: 10 }), span({ durationMs: 2000 })]);
@@ -167,7 +235,13 @@ describe('switching a detector off and on', () => {
   it('leaves alone what arrived while it was off, and goes on with what arrives after', async () => {
     const { owner, project, key } = await projectWithKey(h());
     const errors = (await call(h().api, { method: 'GET', url: `${PUBLIC}/detectors`, token: key.key })).json().data[0];
-    const patch = (enabled: boolean) => call(h().api, { method: 'PATCH', url: `${PUBLIC}/detectors/${errors.id}`, token: owner.token, payload: { project_id: project.id, enabled } });
+    const patch = (enabled: boolean) =>
+      call(h().api, {
+        method: 'PATCH',
+        url: `${PUBLIC}/detectors/${errors.id}`,
+        token: owner.token,
+        payload: { project_id: project.id, enabled },
+      });
     expect((await patch(false)).json().enabled).toBe(false);
     await ingest(h(), key.key, failingTrace('WhileOff', 'tool.a'));
     expect((await tick(h(), project.id)).passes).toEqual([]);

@@ -10,10 +10,17 @@ import { failingTrace, ingest, listFindings, listSignals, signalTitled, tick } f
 
 const h = useHarness({ QUEUE_PREFIX: `signals-merge-${crypto.randomBytes(4).toString('hex')}` });
 
-const dismiss = (token: string, projectId: string, id: string) => call(h().web, { method: 'POST', url: `/api/projects/${projectId}/signals/${id}/dismiss`, token });
+const dismiss = (token: string, projectId: string, id: string) =>
+  call(h().web, { method: 'POST', url: `/api/projects/${projectId}/signals/${id}/dismiss`, token });
 const merge = (token: string, projectId: string, id: string, into: unknown) =>
-  call(h().web, { method: 'POST', url: `/api/projects/${projectId}/signals/${id}/merge`, token, payload: { into_signal_id: into } });
-const getSignal = (token: string, id: string) => call(h().api, { method: 'GET', url: `${PUBLIC}/signals/${id}`, token }).then((r) => r.json());
+  call(h().web, {
+    method: 'POST',
+    url: `/api/projects/${projectId}/signals/${id}/merge`,
+    token,
+    payload: { into_signal_id: into },
+  });
+const getSignal = (token: string, id: string) =>
+  call(h().api, { method: 'GET', url: `${PUBLIC}/signals/${id}`, token }).then((r) => r.json());
 
 /** A project with three signals: tool.a (1 hit), tool.b (2 hits), tool.c (3 hits). */
 async function threeSignals() {
@@ -33,9 +40,17 @@ async function threeSignals() {
 }
 
 async function tracesOf(key: string, signalId: string) {
-  const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key, query: { filters: JSON.stringify([{ field: 'signal_id', op: 'eq', value: signalId }]) } });
+  const res = await call(h().api, {
+    method: 'GET',
+    url: `${PUBLIC}/traces`,
+    token: key,
+    query: { filters: JSON.stringify([{ field: 'signal_id', op: 'eq', value: signalId }]) },
+  });
   expect(res.statusCode, res.body).toBe(200);
-  return res.json().data.map((t: { trace_id: string }) => t.trace_id).sort();
+  return res
+    .json()
+    .data.map((t: { trace_id: string }) => t.trace_id)
+    .sort();
 }
 
 describe('dismiss', () => {
@@ -49,13 +64,27 @@ describe('dismiss', () => {
 
     const res = await dismiss(owner.token, project.id, a.signal_id);
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ updated: true, changed: ['status'], signal: { signal_id: a.signal_id, status: 'dismissed', project_id: project.id } });
+    expect(res.json()).toMatchObject({
+      updated: true,
+      changed: ['status'],
+      signal: { signal_id: a.signal_id, status: 'dismissed', project_id: project.id },
+    });
     expect((await dismiss(owner.token, project.id, a.signal_id)).json()).toMatchObject({ updated: false, changed: [] });
     // From resolved too.
-    await call(h().api, { method: 'PATCH', url: `${PUBLIC}/signals/${b.signal_id}/status`, token: owner.token, payload: { project_id: project.id, status: 'resolved', reason: 'fixed_by_pr' } });
+    await call(h().api, {
+      method: 'PATCH',
+      url: `${PUBLIC}/signals/${b.signal_id}/status`,
+      token: owner.token,
+      payload: { project_id: project.id, status: 'resolved', reason: 'fixed_by_pr' },
+    });
     const member = await memberWithRole(h(), owner, owner.workspace.id, 'MEMBER');
-    expect((await dismiss(member.token, project.id, b.signal_id)).json()).toMatchObject({ updated: true, signal: { status: 'dismissed' } });
-    expect((await listSignals(h(), key.key, { status: 'dismissed' })).data.map((s) => s.signal_id).sort()).toEqual([a.signal_id, b.signal_id].sort());
+    expect((await dismiss(member.token, project.id, b.signal_id)).json()).toMatchObject({
+      updated: true,
+      signal: { status: 'dismissed' },
+    });
+    expect((await listSignals(h(), key.key, { status: 'dismissed' })).data.map((s) => s.signal_id).sort()).toEqual(
+      [a.signal_id, b.signal_id].sort(),
+    );
   });
 });
 
@@ -73,7 +102,10 @@ describe('merge', () => {
     expect(res.json().merged_into).toMatchObject({ signal_id: b.signal_id, merged_into_id: null, hit_count: 3 });
 
     // The source answers GET with merged_into_id and leaves every list.
-    expect(await getSignal(key.key, a.signal_id)).toMatchObject({ signal_id: a.signal_id, merged_into_id: b.signal_id });
+    expect(await getSignal(key.key, a.signal_id)).toMatchObject({
+      signal_id: a.signal_id,
+      merged_into_id: b.signal_id,
+    });
     const open = await listSignals(h(), key.key);
     expect(open.data.map((s) => s.signal_id).sort()).toEqual([b.signal_id, c.signal_id].sort());
     expect(open.meta.total).toBe(2);

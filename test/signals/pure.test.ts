@@ -10,7 +10,9 @@ describe('when a detector runs', () => {
   const scanFrom = new Date('2026-01-01T00:00:00Z');
   it('reads from its watermark minus the lateness overlap (or from when it was enabled)', () => {
     expect(passFrom({ scan_from: scanFrom, watermark_ms: null })).toBe(scanFrom.getTime());
-    expect(passFrom({ scan_from: scanFrom, watermark_ms: '1800000000000' })).toBe(1_800_000_000_000 - LATENESS_OVERLAP_MS);
+    expect(passFrom({ scan_from: scanFrom, watermark_ms: '1800000000000' })).toBe(
+      1_800_000_000_000 - LATENESS_OVERLAP_MS,
+    );
   });
 
   it('runs when its project stored something above the watermark, or while the overlap may still bring spans', () => {
@@ -54,11 +56,23 @@ describe('groups and names', () => {
 
 describe('the pass query', () => {
   it('is one parameterised query over the stored-since range, leaving out what the detector found', () => {
-    const parsed = parseConfig('threshold', { measure: 'cost', operator: '>=', value: 1, filters: [{ field: 'model_name', value: 'gpt-4o' }] });
+    const parsed = parseConfig('threshold', {
+      measure: 'cost',
+      operator: '>=',
+      value: 1,
+      filters: [{ field: 'model_name', value: 'gpt-4o' }],
+    });
     expect(parsed.ok).toBe(true);
     if (!parsed.ok) return;
     const config = parsed.config as { measure: 'cost'; operator: '>='; value: number };
-    const q = incrementalQuery({ projectId: 'p', detectorId: 'd', condition: { type: 'threshold', config }, predicates: configPredicates(config), fromMs: 1000, limit: 10 });
+    const q = incrementalQuery({
+      projectId: 'p',
+      detectorId: 'd',
+      condition: { type: 'threshold', config },
+      predicates: configPredicates(config),
+      fromMs: 1000,
+      limit: 10,
+    });
     expect(q.query).toContain('ingested_at >');
     expect(q.query).toContain('NOT IN (SELECT trace_id, span_id FROM findings');
     expect(q.query).toContain("evaluation_run_id = ''");

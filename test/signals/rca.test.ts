@@ -13,7 +13,16 @@ const h = useHarness({ QUEUE_PREFIX: `signals-rca-${crypto.randomBytes(4).toStri
 function trace(start: number, model: string, environment: string, failing: boolean): Record<string, unknown>[] {
   const traceId = `t-${hex()}`;
   return [
-    span({ trace_id: traceId, span_id: 'root', name: 'agent.run', kind: 'agent', start, durationMs: 800, environment, user_id: `user-${hex(3)}` }),
+    span({
+      trace_id: traceId,
+      span_id: 'root',
+      name: 'agent.run',
+      kind: 'agent',
+      start,
+      durationMs: 800,
+      environment,
+      user_id: `user-${hex(3)}`,
+    }),
     span({
       trace_id: traceId,
       span_id: 'llm',
@@ -33,12 +42,31 @@ function trace(start: number, model: string, environment: string, failing: boole
 function failingTraceOn(name: string, start: number): Record<string, unknown>[] {
   const traceId = `t-${hex()}`;
   return [
-    span({ trace_id: traceId, span_id: 'root', name: 'agent.run', kind: 'agent', start, durationMs: 800, environment: 'production' }),
-    span({ trace_id: traceId, span_id: 'tool', parent_span_id: 'root', name, kind: 'tool', start: start + 5, environment: 'production', status: 'error', error_type: 'TimeoutError' }),
+    span({
+      trace_id: traceId,
+      span_id: 'root',
+      name: 'agent.run',
+      kind: 'agent',
+      start,
+      durationMs: 800,
+      environment: 'production',
+    }),
+    span({
+      trace_id: traceId,
+      span_id: 'tool',
+      parent_span_id: 'root',
+      name,
+      kind: 'tool',
+      start: start + 5,
+      environment: 'production',
+      status: 'error',
+      error_type: 'TimeoutError',
+    }),
   ];
 }
 
-const getSignal = (token: string, id: string) => call(h().api, { method: 'GET', url: `${PUBLIC}/signals/${id}`, token }).then((r) => r.json());
+const getSignal = (token: string, id: string) =>
+  call(h().api, { method: 'GET', url: `${PUBLIC}/signals/${id}`, token }).then((r) => r.json());
 
 describe('root-cause hints', () => {
   it('name the attributes the failing traces share: every failing trace uses model X in environment Y', async () => {
@@ -49,7 +77,15 @@ describe('root-cause hints', () => {
     for (let i = 0; i < 20; i++) spans.push(...trace(t0 + i * 60_000, 'gpt-bad', 'staging', true));
     // 60 healthy ones: gpt-bad in a quarter of them, staging in a tenth.
     const models = ['gpt-4o', 'claude', 'mini', 'gpt-bad'];
-    for (let i = 0; i < 60; i++) spans.push(...trace(t0 + i * 20_000 + 7, models[i % 4]!, i % 10 === 0 ? 'staging' : i % 2 ? 'production' : 'development', false));
+    for (let i = 0; i < 60; i++)
+      spans.push(
+        ...trace(
+          t0 + i * 20_000 + 7,
+          models[i % 4]!,
+          i % 10 === 0 ? 'staging' : i % 2 ? 'production' : 'development',
+          false,
+        ),
+      );
     await ingest(h(), key.key, spans);
     // The tick leaves the hints pending here, to look at each step (the worker's tick answers them).
     await tick(h(), project.id, { rca: false });
@@ -70,7 +106,6 @@ describe('root-cause hints', () => {
     ]);
     // Answered once: a second run for the same request has nothing to do.
     expect((await runRca(h().ctx, signal.signal_id)).state).toBe('skipped');
-
   });
 
   it('are answered by the detection tick: for new signals, and again for a merge target', async () => {
@@ -87,8 +122,16 @@ describe('root-cause hints', () => {
     const tool = await signalTitled(h(), key.key, 'TimeoutError in tool.search');
     const before = await getSignal(key.key, llm.signal_id);
     expect(before.rca_state).toBe('ready');
-    expect(before.rca.hints.map((x: { attribute: string; value: string }) => `${x.attribute}=${x.value}`)).toEqual(['environment=staging', 'model_name=gpt-bad']);
-    const merged = await call(h().web, { method: 'POST', url: `/api/projects/${project.id}/signals/${tool.signal_id}/merge`, token: owner.token, payload: { into_signal_id: llm.signal_id } });
+    expect(before.rca.hints.map((x: { attribute: string; value: string }) => `${x.attribute}=${x.value}`)).toEqual([
+      'environment=staging',
+      'model_name=gpt-bad',
+    ]);
+    const merged = await call(h().web, {
+      method: 'POST',
+      url: `/api/projects/${project.id}/signals/${tool.signal_id}/merge`,
+      token: owner.token,
+      payload: { into_signal_id: llm.signal_id },
+    });
     expect(merged.json().merged_into.rca_state).toBe('pending');
     expect((await tick(h(), project.id)).rcaAnswered).toBe(1);
     const after = await getSignal(key.key, llm.signal_id);
@@ -115,7 +158,14 @@ describe('root-cause hints', () => {
       { attribute: 'environment', value: 'y', s: 5, b: 9 },
       { attribute: 'user_id', value: 'u', s: 2, b: 0 },
     ];
-    expect(rankHints(rows)).toEqual([{ attribute: 'model_name', value: 'x', signal_share: 1, baseline_share: 0, lift: 10 }]);
-    expect(rankHints([{ attribute: '__traces', value: '', s: 10, b: 0 }, { attribute: 'model_name', value: 'x', s: 10, b: 0 }])).toEqual([]);
+    expect(rankHints(rows)).toEqual([
+      { attribute: 'model_name', value: 'x', signal_share: 1, baseline_share: 0, lift: 10 },
+    ]);
+    expect(
+      rankHints([
+        { attribute: '__traces', value: '', s: 10, b: 0 },
+        { attribute: 'model_name', value: 'x', s: 10, b: 0 },
+      ]),
+    ).toEqual([]);
   });
 });

@@ -18,7 +18,9 @@ async function withFiveSignals() {
   const start = Date.now() - 600_000;
   for (const [i, name] of names.entries()) {
     // Signal i gets i + 1 findings.
-    const spans = Array.from({ length: i + 1 }, (_, k) => failingTrace('Boom', `tool.${name}`, start + i * 10_000 + k * 1000)).flat();
+    const spans = Array.from({ length: i + 1 }, (_, k) =>
+      failingTrace('Boom', `tool.${name}`, start + i * 10_000 + k * 1000),
+    ).flat();
     await ingest(h(), p.key.key, spans);
     await tick(h(), p.project.id);
   }
@@ -30,7 +32,13 @@ describe('list signals', () => {
     const { key } = await withFiveSignals();
     const all = await listSignals(h(), key.key);
     expect(all.meta).toEqual({ page: 0, limit: 50, total: 5 });
-    expect(all.data.map((s) => s.title)).toEqual(['Boom in tool.e', 'Boom in tool.d', 'Boom in tool.c', 'Boom in tool.b', 'Boom in tool.a']);
+    expect(all.data.map((s) => s.title)).toEqual([
+      'Boom in tool.e',
+      'Boom in tool.d',
+      'Boom in tool.c',
+      'Boom in tool.b',
+      'Boom in tool.a',
+    ]);
     expect(all.data.map((s) => s.hit_count)).toEqual([5, 4, 3, 2, 1]);
     for (const s of all.data) {
       expect(s.created_at).toMatch(ISO);
@@ -50,8 +58,16 @@ describe('list signals', () => {
     const { owner, project, key } = await withFiveSignals();
     const all = await listSignals(h(), key.key);
     const [first, second] = all.data as { signal_id: string; detector_id: string }[];
-    await patchStatus(h(), owner.token, first!.signal_id, { project_id: project.id, status: 'resolved', reason: 'fixed_by_pr' });
-    await patchStatus(h(), owner.token, second!.signal_id, { project_id: project.id, status: 'resolved', reason: 'fixed_by_pr' });
+    await patchStatus(h(), owner.token, first!.signal_id, {
+      project_id: project.id,
+      status: 'resolved',
+      reason: 'fixed_by_pr',
+    });
+    await patchStatus(h(), owner.token, second!.signal_id, {
+      project_id: project.id,
+      status: 'resolved',
+      reason: 'fixed_by_pr',
+    });
     const resolved = await listSignals(h(), key.key, { status: 'resolved' });
     expect(resolved.meta.total).toBe(2);
     expect(resolved.data.map((s) => s.signal_id)).toEqual([first!.signal_id, second!.signal_id]);
@@ -64,7 +80,8 @@ describe('list signals', () => {
 
   it('validate their parameters (422) and the project_id rules (400)', async () => {
     const { owner, project, key } = await projectWithKey(h());
-    const list = (token: string, query: Record<string, string>) => call(h().api, { method: 'GET', url: `${PUBLIC}/signals`, token, query });
+    const list = (token: string, query: Record<string, string>) =>
+      call(h().api, { method: 'GET', url: `${PUBLIC}/signals`, token, query });
     expectValidationAt(await list(key.key, { limit: '0' }), ['query', 'limit']);
     expectValidationAt(await list(key.key, { limit: '201' }), ['query', 'limit']);
     expectValidationAt(await list(key.key, { page: '-1' }), ['query', 'page']);
@@ -73,7 +90,10 @@ describe('list signals', () => {
     expect((await list(key.key, { limit: '200', page: '10000' })).statusCode).toBe(200);
     expectDetail(await list(owner.token, {}), 400, PROJECT_ID_REQUIRED_DETAIL);
     expectDetail(await list(key.key, { project_id: UNKNOWN_ID }), 400, PROJECT_ID_MISMATCH_DETAIL);
-    expect((await list(owner.token, { project_id: project.id })).json()).toEqual({ data: [], meta: { page: 0, limit: 50, total: 0 } });
+    expect((await list(owner.token, { project_id: project.id })).json()).toEqual({
+      data: [],
+      meta: { page: 0, limit: 50, total: 0 },
+    });
   });
 });
 
@@ -81,14 +101,27 @@ describe('get a signal', () => {
   it('answers the detail: the list fields plus resolved_at, merged_into_id and rca; 404 otherwise', async () => {
     const { owner, project, key } = await withFiveSignals();
     const item = (await listSignals(h(), key.key)).data[0]!;
-    const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/signals/${item.signal_id}`, token: owner.token, query: { project_id: project.id } });
+    const res = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/signals/${item.signal_id}`,
+      token: owner.token,
+      query: { project_id: project.id },
+    });
     expect(res.statusCode, res.body).toBe(200);
     const detail = res.json();
     expect(Object.keys(detail).sort()).toEqual([...Object.keys(item), 'merged_into_id', 'rca', 'resolved_at'].sort());
     expect(detail).toMatchObject({ ...item, resolved_at: null, merged_into_id: null });
-    expectDetail(await call(h().api, { method: 'GET', url: `${PUBLIC}/signals/${UNKNOWN_ID}`, token: key.key }), 404, 'signal not found');
+    expectDetail(
+      await call(h().api, { method: 'GET', url: `${PUBLIC}/signals/${UNKNOWN_ID}`, token: key.key }),
+      404,
+      'signal not found',
+    );
     const other = await projectWithKey(h());
-    expectDetail(await call(h().api, { method: 'GET', url: `${PUBLIC}/signals/${item.signal_id}`, token: other.key.key }), 404, 'signal not found');
+    expectDetail(
+      await call(h().api, { method: 'GET', url: `${PUBLIC}/signals/${item.signal_id}`, token: other.key.key }),
+      404,
+      'signal not found',
+    );
   });
 });
 
@@ -109,7 +142,11 @@ describe('list findings', () => {
       expect(typeof f.span_id).toBe('string');
       const trace = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces/${f.trace_id}`, token: key.key });
       expect(trace.json().trace_start_time).toBe(f.trace_start_time);
-      expect(trace.json().spans.some((s: { span_id: string; status: string }) => s.span_id === f.span_id && s.status === 'error')).toBe(true);
+      expect(
+        trace
+          .json()
+          .spans.some((s: { span_id: string; status: string }) => s.span_id === f.span_id && s.status === 'error'),
+      ).toBe(true);
     }
     const paged = await listFindings(h(), key.key, { signal_id: e.signal_id as string, limit: '2', page: '2' });
     expect(paged.meta).toEqual({ page: 2, limit: 2, total: 5 });
@@ -117,6 +154,9 @@ describe('list findings', () => {
     expect((await listFindings(h(), key.key, { detector_id: e.detector_id as string })).meta.total).toBe(15);
     expect((await listFindings(h(), key.key, { detector_id: UNKNOWN_ID })).meta.total).toBe(0);
     expect((await listFindings(h(), key.key, { signal_id: 'nope' })).meta.total).toBe(0);
-    expectValidationAt(await call(h().api, { method: 'GET', url: `${PUBLIC}/findings`, token: key.key, query: { limit: '201' } }), ['query', 'limit']);
+    expectValidationAt(
+      await call(h().api, { method: 'GET', url: `${PUBLIC}/findings`, token: key.key, query: { limit: '201' } }),
+      ['query', 'limit'],
+    );
   });
 });

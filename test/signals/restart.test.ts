@@ -30,8 +30,14 @@ async function findingCount(key: string, signalId: string) {
 describe('a worker stopped mid-pass', () => {
   it('after its query, before the commit: the restarted pass finds everything once', async () => {
     const { key, project } = await projectWithKey(h());
-    await ingest(h(), key.key, [...failingTrace('Boom', 'tool.a'), ...failingTrace('Boom', 'tool.a'), ...failingTrace('Boom', 'tool.a')]);
-    await expect(runDetectionTick(h().ctx, { projectIds: [project.id], faults: { afterQuery: stop } })).rejects.toThrow(Stop);
+    await ingest(h(), key.key, [
+      ...failingTrace('Boom', 'tool.a'),
+      ...failingTrace('Boom', 'tool.a'),
+      ...failingTrace('Boom', 'tool.a'),
+    ]);
+    await expect(runDetectionTick(h().ctx, { projectIds: [project.id], faults: { afterQuery: stop } })).rejects.toThrow(
+      Stop,
+    );
     expect((await listFindings(h(), key.key)).meta.total).toBe(0);
     await tick(h(), project.id);
     const signal = await signalTitled(h(), key.key, 'Boom in tool.a');
@@ -42,7 +48,9 @@ describe('a worker stopped mid-pass', () => {
   it('after the commit, before ClickHouse has the findings: the next pass stores them, counts nothing twice', async () => {
     const { key, project } = await projectWithKey(h());
     await ingest(h(), key.key, [...failingTrace('Boom', 'tool.b'), ...failingTrace('Boom', 'tool.b')]);
-    await expect(runDetectionTick(h().ctx, { projectIds: [project.id], faults: { afterCommit: stop } })).rejects.toThrow(Stop);
+    await expect(
+      runDetectionTick(h().ctx, { projectIds: [project.id], faults: { afterCommit: stop } }),
+    ).rejects.toThrow(Stop);
     const signal = await signalTitled(h(), key.key, 'Boom in tool.b');
     expect(signal.hit_count).toBe(2);
     expect(await findingCount(key.key, signal.signal_id)).toBe(0);
@@ -86,8 +94,20 @@ describe('late and repeated spans', () => {
       format: 'JSONEachRow',
       values: [
         {
-          project_id: project.id, trace_id: trace, span_id: 'late', parent_span_id: '', name: 'tool.d', kind: 'tool', start_time: start, end_time: start + 10,
-          status: 'error', error_type: 'Boom', error_message: 'late', metadata: {}, trace_start_hour: Math.floor(start / 3_600_000) * 3600, ttl_days: 30,
+          project_id: project.id,
+          trace_id: trace,
+          span_id: 'late',
+          parent_span_id: '',
+          name: 'tool.d',
+          kind: 'tool',
+          start_time: start,
+          end_time: start + 10,
+          status: 'error',
+          error_type: 'Boom',
+          error_message: 'late',
+          metadata: {},
+          trace_start_hour: Math.floor(start / 3_600_000) * 3600,
+          ttl_days: 30,
           ingested_at: watermark - Math.floor(LATENESS_OVERLAP_MS / 3),
         },
       ],
@@ -96,7 +116,9 @@ describe('late and repeated spans', () => {
     await tick(h(), project.id);
     const signal = await signalTitled(h(), key.key, 'Boom in tool.d');
     expect(signal.hit_count).toBe(2);
-    expect((await listFindings(h(), key.key, { signal_id: signal.signal_id })).data.map((f) => f.trace_id)).toContain(trace);
+    expect((await listFindings(h(), key.key, { signal_id: signal.signal_id })).data.map((f) => f.trace_id)).toContain(
+      trace,
+    );
   });
 
   it('a batch sent twice is one set of findings', async () => {
@@ -114,7 +136,13 @@ describe('late and repeated spans', () => {
     const { key, project } = await projectWithKey(h());
     const total = PASS_LIMIT + 150;
     const t0 = Date.now() - 3_600_000;
-    await ingest(h(), key.key, Array.from({ length: total }, (_, i) => span({ name: 'tool.f', status: 'error', error_type: 'Boom', start: t0 + i })));
+    await ingest(
+      h(),
+      key.key,
+      Array.from({ length: total }, (_, i) =>
+        span({ name: 'tool.f', status: 'error', error_type: 'Boom', start: t0 + i }),
+      ),
+    );
     const first = await tick(h(), project.id);
     expect(first.passes[0]!.findings).toBe(PASS_LIMIT);
     const second = await tick(h(), project.id);

@@ -21,19 +21,43 @@ async function withSignal() {
   return { ...p, signal };
 }
 
-const getSignal = (token: string, id: string, query: Record<string, string> = {}) => call(h().api, { method: 'GET', url: `${PUBLIC}/signals/${id}`, token, query });
-const dismiss = (token: string, projectId: string, id: string) => call(h().web, { method: 'POST', url: `/api/projects/${projectId}/signals/${id}/dismiss`, token });
+const getSignal = (token: string, id: string, query: Record<string, string> = {}) =>
+  call(h().api, { method: 'GET', url: `${PUBLIC}/signals/${id}`, token, query });
+const dismiss = (token: string, projectId: string, id: string) =>
+  call(h().web, { method: 'POST', url: `/api/projects/${projectId}/signals/${id}/dismiss`, token });
 
 describe('open → resolved', () => {
   it('with a reason: resolved_at is set; the answer is the status change result with exactly its fields', async () => {
     const { owner, project, key, signal } = await withSignal();
     const before = Date.now();
-    const res = await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'resolved', reason: 'fixed_by_pr' });
+    const res = await patchStatus(h(), owner.token, signal.signal_id, {
+      project_id: project.id,
+      status: 'resolved',
+      reason: 'fixed_by_pr',
+    });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(Object.keys(body).sort()).toEqual(['changed', 'signal', 'updated']);
-    expect(Object.keys(body.signal).sort()).toEqual(['detector_id', 'project_id', 'reopen_count', 'resolved_at', 'signal_id', 'status', 'title']);
-    expect(body).toMatchObject({ updated: true, signal: { signal_id: signal.signal_id, project_id: project.id, detector_id: signal.detector_id, status: 'resolved', title: 'TimeoutError in tool.search', reopen_count: 0 } });
+    expect(Object.keys(body.signal).sort()).toEqual([
+      'detector_id',
+      'project_id',
+      'reopen_count',
+      'resolved_at',
+      'signal_id',
+      'status',
+      'title',
+    ]);
+    expect(body).toMatchObject({
+      updated: true,
+      signal: {
+        signal_id: signal.signal_id,
+        project_id: project.id,
+        detector_id: signal.detector_id,
+        status: 'resolved',
+        title: 'TimeoutError in tool.search',
+        reopen_count: 0,
+      },
+    });
     expect(body.changed).toContain('status');
     expect(body.changed).toContain('resolved_at');
     expect(body.signal.resolved_at).toMatch(ISO);
@@ -47,10 +71,23 @@ describe('open → resolved', () => {
     const { owner, project, signal } = await withSignal();
     const base = { project_id: project.id, status: 'resolved' };
     expectValidationAt(await patchStatus(h(), owner.token, signal.signal_id, base), ['body', 'reason']);
-    expectValidationAt(await patchStatus(h(), owner.token, signal.signal_id, { ...base, reason: 'other' }), ['body', 'note']);
-    expectValidationAt(await patchStatus(h(), owner.token, signal.signal_id, { ...base, reason: 'other', note: 'x'.repeat(4001) }), ['body', 'note']);
-    expectValidationAt(await patchStatus(h(), owner.token, signal.signal_id, { ...base, reason: 'it went away' }), ['body', 'reason']);
-    const ok = await patchStatus(h(), owner.token, signal.signal_id, { ...base, reason: 'other', note: 'x'.repeat(4000) });
+    expectValidationAt(await patchStatus(h(), owner.token, signal.signal_id, { ...base, reason: 'other' }), [
+      'body',
+      'note',
+    ]);
+    expectValidationAt(
+      await patchStatus(h(), owner.token, signal.signal_id, { ...base, reason: 'other', note: 'x'.repeat(4001) }),
+      ['body', 'note'],
+    );
+    expectValidationAt(await patchStatus(h(), owner.token, signal.signal_id, { ...base, reason: 'it went away' }), [
+      'body',
+      'reason',
+    ]);
+    const ok = await patchStatus(h(), owner.token, signal.signal_id, {
+      ...base,
+      reason: 'other',
+      note: 'x'.repeat(4000),
+    });
     expect(ok.statusCode, ok.body).toBe(200);
     expect(ok.json().signal.status).toBe('resolved');
   });
@@ -59,12 +96,24 @@ describe('open → resolved', () => {
 describe('resolved → open', () => {
   it('by a person: status open, resolved_at cleared, counted in reopen_count', async () => {
     const { owner, project, key, signal } = await withSignal();
-    await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'resolved', reason: 'fixed_elsewhere' });
-    const res = await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'open', expected_status: 'resolved' });
+    await patchStatus(h(), owner.token, signal.signal_id, {
+      project_id: project.id,
+      status: 'resolved',
+      reason: 'fixed_elsewhere',
+    });
+    const res = await patchStatus(h(), owner.token, signal.signal_id, {
+      project_id: project.id,
+      status: 'open',
+      expected_status: 'resolved',
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ updated: true, signal: { status: 'open', resolved_at: null, reopen_count: 1 } });
     expect(res.json().changed).toContain('status');
-    expect((await getSignal(key.key, signal.signal_id)).json()).toMatchObject({ status: 'open', resolved_at: null, reopen_count: 1 });
+    expect((await getSignal(key.key, signal.signal_id)).json()).toMatchObject({
+      status: 'open',
+      resolved_at: null,
+      reopen_count: 1,
+    });
   });
 });
 
@@ -74,8 +123,19 @@ describe('rules', () => {
     const same = await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'open' });
     expect(same.statusCode, same.body).toBe(200);
     expect(same.json()).toMatchObject({ updated: false, changed: [], signal: { status: 'open', resolved_at: null } });
-    const resolved = (await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'resolved', reason: 'fixed_by_pr' })).json();
-    const again = await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'resolved', reason: 'other', note: 'again' });
+    const resolved = (
+      await patchStatus(h(), owner.token, signal.signal_id, {
+        project_id: project.id,
+        status: 'resolved',
+        reason: 'fixed_by_pr',
+      })
+    ).json();
+    const again = await patchStatus(h(), owner.token, signal.signal_id, {
+      project_id: project.id,
+      status: 'resolved',
+      reason: 'other',
+      note: 'again',
+    });
     expect(again.json()).toEqual({ updated: false, changed: [], signal: resolved.signal });
     expect((await getSignal(key.key, signal.signal_id)).json().resolved_at).toBe(resolved.signal.resolved_at);
   });
@@ -83,17 +143,43 @@ describe('rules', () => {
   it('2: an expected_status that differs from the current status is a 409 and nothing is written', async () => {
     const { owner, project, key, signal } = await withSignal();
     const before = (await getSignal(key.key, signal.signal_id)).json();
-    expectDetail(await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'resolved', reason: 'fixed_by_pr', expected_status: 'resolved' }), 409);
-    expectDetail(await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'open', expected_status: 'dismissed' }), 409);
+    expectDetail(
+      await patchStatus(h(), owner.token, signal.signal_id, {
+        project_id: project.id,
+        status: 'resolved',
+        reason: 'fixed_by_pr',
+        expected_status: 'resolved',
+      }),
+      409,
+    );
+    expectDetail(
+      await patchStatus(h(), owner.token, signal.signal_id, {
+        project_id: project.id,
+        status: 'open',
+        expected_status: 'dismissed',
+      }),
+      409,
+    );
     expect((await getSignal(key.key, signal.signal_id)).json()).toEqual(before);
-    const matching = await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'resolved', reason: 'fixed_by_pr', expected_status: 'open' });
+    const matching = await patchStatus(h(), owner.token, signal.signal_id, {
+      project_id: project.id,
+      status: 'resolved',
+      reason: 'fixed_by_pr',
+      expected_status: 'open',
+    });
     expect(matching.json()).toMatchObject({ updated: true, signal: { status: 'resolved' } });
   });
 
   it('3: dismissed is not a target status through the API (422)', async () => {
     const { owner, project, signal } = await withSignal();
-    expectValidationAt(await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'dismissed' }), ['body', 'status']);
-    expectValidationAt(await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id }), ['body', 'status']);
+    expectValidationAt(
+      await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'dismissed' }),
+      ['body', 'status'],
+    );
+    expectValidationAt(await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id }), [
+      'body',
+      'status',
+    ]);
   });
 
   it('4: no way out of dismissed through the API', async () => {
@@ -101,9 +187,27 @@ describe('rules', () => {
     const dismissed = await dismiss(owner.token, project.id, signal.signal_id);
     expect(dismissed.statusCode, dismissed.body).toBe(200);
     expect(dismissed.json()).toMatchObject({ updated: true, changed: ['status'], signal: { status: 'dismissed' } });
-    expectDetail(await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'open' }), 400);
-    expectDetail(await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'resolved', reason: 'fixed_by_pr', expected_status: 'dismissed' }), 400);
-    expectDetail(await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'open', expected_status: 'open' }), 409);
+    expectDetail(
+      await patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'open' }),
+      400,
+    );
+    expectDetail(
+      await patchStatus(h(), owner.token, signal.signal_id, {
+        project_id: project.id,
+        status: 'resolved',
+        reason: 'fixed_by_pr',
+        expected_status: 'dismissed',
+      }),
+      400,
+    );
+    expectDetail(
+      await patchStatus(h(), owner.token, signal.signal_id, {
+        project_id: project.id,
+        status: 'open',
+        expected_status: 'open',
+      }),
+      409,
+    );
     expect((await getSignal(key.key, signal.signal_id)).json().status).toBe('dismissed');
   });
 });
@@ -114,22 +218,41 @@ describe('who may change a status', () => {
     const body = { project_id: project.id, status: 'resolved', reason: 'fixed_by_pr' };
     expectDetail(await patchStatus(h(), key.key, signal.signal_id, body), 403, USER_LOGIN_REQUIRED_DETAIL);
     const viewer = await memberWithRole(h(), owner, owner.workspace.id, 'VIEWER');
-    expectDetail(await patchStatus(h(), viewer.token, signal.signal_id, body), 403, 'this operation requires the MEMBER role or higher in the workspace');
+    expectDetail(
+      await patchStatus(h(), viewer.token, signal.signal_id, body),
+      403,
+      'this operation requires the MEMBER role or higher in the workspace',
+    );
     const stranger = await signUp(h(), 'stranger');
     expectDetail(await patchStatus(h(), stranger.token, signal.signal_id, body), 403);
     expect((await getSignal(key.key, signal.signal_id)).json().status).toBe('open');
     const member = await memberWithRole(h(), owner, owner.workspace.id, 'MEMBER');
     expect((await patchStatus(h(), member.token, signal.signal_id, body)).json()).toMatchObject({ updated: true });
-    expectDetail(await call(h().api, { method: 'PATCH', url: `${PUBLIC}/signals/${signal.signal_id}/status`, payload: body }), 401);
+    expectDetail(
+      await call(h().api, { method: 'PATCH', url: `${PUBLIC}/signals/${signal.signal_id}/status`, payload: body }),
+      401,
+    );
   });
 
   it("an unknown signal, or another project's, is a 404", async () => {
     const a = await withSignal();
     const b = await projectWithKey(h());
     const body = { status: 'resolved', reason: 'fixed_by_pr' };
-    expectDetail(await patchStatus(h(), a.owner.token, UNKNOWN_ID, { ...body, project_id: a.project.id }), 404, 'signal not found');
-    expectDetail(await patchStatus(h(), a.owner.token, 'nope', { ...body, project_id: a.project.id }), 404, 'signal not found');
-    expectDetail(await patchStatus(h(), b.owner.token, a.signal.signal_id, { ...body, project_id: b.project.id }), 404, 'signal not found');
+    expectDetail(
+      await patchStatus(h(), a.owner.token, UNKNOWN_ID, { ...body, project_id: a.project.id }),
+      404,
+      'signal not found',
+    );
+    expectDetail(
+      await patchStatus(h(), a.owner.token, 'nope', { ...body, project_id: a.project.id }),
+      404,
+      'signal not found',
+    );
+    expectDetail(
+      await patchStatus(h(), b.owner.token, a.signal.signal_id, { ...body, project_id: b.project.id }),
+      404,
+      'signal not found',
+    );
     expectValidationAt(await patchStatus(h(), a.owner.token, a.signal.signal_id, body), ['body', 'project_id']);
   });
 });
@@ -139,7 +262,13 @@ describe('compare-and-set under concurrency', () => {
     const { owner, project, key, signal } = await withSignal();
     const attempts = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'resolved', reason: 'other', note: `attempt ${i}`, expected_status: 'open' }),
+        patchStatus(h(), owner.token, signal.signal_id, {
+          project_id: project.id,
+          status: 'resolved',
+          reason: 'other',
+          note: `attempt ${i}`,
+          expected_status: 'open',
+        }),
       ),
     );
     const codes = attempts.map((r) => r.statusCode).sort();
@@ -149,7 +278,15 @@ describe('compare-and-set under concurrency', () => {
     expect((await getSignal(key.key, signal.signal_id)).json().resolved_at).toBe(winner.signal.resolved_at);
 
     // Reopening races the same way: one reopen, counted once.
-    const reopens = await Promise.all(Array.from({ length: 5 }, () => patchStatus(h(), owner.token, signal.signal_id, { project_id: project.id, status: 'open', expected_status: 'resolved' })));
+    const reopens = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        patchStatus(h(), owner.token, signal.signal_id, {
+          project_id: project.id,
+          status: 'open',
+          expected_status: 'resolved',
+        }),
+      ),
+    );
     expect(reopens.filter((r) => r.statusCode === 200)).toHaveLength(1);
     expect((await getSignal(key.key, signal.signal_id)).json()).toMatchObject({ status: 'open', reopen_count: 1 });
   });

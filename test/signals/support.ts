@@ -52,12 +52,37 @@ export function span(s: SpanSpec = {}): Record<string, unknown> {
 }
 
 /** A trace of a root span and one child that fails with `errorType` in `name`. */
-export function failingTrace(errorType: string, name: string, start = Date.now() - 60_000, extra: SpanSpec = {}): Record<string, unknown>[] {
+export function failingTrace(
+  errorType: string,
+  name: string,
+  start = Date.now() - 60_000,
+  extra: SpanSpec = {},
+): Record<string, unknown>[] {
   const trace = `t-${hex()}`;
   const root = `r-${hex()}`;
   return [
-    span({ trace_id: trace, span_id: root, start, durationMs: 500, ...extra, name: 'agent.run', kind: 'agent', status: 'ok' }),
-    span({ trace_id: trace, span_id: `c-${hex()}`, parent_span_id: root, start: start + 10, name, kind: 'tool', status: 'error', error_type: errorType, error_message: `${errorType} after 30 s`, ...extra }),
+    span({
+      trace_id: trace,
+      span_id: root,
+      start,
+      durationMs: 500,
+      ...extra,
+      name: 'agent.run',
+      kind: 'agent',
+      status: 'ok',
+    }),
+    span({
+      trace_id: trace,
+      span_id: `c-${hex()}`,
+      parent_span_id: root,
+      start: start + 10,
+      name,
+      kind: 'tool',
+      status: 'error',
+      error_type: errorType,
+      error_message: `${errorType} after 30 s`,
+      ...extra,
+    }),
   ];
 }
 

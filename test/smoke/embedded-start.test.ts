@@ -37,8 +37,18 @@ describe('npm start on the embedded stores', () => {
     for (const [k, v] of Object.entries(process.env)) {
       if (v !== undefined && !['DATABASE_URL', 'REDIS_URL', 'CLICKHOUSE_URL', 'BASE_URL'].includes(k)) env[k] = v;
     }
-    Object.assign(env, { DATA_DIR: dataDir, PORT: String(port), WEB_PORT: String(webPort), HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
-    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], { cwd: ROOT_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    Object.assign(env, {
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      WEB_PORT: String(webPort),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+    });
+    child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], {
+      cwd: ROOT_DIR,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
@@ -66,7 +76,9 @@ describe('npm start on the embedded stores', () => {
     expect(demoWho.status).toBe(200);
     expect((await demoWho.json()).project_name).toBe('Demo project');
     // The demo project starts with a day of agent traces (SEED_DEMO defaults to true).
-    const demoTraces = await fetch(`${api}/api/v1/public/traces?limit=5`, { headers: { authorization: `Bearer ${demoKey}` } });
+    const demoTraces = await fetch(`${api}/api/v1/public/traces?limit=5`, {
+      headers: { authorization: `Bearer ${demoKey}` },
+    });
     expect(demoTraces.status).toBe(200);
     const traces = await demoTraces.json();
     expect(traces.data).toHaveLength(5);
@@ -80,15 +92,27 @@ describe('npm start on the embedded stores', () => {
     expect(signup.status).toBe(201);
     const { session_token, workspace } = await signup.json();
     const auth = { authorization: `Bearer ${session_token}`, 'content-type': 'application/json' };
-    const project = await fetch(`${api}/api/v1/public/projects`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'smoke', workspace_id: workspace.id }) });
+    const project = await fetch(`${api}/api/v1/public/projects`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'smoke', workspace_id: workspace.id }),
+    });
     expect(project.status).toBe(201);
     const { id: projectId } = await project.json();
-    const keyRes = await fetch(`${api}/api/v1/public/projects/${projectId}/api-keys`, { method: 'POST', headers: auth, body: JSON.stringify({ name: 'smoke' }) });
+    const keyRes = await fetch(`${api}/api/v1/public/projects/${projectId}/api-keys`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'smoke' }),
+    });
     expect(keyRes.status).toBe(201);
     const { key } = await keyRes.json();
     const who = await fetch(`${api}/api/v1/public/whoami`, { headers: { authorization: `Bearer ${key}` } });
     expect(who.status).toBe(200);
-    expect(await who.json()).toMatchObject({ project_id: projectId, project_name: 'smoke', workspace_id: workspace.id });
+    expect(await who.json()).toMatchObject({
+      project_id: projectId,
+      project_name: 'smoke',
+      workspace_id: workspace.id,
+    });
     expect((await fetch(`${api}/readyz`)).status).toBe(200);
 
     const exited = new Promise<number | null>((resolve) => child!.on('exit', (code) => resolve(code)));

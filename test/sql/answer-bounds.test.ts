@@ -10,7 +10,11 @@ const w = useWorld(h);
 
 describe('public SQL answer size', () => {
   it('10,000 rows of 1 MB strings are refused with a 400 naming the limit, and the process lives on', async () => {
-    const res = await sql(h(), w().a.key.key, "SELECT repeat('x', 1000000) AS s FROM spans AS a, spans AS b LIMIT 10000");
+    const res = await sql(
+      h(),
+      w().a.key.key,
+      "SELECT repeat('x', 1000000) AS s FROM spans AS a, spans AS b LIMIT 10000",
+    );
     expect(res.statusCode, res.body.slice(0, 300)).toBe(400);
     expect(res.json().detail).toMatch(/larger than 32 MiB|memory limit/);
     const after = await sql(h(), w().a.key.key, 'SELECT count() FROM spans');
@@ -20,7 +24,9 @@ describe('public SQL answer size', () => {
   it('10,000 rows of 10 KB strings (100 MB) stop at the answer byte limit', async () => {
     const res = await sql(h(), w().a.key.key, "SELECT repeat('x', 10000) AS s FROM spans AS a, spans AS b LIMIT 10000");
     expect(res.statusCode, res.body.slice(0, 300)).toBe(400);
-    expect(res.json().detail).toMatch(/^query answer is larger than (32|64) MiB; select fewer columns or rows, or aggregate more$/);
+    expect(res.json().detail).toMatch(
+      /^query answer is larger than (32|64) MiB; select fewer columns or rows, or aggregate more$/,
+    );
   });
 
   it('an answer under the byte limit is whole', async () => {

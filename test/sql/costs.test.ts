@@ -16,8 +16,18 @@ const refusal = (q: string): string => {
 
 describe('per-row cost rules', () => {
   it('refuse string distances, whose cost is the product of their inputs', () => {
-    for (const f of ['editDistance', 'levenshteinDistance', 'damerauLevenshteinDistance', 'jaroWinklerSimilarity', 'jaroSimilarity', 'stringJaccardIndex', 'editDistanceUTF8']) {
-      expect(refusal(`SELECT ${f}(name, 'x') AS d FROM spans`), f).toMatch(new RegExp(`^function ${f} is not allowed: its cost grows with the product`));
+    for (const f of [
+      'editDistance',
+      'levenshteinDistance',
+      'damerauLevenshteinDistance',
+      'jaroWinklerSimilarity',
+      'jaroSimilarity',
+      'stringJaccardIndex',
+      'editDistanceUTF8',
+    ]) {
+      expect(refusal(`SELECT ${f}(name, 'x') AS d FROM spans`), f).toMatch(
+        new RegExp(`^function ${f} is not allowed: its cost grows with the product`),
+      );
     }
     expect(refusal("SELECT ngramDistance(name, 'agent') AS d FROM spans")).toBe('accepted');
   });
@@ -31,7 +41,8 @@ describe('per-row cost rules', () => {
       'SELECT count() FROM spans WHERE input LIKE output',
       "SELECT count() FROM spans WHERE input NOT ILIKE concat('%', name, '%')",
       "SELECT count() FROM spans WHERE ilike(input, concat('%', name))",
-    ]) expect(refusal(q), q).toMatch(/must be (a string literal|array\('…', '…'\) of string literals)/);
+    ])
+      expect(refusal(q), q).toMatch(/must be (a string literal|array\('…', '…'\) of string literals)/);
     expect(refusal('SELECT locate(input, output) AS p FROM spans')).toMatch(/^function locate is not allowed/);
     for (const q of [
       "SELECT position(input, 'refund') AS p FROM spans",
@@ -39,7 +50,8 @@ describe('per-row cost rules', () => {
       "SELECT multiSearchAny(input, array('a', 'b')) AS p FROM spans",
       "SELECT count() FROM spans WHERE name LIKE 'agent%' OR name ILIKE '%llm%' OR name NOT LIKE ('x%')",
       "SELECT match(input, concat('^', name)) AS m FROM spans",
-    ]) expect(refusal(q), q).toBe('accepted');
+    ])
+      expect(refusal(q), q).toBe('accepted');
   });
 
   it('cap amplifiers by a number literal', () => {
@@ -50,8 +62,13 @@ describe('per-row cost rules', () => {
       'SELECT arrayResize(array(1), span_count) AS a FROM traces',
       'SELECT arrayShingles(model_names, 5000) AS a FROM traces',
       "SELECT rightPad(name, 1.5, ' ') AS s FROM spans",
-    ]) expect(refusal(q), q).toMatch(/^the size argument of \w+ must be a whole number literal of at most/);
-    for (const q of ["SELECT repeat('x', 1000000) AS s", "SELECT leftPad(toString(span_count), 10, '0') AS s FROM traces", 'SELECT arrayResize(model_names, 3) AS a FROM traces']) {
+    ])
+      expect(refusal(q), q).toMatch(/^the size argument of \w+ must be a whole number literal of at most/);
+    for (const q of [
+      "SELECT repeat('x', 1000000) AS s",
+      "SELECT leftPad(toString(span_count), 10, '0') AS s FROM traces",
+      'SELECT arrayResize(model_names, 3) AS a FROM traces',
+    ]) {
       expect(refusal(q), q).toBe('accepted');
     }
   });

@@ -24,7 +24,12 @@ async function raw(sql: string): Promise<unknown[][]> {
 describe('unguarded SQL on a public SQL session', () => {
   it("reads the physical tables with A's rows only, however it names them", async () => {
     const db = h().ctx.ch.database;
-    for (const q of [`SELECT name, project_id FROM ${db}.spans`, 'SELECT name, project_id FROM spans', `SELECT trace_id, project_id FROM ${db}.traces FINAL`, 'SELECT summary, project_id FROM findings']) {
+    for (const q of [
+      `SELECT name, project_id FROM ${db}.spans`,
+      'SELECT name, project_id FROM spans',
+      `SELECT trace_id, project_id FROM ${db}.traces FINAL`,
+      'SELECT summary, project_id FROM findings',
+    ]) {
       const rows = await raw(q);
       expect(rows.length, q).toBeGreaterThan(0);
       for (const [value, project] of rows) {
@@ -42,8 +47,16 @@ describe('unguarded SQL on a public SQL session', () => {
   });
 
   it('sees nothing of the server: system and information_schema tables and the rollups are empty', async () => {
-    for (const q of ['SELECT name FROM system.tables', 'SELECT path FROM system.disks', 'SELECT query FROM system.processes', 'SELECT name FROM system.databases',
-      'SELECT * FROM information_schema.tables', 'SELECT * FROM INFORMATION_SCHEMA.COLUMNS', 'SELECT project_id FROM span_rollup_1m', 'SELECT name FROM system.functions']) {
+    for (const q of [
+      'SELECT name FROM system.tables',
+      'SELECT path FROM system.disks',
+      'SELECT query FROM system.processes',
+      'SELECT name FROM system.databases',
+      'SELECT * FROM information_schema.tables',
+      'SELECT * FROM INFORMATION_SCHEMA.COLUMNS',
+      'SELECT project_id FROM span_rollup_1m',
+      'SELECT name FROM system.functions',
+    ]) {
       expect(await raw(q), q).toEqual([]);
     }
   });

@@ -20,7 +20,11 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 2500);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 20261123;
 
 describe('regressions found by fuzzing or attack', () => {
-  corpus(h, w, FUZZ_REGRESSIONS.map((q) => ({ q, ok: true })));
+  corpus(
+    h,
+    w,
+    FUZZ_REGRESSIONS.map((q) => ({ q, ok: true })),
+  );
 });
 
 describe('generated queries', () => {
@@ -32,12 +36,16 @@ describe('generated queries', () => {
         const res = await sql(h(), w().a.key.key, q);
         if (res.statusCode === 200) accepted++;
         // As in the corpus: a failed run's leftovers must not be judged as the next query's answer.
-        if (res.statusCode === 400 && /^query (failed|exceeded)/.test(String(res.json().detail))) await sql(h(), w().a.key.key, 'SELECT 1');
+        if (res.statusCode === 400 && /^query (failed|exceeded)/.test(String(res.json().detail)))
+          await sql(h(), w().a.key.key, 'SELECT 1');
         verdict({ q, ok: true }, w(), res);
       }),
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
     );
     // The grammar must reach the engine, not only the guard's refusals.
-    if (RUNS >= 500 && accepted < RUNS * 0.05) throw new Error(`only ${accepted} of ${RUNS} generated queries were accepted; the grammar no longer tests the engine`);
+    if (RUNS >= 500 && accepted < RUNS * 0.05)
+      throw new Error(
+        `only ${accepted} of ${RUNS} generated queries were accepted; the grammar no longer tests the engine`,
+      );
   });
 });

@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { CONTRACT_TABLES } from '../../src/sql/contract.js';
 import { useHarness } from '../support/harness.js';
-import { corpus, integrity, MA, MB, OUTFILE, OUTFILE_REL, useWorld, type Answer, type Case } from './hostile-fixture.js';
+import {
+  corpus,
+  integrity,
+  MA,
+  MB,
+  OUTFILE,
+  OUTFILE_REL,
+  useWorld,
+  type Answer,
+  type Case,
+} from './hostile-fixture.js';
 
 /**
  * Hostile public SQL, part 1 (docs/sql.md, docs/design.md decision 5): positive controls, system and
@@ -18,7 +28,8 @@ const col = (b: Answer, name: string) => b.rows.map((r) => r[b.columns.findIndex
 const onlyA = (name: string) => (b: Answer) => {
   for (const v of col(b, name)) expect(String(v).startsWith(MA), `${name} ${String(v)} is not A's`).toBe(true);
 };
-const counted = (n: (x: ReturnType<typeof w>) => number) => (b: Answer, x: ReturnType<typeof w>) => expect(Number(b.rows[0]![0])).toBe(n(x));
+const counted = (n: (x: ReturnType<typeof w>) => number) => (b: Answer, x: ReturnType<typeof w>) =>
+  expect(Number(b.rows[0]![0])).toBe(n(x));
 const empty = (b: Answer) => expect(b.rows).toEqual([]);
 
 describe('positive controls', () => {
@@ -27,7 +38,8 @@ describe('positive controls', () => {
     { q: 'SELECT count() FROM spans', ok: true, check: counted((x) => x.aSpans) },
     { q: 'SELECT count() FROM findings', ok: true, check: counted((x) => x.aFindings) },
     {
-      q: 'SELECT * FROM traces', ok: true,
+      q: 'SELECT * FROM traces',
+      ok: true,
       check: (b, x) => {
         expect(b.columns.map((c) => c.name)).toEqual(names('traces'));
         expect(b.row_count).toBe(x.aTraces);
@@ -35,18 +47,58 @@ describe('positive controls', () => {
         onlyA('user_id')(b);
       },
     },
-    { q: 'SELECT * FROM spans ORDER BY start_time LIMIT 50', ok: true, check: (b) => { expect(b.columns.map((c) => c.name)).toEqual(names('spans')); onlyA('span_id')(b); } },
-    { q: 'SELECT * FROM findings', ok: true, check: (b) => { expect(b.columns.map((c) => c.name)).toEqual(names('findings')); onlyA('summary')(b); } },
+    {
+      q: 'SELECT * FROM spans ORDER BY start_time LIMIT 50',
+      ok: true,
+      check: (b) => {
+        expect(b.columns.map((c) => c.name)).toEqual(names('spans'));
+        onlyA('span_id')(b);
+      },
+    },
+    {
+      q: 'SELECT * FROM findings',
+      ok: true,
+      check: (b) => {
+        expect(b.columns.map((c) => c.name)).toEqual(names('findings'));
+        onlyA('summary')(b);
+      },
+    },
     { q: `SELECT trace_id FROM spans WHERE trace_id = '${MB}-t1'`, ok: true, check: empty },
-    { q: `SELECT count() FROM traces WHERE user_id LIKE 'Bmk%' OR has(model_names, '${MB}-model')`, ok: true, check: counted(() => 0) },
+    {
+      q: `SELECT count() FROM traces WHERE user_id LIKE 'Bmk%' OR has(model_names, '${MB}-model')`,
+      ok: true,
+      check: counted(() => 0),
+    },
   ]);
 });
 
 const SYSTEM_TABLES = [
-  'system.tables', 'system.one', 'system.users', 'system.databases', 'system.settings', 'system.processes', 'system.query_log', 'system.parts',
-  'system.disks', 'system.build_options', 'system.functions', 'system.columns', 'system.numbers', 'system.macros', 'system.clusters',
-  'system.server_settings', 'system.dictionaries', 'system.grants', 'system.errors', 'INFORMATION_SCHEMA.TABLES', 'information_schema.tables',
-  'information_schema.columns', 'INFORMATION_SCHEMA.SCHEMATA', 'pg_catalog.pg_tables', 'pg_tables', 'information_schema.tables AS t',
+  'system.tables',
+  'system.one',
+  'system.users',
+  'system.databases',
+  'system.settings',
+  'system.processes',
+  'system.query_log',
+  'system.parts',
+  'system.disks',
+  'system.build_options',
+  'system.functions',
+  'system.columns',
+  'system.numbers',
+  'system.macros',
+  'system.clusters',
+  'system.server_settings',
+  'system.dictionaries',
+  'system.grants',
+  'system.errors',
+  'INFORMATION_SCHEMA.TABLES',
+  'information_schema.tables',
+  'information_schema.columns',
+  'INFORMATION_SCHEMA.SCHEMATA',
+  'pg_catalog.pg_tables',
+  'pg_tables',
+  'information_schema.tables AS t',
 ];
 
 describe('system and information_schema tables', () => {
@@ -69,17 +121,47 @@ describe('system and information_schema tables', () => {
 
 /** Every table function, with arguments that would do harm if run. */
 const TABLE_FUNCTIONS = [
-  "file('/etc/passwd', 'LineAsString')", "url('http://127.0.0.1:9/x', 'CSV', 'a String')", "s3('http://127.0.0.1:9/b/k.csv', 'CSV', 'a String')",
-  "s3Cluster('default', 'http://127.0.0.1:9/b/k.csv', 'CSV', 'a String')", "remote('127.0.0.1', 'default', 'spans')", "remoteSecure('127.0.0.1', 'default', 'spans')",
-  "cluster('default', 'default', 'spans')", "clusterAllReplicas('default', 'default', 'spans')", "input('a String')", "executable('cat', 'TabSeparated', 'a String')",
-  "mysql('127.0.0.1:3306', 'db', 't', 'u', 'p')", "postgresql('127.0.0.1:5432', 'test', 'projects', 'postgres', 'postgres')", "jdbc('jdbc:mysql://127.0.0.1/db', 't')",
-  "odbc('DSN=x', 't')", "hdfs('hdfs://127.0.0.1:9000/x', 'CSV', 'a String')", 'numbers(10)', 'numbers_mt(10)', 'zeros(10)', 'zeros_mt(10)',
-  "generateRandom('a String', 1, 10)", "merge('default', '.*')", "merge('.*')", "loop('default', 'spans')", 'view(SELECT * FROM default.spans)',
-  "values('a String', 'x')", "format(JSONEachRow, '{\"a\": 1}')", "azureBlobStorage('DefaultEndpointsProtocol=http;AccountName=a;AccountKey=k', 'c', 'b')",
-  "iceberg('http://127.0.0.1:9/x')", "deltaLake('http://127.0.0.1:9/x')", "hudi('http://127.0.0.1:9/x')", "sqlite('/etc/x.db', 't')",
-  "mongodb('127.0.0.1:27017', 'db', 'c', 'u', 'p', 'a String')", "redis('127.0.0.1:6379', 'k', 'k String, v String')", "null('a String')",
-  "dictionary('d')", 'generate_series(1, 10)', "mergeTreeIndex('default', 'spans')", "fileCluster('default', '/etc/passwd', 'LineAsString')",
-  "urlCluster('default', 'http://127.0.0.1:9/x', 'CSV', 'a String')", "gcs('http://127.0.0.1:9/b/k.csv', 'CSV', 'a String')", "fuzzJSON('{}', 1)",
+  "file('/etc/passwd', 'LineAsString')",
+  "url('http://127.0.0.1:9/x', 'CSV', 'a String')",
+  "s3('http://127.0.0.1:9/b/k.csv', 'CSV', 'a String')",
+  "s3Cluster('default', 'http://127.0.0.1:9/b/k.csv', 'CSV', 'a String')",
+  "remote('127.0.0.1', 'default', 'spans')",
+  "remoteSecure('127.0.0.1', 'default', 'spans')",
+  "cluster('default', 'default', 'spans')",
+  "clusterAllReplicas('default', 'default', 'spans')",
+  "input('a String')",
+  "executable('cat', 'TabSeparated', 'a String')",
+  "mysql('127.0.0.1:3306', 'db', 't', 'u', 'p')",
+  "postgresql('127.0.0.1:5432', 'test', 'projects', 'postgres', 'postgres')",
+  "jdbc('jdbc:mysql://127.0.0.1/db', 't')",
+  "odbc('DSN=x', 't')",
+  "hdfs('hdfs://127.0.0.1:9000/x', 'CSV', 'a String')",
+  'numbers(10)',
+  'numbers_mt(10)',
+  'zeros(10)',
+  'zeros_mt(10)',
+  "generateRandom('a String', 1, 10)",
+  "merge('default', '.*')",
+  "merge('.*')",
+  "loop('default', 'spans')",
+  'view(SELECT * FROM default.spans)',
+  "values('a String', 'x')",
+  'format(JSONEachRow, \'{"a": 1}\')',
+  "azureBlobStorage('DefaultEndpointsProtocol=http;AccountName=a;AccountKey=k', 'c', 'b')",
+  "iceberg('http://127.0.0.1:9/x')",
+  "deltaLake('http://127.0.0.1:9/x')",
+  "hudi('http://127.0.0.1:9/x')",
+  "sqlite('/etc/x.db', 't')",
+  "mongodb('127.0.0.1:27017', 'db', 'c', 'u', 'p', 'a String')",
+  "redis('127.0.0.1:6379', 'k', 'k String, v String')",
+  "null('a String')",
+  "dictionary('d')",
+  'generate_series(1, 10)',
+  "mergeTreeIndex('default', 'spans')",
+  "fileCluster('default', '/etc/passwd', 'LineAsString')",
+  "urlCluster('default', 'http://127.0.0.1:9/x', 'CSV', 'a String')",
+  "gcs('http://127.0.0.1:9/b/k.csv', 'CSV', 'a String')",
+  "fuzzJSON('{}', 1)",
 ];
 
 describe('table functions in FROM, JOIN, subqueries and CTEs', () => {
@@ -134,7 +216,7 @@ describe('physical tables outside the contract, and spellings of contract names'
     { q: 'SELECT (SELECT count() FROM default.spans) AS n' },
     { q: 'SELECT trace_id FROM traces UNION ALL SELECT trace_id FROM default.spans' },
     { q: 'SELECT project_id FROM spans' },
-    { q: 'SELECT * FROM spans WHERE project_id != \'\'' },
+    { q: "SELECT * FROM spans WHERE project_id != ''" },
     { q: 'SELECT p_trace_id FROM spans' },
     { q: 'SELECT p_root FROM traces' },
     { q: 'SELECT root, metadata_pairs FROM traces' },
@@ -157,9 +239,11 @@ describe('statements other than one SELECT', () => {
     { q: 'CREATE TABLE pwn (a String) ENGINE = Memory' },
     { q: 'CREATE TABLE pwn ENGINE = Memory AS SELECT * FROM spans' },
     { q: 'CREATE VIEW v AS SELECT * FROM default.spans' },
-    { q: 'CREATE DICTIONARY d (k UInt64, v String) PRIMARY KEY k SOURCE(CLICKHOUSE(TABLE \'spans\')) LAYOUT(FLAT()) LIFETIME(0)' },
+    {
+      q: "CREATE DICTIONARY d (k UInt64, v String) PRIMARY KEY k SOURCE(CLICKHOUSE(TABLE 'spans')) LAYOUT(FLAT()) LIFETIME(0)",
+    },
     { q: 'CREATE FUNCTION f AS (x) -> x' },
-    { q: 'CREATE USER eve IDENTIFIED BY \'x\'' },
+    { q: "CREATE USER eve IDENTIFIED BY 'x'" },
     { q: 'DROP TABLE spans' },
     { q: 'DROP TABLE IF EXISTS traces SYNC' },
     { q: 'DROP DATABASE default' },

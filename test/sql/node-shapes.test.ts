@@ -68,7 +68,8 @@ describe('a property the guard has never seen is a refusal, wherever it appears'
 
   it('every kind lists its properties, each with a rule', () => {
     for (const [kind, rules] of Object.entries(NODE_SHAPES)) {
-      for (const [key, rule] of Object.entries(rules)) expect(['check', 'empty', 'meta'], `${kind}.${key}`).toContain(rule);
+      for (const [key, rule] of Object.entries(rules))
+        expect(['check', 'empty', 'meta'], `${kind}.${key}`).toContain(rule);
     }
   });
 });

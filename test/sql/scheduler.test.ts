@@ -17,7 +17,12 @@ describe('SqlScheduler', () => {
     const s = new SqlScheduler(['s1', 's2', 's3'], { perProject: 2, queuePerProject: 1, maxWaitMs: 60_000 });
     const g = gate();
     const started: string[] = [];
-    const work = (name: string) => s.run('A', async (session) => { started.push(`${name}@${session}`); await g.promise; return name; });
+    const work = (name: string) =>
+      s.run('A', async (session) => {
+        started.push(`${name}@${session}`);
+        await g.promise;
+        return name;
+      });
     const a1 = work('a1');
     const a2 = work('a2');
     const a3 = work('a3');
@@ -74,7 +79,11 @@ describe('SqlScheduler', () => {
 
   it('frees the session when the work fails', async () => {
     const s = new SqlScheduler(['s1'], { perProject: 1, queuePerProject: 0, maxWaitMs: 1000 });
-    await expect(s.run('A', async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      s.run('A', async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     expect(await s.run('A', async (session) => session)).toBe('s1');
   });
 });

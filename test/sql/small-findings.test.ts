@@ -36,9 +36,10 @@ describe('negative 64-bit integers beyond 2^53', () => {
 });
 
 describe('CSV download', () => {
-  it("neutralises cells a spreadsheet would read as a formula, and leaves numbers alone", () => {
+  it('neutralises cells a spreadsheet would read as a formula, and leaves numbers alone', () => {
     expect(csvCell('=HYPERLINK("http://x","y")')).toBe(`"'=HYPERLINK(""http://x"",""y"")"`);
-    for (const cell of ['+1+2', '-2+3', '@SUM(A1)', '\tx', '\r=1']) expect(csvCell(cell).replace(/^"/, '').startsWith("'"), cell).toBe(true);
+    for (const cell of ['+1+2', '-2+3', '@SUM(A1)', '\tx', '\r=1'])
+      expect(csvCell(cell).replace(/^"/, '').startsWith("'"), cell).toBe(true);
     expect(csvCell(-5)).toBe('-5');
     expect(csvCell('-9007199254740993')).toBe('-9007199254740993');
     expect(csvCell('+1.5e3')).toBe('+1.5e3');

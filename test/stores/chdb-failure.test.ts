@@ -18,7 +18,8 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const FAILS_MIDWAY = 'SELECT number FROM numbers(1000000) WHERE throwIf(number = 500000) = 0 SETTINGS max_block_size = 1000';
+const FAILS_MIDWAY =
+  'SELECT number FROM numbers(1000000) WHERE throwIf(number = 500000) = 0 SETTINGS max_block_size = 1000';
 
 describe('a query that fails mid-way', () => {
   for (const which of ['client', 'SQL session 0', 'SQL session 1'] as const) {

@@ -35,7 +35,11 @@ afterAll(async () => {
 
 /** The engine's own one-line rendering of a statement: it parses, or this throws. */
 async function format(statement: string): Promise<string> {
-  const result = await ch.client.query({ query: 'SELECT formatQuerySingleLine({q:String}) AS f', query_params: { q: statement }, format: 'JSONEachRow' });
+  const result = await ch.client.query({
+    query: 'SELECT formatQuerySingleLine({q:String}) AS f',
+    query_params: { q: statement },
+    format: 'JSONEachRow',
+  });
   return (await result.json<{ f: string }>())[0]!.f;
 }
 
@@ -81,8 +85,10 @@ describe('clustered migrations', () => {
   it('parse, every statement, in the engine', async () => {
     singleFormatted = [];
     clusteredFormatted = [];
-    for (const m of single) singleFormatted.push(await Promise.all(m.statements.map(async (s) => describeStatement(await format(s)))));
-    for (const m of clustered) clusteredFormatted.push(await Promise.all(m.statements.map(async (s) => describeStatement(await format(s)))));
+    for (const m of single)
+      singleFormatted.push(await Promise.all(m.statements.map(async (s) => describeStatement(await format(s)))));
+    for (const m of clustered)
+      clusteredFormatted.push(await Promise.all(m.statements.map(async (s) => describeStatement(await format(s)))));
     expect(clusteredFormatted.flat().length).toBeGreaterThan(singleFormatted.flat().length);
   });
 
@@ -99,7 +105,9 @@ describe('clustered migrations', () => {
       } else {
         const base = name;
         const key = SHARDING_KEYS[base] ?? 'sipHash64(project_id)';
-        expect(text, name).toContain(`AS ${base}_local ENGINE = Distributed('sightline_cluster', sightline, ${base}_local, ${key})`);
+        expect(text, name).toContain(
+          `AS ${base}_local ENGINE = Distributed('sightline_cluster', sightline, ${base}_local, ${key})`,
+        );
       }
     }
   });
@@ -107,7 +115,9 @@ describe('clustered migrations', () => {
   it('give every single-node table a Replicated _local twin with the same columns, key and TTL, and a Distributed table under its name', () => {
     const all = clusteredFormatted.flat();
     const tables = singleFormatted.flat().filter((s) => s.kind === 'table');
-    expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(['spans', 'traces', 'findings', 'span_rollup_1m', 'evaluation_results']));
+    expect(tables.map((t) => t.name)).toEqual(
+      expect.arrayContaining(['spans', 'traces', 'findings', 'span_rollup_1m', 'evaluation_results']),
+    );
     const definitions = new Map<string, { columns: string; tail: string }>();
     for (const t of tables) {
       const local = all.find((s) => s.kind === 'table' && s.name === `${t.name}${LOCAL_SUFFIX}`);
@@ -117,7 +127,9 @@ describe('clustered migrations', () => {
       expect(dist!.text).toContain(`ENGINE = Distributed(`);
       const copy = / AS (\w+)$/.exec(t.text);
       // CREATE TABLE a AS b: same columns as b; the clustered twin copies b_local and writes out b's engine.
-      const own = copy ? definitions.get(copy[1]!)! : { columns: parenthesised(t.text, t.text.indexOf('(')), tail: tailAfterEngine(t.text) };
+      const own = copy
+        ? definitions.get(copy[1]!)!
+        : { columns: parenthesised(t.text, t.text.indexOf('(')), tail: tailAfterEngine(t.text) };
       expect(own, t.name).toBeDefined();
       definitions.set(t.name, own);
       if (copy) expect(local!.text).toContain(` AS ${copy[1]}${LOCAL_SUFFIX} ENGINE = `);
@@ -136,21 +148,36 @@ describe('clustered migrations', () => {
       expect(twin!.text).toContain(` ON CLUSTER sightline_cluster TO ${target}${LOCAL_SUFFIX} AS `);
       const select = (text: string) => text.slice(text.indexOf(' AS ') + 4);
       expect(select(twin!.text), v.name).toMatch(new RegExp(`FROM \\w+${LOCAL_SUFFIX}\\b`));
-      expect(select(twin!.text).replace(new RegExp(`\\b(\\w+)${LOCAL_SUFFIX}\\b`, 'g'), '$1'), v.name).toBe(select(v.text));
+      expect(select(twin!.text).replace(new RegExp(`\\b(\\w+)${LOCAL_SUFFIX}\\b`, 'g'), '$1'), v.name).toBe(
+        select(v.text),
+      );
     }
   });
 
   it("apply every ALTER to the local tables, and every view's new query to its twin", () => {
     const all = clusteredFormatted.flat();
-    const views = new Set(singleFormatted.flat().filter((s) => s.kind === 'view').map((v) => v.name));
+    const views = new Set(
+      singleFormatted
+        .flat()
+        .filter((s) => s.kind === 'view')
+        .map((v) => v.name),
+    );
     for (const a of singleFormatted.flat().filter((s) => s.kind === 'alter')) {
       const commands = a.text.slice(`ALTER TABLE ${a.name} `.length);
       if (!views.has(a.name)) {
-        expect(all.map((s) => s.text), a.text).toContain(`ALTER TABLE ${a.name}${LOCAL_SUFFIX} ON CLUSTER sightline_cluster ${commands}`);
+        expect(
+          all.map((s) => s.text),
+          a.text,
+        ).toContain(`ALTER TABLE ${a.name}${LOCAL_SUFFIX} ON CLUSTER sightline_cluster ${commands}`);
         continue;
       }
       // The engine prints MODIFY QUERY in parentheses: `ALTER TABLE v (MODIFY QUERY SELECT …)`.
-      const twin = all.find((s) => s.kind === 'alter' && s.name === a.name && s.text.startsWith(`ALTER TABLE ${a.name} ON CLUSTER sightline_cluster (MODIFY QUERY `));
+      const twin = all.find(
+        (s) =>
+          s.kind === 'alter' &&
+          s.name === a.name &&
+          s.text.startsWith(`ALTER TABLE ${a.name} ON CLUSTER sightline_cluster (MODIFY QUERY `),
+      );
       expect(twin, a.text).toBeDefined();
       const query = twin!.text.slice(`ALTER TABLE ${a.name} ON CLUSTER sightline_cluster `.length);
       expect(query).toMatch(new RegExp(`FROM \\w+${LOCAL_SUFFIX}\\b`));
@@ -160,35 +187,69 @@ describe('clustered migrations', () => {
 
   it('store the same columns and fill the same rollups as the single-node schema, run side by side on one node', async () => {
     for (const m of single) for (const s of m.statements) await ch.client.command({ query: s });
-    const local = clustered.flatMap((m) => m.statements).map(onOneNode).filter((s): s is string => s !== null);
+    const local = clustered
+      .flatMap((m) => m.statements)
+      .map(onOneNode)
+      .filter((s): s is string => s !== null);
     for (const s of local) await ch.client.command({ query: s });
 
     const columns = async (table: string) => {
-      const r = await ch.client.query({ query: 'SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = {t:String} ORDER BY position', query_params: { t: table }, format: 'JSONEachRow' });
+      const r = await ch.client.query({
+        query:
+          'SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = {t:String} ORDER BY position',
+        query_params: { t: table },
+        format: 'JSONEachRow',
+      });
       return r.json<{ name: string; type: string }>();
     };
-    const tables = singleFormatted.flat().filter((s) => s.kind === 'table').map((t) => t.name);
+    const tables = singleFormatted
+      .flat()
+      .filter((s) => s.kind === 'table')
+      .map((t) => t.name);
     for (const t of tables) expect(await columns(`${t}${LOCAL_SUFFIX}`), t).toEqual(await columns(t));
 
     // The same spans into both: the single-node views fill the plain tables, the clustered views the _local ones.
-    await loadSpans(ch.client, { spans: 20_000, projects: ['p-a', 'p-b', 'p-c'], days: 3, nowMs: Date.parse('2026-11-01T00:00:00Z') });
+    await loadSpans(ch.client, {
+      spans: 20_000,
+      projects: ['p-a', 'p-b', 'p-c'],
+      days: 3,
+      nowMs: Date.parse('2026-11-01T00:00:00Z'),
+    });
     await ch.client.command({ query: `INSERT INTO spans${LOCAL_SUFFIX} SELECT * FROM spans` });
     // The tables spans and their views fill (the others get rows from migrations' INSERTs, left out above).
-    const filled = new Set(['spans', ...singleFormatted.flat().filter((s) => s.kind === 'view').map((v) => / TO (\w+) AS /.exec(v.text)![1]!)]);
+    const filled = new Set([
+      'spans',
+      ...singleFormatted
+        .flat()
+        .filter((s) => s.kind === 'view')
+        .map((v) => / TO (\w+) AS /.exec(v.text)![1]!),
+    ]);
     expect(filled.size).toBeGreaterThan(5);
     for (const t of tables.filter((x) => filled.has(x))) {
-      const numeric = (await columns(t)).filter((c) => /^(SimpleAggregateFunction\(\w+, )?(Nullable\()?(UInt|Int|Float)/.test(c.type)).map((c) => c.name);
-      const engine = await ch.client.query({ query: 'SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = {t:String}', query_params: { t }, format: 'JSONEachRow' });
+      const numeric = (await columns(t))
+        .filter((c) => /^(SimpleAggregateFunction\(\w+, )?(Nullable\()?(UInt|Int|Float)/.test(c.type))
+        .map((c) => c.name);
+      const engine = await ch.client.query({
+        query: 'SELECT engine FROM system.tables WHERE database = currentDatabase() AND name = {t:String}',
+        query_params: { t },
+        format: 'JSONEachRow',
+      });
       // FINAL merges the rows of one key (replacing and aggregating engines); a plain MergeTree has none.
       const final = (await engine.json<{ engine: string }>())[0]!.engine === 'MergeTree' ? '' : ' FINAL';
       const summary = async (table: string) => {
         const sums = numeric.map((c) => `toString(round(sum(${c}), 6))`).join(', ');
-        const r = await ch.client.query({ query: `SELECT count() AS n${sums ? `, [${sums}] AS sums` : ''} FROM ${table}${final}`, format: 'JSONEachRow' });
+        const r = await ch.client.query({
+          query: `SELECT count() AS n${sums ? `, [${sums}] AS sums` : ''} FROM ${table}${final}`,
+          format: 'JSONEachRow',
+        });
         return r.json();
       };
       expect(await summary(`${t}${LOCAL_SUFFIX}`), t).toEqual(await summary(t));
     }
-    const traces = await ch.client.query({ query: 'SELECT toString(sum(span_count)) AS n FROM traces_local FINAL', format: 'JSONEachRow' });
+    const traces = await ch.client.query({
+      query: 'SELECT toString(sum(span_count)) AS n FROM traces_local FINAL',
+      format: 'JSONEachRow',
+    });
     expect(await traces.json()).toEqual([{ n: '20000' }]);
   });
 });
@@ -211,28 +272,46 @@ describe('public SQL on a cluster', () => {
 
 describe('CLICKHOUSE_CLUSTER', () => {
   it('names a cluster of a ClickHouse server: refused with the embedded engine or with a name it cannot quote', () => {
-    expect(loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_CLUSTER: '{cluster}' }).clickhouse.cluster).toBe('{cluster}');
-    expect(loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_CLUSTER: ' ' }).clickhouse.cluster).toBeUndefined();
+    expect(loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_CLUSTER: '{cluster}' }).clickhouse.cluster).toBe(
+      '{cluster}',
+    );
+    expect(
+      loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_CLUSTER: ' ' }).clickhouse.cluster,
+    ).toBeUndefined();
     expect(loadConfig({}).clickhouse.cluster).toBeUndefined();
     expect(() => loadConfig({ CLICKHOUSE_CLUSTER: 'sightline' })).toThrow(ConfigError);
-    expect(() => loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_CLUSTER: "a' b" })).toThrow(/CLICKHOUSE_CLUSTER/);
+    expect(() => loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_CLUSTER: "a' b" })).toThrow(
+      /CLICKHOUSE_CLUSTER/,
+    );
   });
 });
 
 describe('a future migration', () => {
-  const translate = (statements: string[]) => clusterMigrations([...single, { version: 9999, name: 'future', statements }], CLUSTER).at(-1)!.statements;
+  const translate = (statements: string[]) =>
+    clusterMigrations([...single, { version: 9999, name: 'future', statements }], CLUSTER).at(-1)!.statements;
 
   it('without a clustered rule stops the translation and names the override to add', () => {
-    expect(() => translate(['INSERT INTO traces SELECT * FROM traces LIMIT 0', "CREATE DICTIONARY d (k String) PRIMARY KEY k SOURCE(NULL()) LAYOUT(FLAT()) LIFETIME(0)"])).toThrow(
-      /9999 statement 1 \(future\) has no clustered translation: .*OVERRIDES\['9999#1'\]/,
+    expect(() =>
+      translate([
+        'INSERT INTO traces SELECT * FROM traces LIMIT 0',
+        'CREATE DICTIONARY d (k String) PRIMARY KEY k SOURCE(NULL()) LAYOUT(FLAT()) LIFETIME(0)',
+      ]),
+    ).toThrow(/9999 statement 1 \(future\) has no clustered translation: .*OVERRIDES\['9999#1'\]/);
+    expect(() => translate(['CREATE TABLE t (a String) ENGINE = Memory'])).toThrow(
+      /engine Memory has no clustered rule/,
     );
-    expect(() => translate(['CREATE TABLE t (a String) ENGINE = Memory'])).toThrow(/engine Memory has no clustered rule/);
-    expect(() => translate(['CREATE TABLE t (a String) ENGINE = MergeTree ORDER BY a'])).toThrow(/no project_id column to shard on; add SHARDING_KEYS\['t'\]/);
+    expect(() => translate(['CREATE TABLE t (a String) ENGINE = MergeTree ORDER BY a'])).toThrow(
+      /no project_id column to shard on; add SHARDING_KEYS\['t'\]/,
+    );
     expect(() => translate(['ALTER TABLE spans MODIFY QUERY SELECT 1'])).toThrow(/has no clustered rule/);
   });
 
   it('that adds a column changes the local and the Distributed table; an index only the local one', () => {
-    expect(translate(['ALTER TABLE spans ADD COLUMN IF NOT EXISTS x String, ADD INDEX ix x TYPE bloom_filter GRANULARITY 1'])).toEqual([
+    expect(
+      translate([
+        'ALTER TABLE spans ADD COLUMN IF NOT EXISTS x String, ADD INDEX ix x TYPE bloom_filter GRANULARITY 1',
+      ]),
+    ).toEqual([
       "ALTER TABLE spans_local ON CLUSTER 'sightline_cluster' ADD COLUMN IF NOT EXISTS x String, ADD INDEX ix x TYPE bloom_filter GRANULARITY 1",
       "ALTER TABLE spans ON CLUSTER 'sightline_cluster' ADD COLUMN IF NOT EXISTS x String",
     ]);
@@ -244,9 +323,15 @@ describe('a future migration', () => {
       'CREATE MATERIALIZED VIEW IF NOT EXISTS spans_in_mv TO spans AS SELECT * FROM spans_in AS i JOIN numbers(1) AS n ON 1',
       'DROP TABLE IF EXISTS spans_in',
     ]);
-    expect(out[0]).toMatch(/^CREATE TABLE IF NOT EXISTS spans_in_local ON CLUSTER 'sightline_cluster'\n\(project_id String, x UInt8\)\nENGINE = Null/);
-    expect(out[1]).toContain("ENGINE = Distributed('sightline_cluster', sightline, spans_in_local, sipHash64(project_id))");
-    expect(out[2]).toBe("CREATE MATERIALIZED VIEW IF NOT EXISTS spans_in_mv ON CLUSTER 'sightline_cluster' TO spans_local AS\nSELECT * FROM spans_in_local AS i JOIN numbers(1) AS n ON 1");
+    expect(out[0]).toMatch(
+      /^CREATE TABLE IF NOT EXISTS spans_in_local ON CLUSTER 'sightline_cluster'\n\(project_id String, x UInt8\)\nENGINE = Null/,
+    );
+    expect(out[1]).toContain(
+      "ENGINE = Distributed('sightline_cluster', sightline, spans_in_local, sipHash64(project_id))",
+    );
+    expect(out[2]).toBe(
+      "CREATE MATERIALIZED VIEW IF NOT EXISTS spans_in_mv ON CLUSTER 'sightline_cluster' TO spans_local AS\nSELECT * FROM spans_in_local AS i JOIN numbers(1) AS n ON 1",
+    );
     expect(out.slice(3)).toEqual([
       "DROP TABLE IF EXISTS spans_in ON CLUSTER 'sightline_cluster' SYNC",
       "DROP TABLE IF EXISTS spans_in_local ON CLUSTER 'sightline_cluster' SYNC",
@@ -291,7 +376,10 @@ function onOneNode(statement: string): string | null {
   if (drop && !drop[1]!.endsWith(LOCAL_SUFFIX)) return null;
   return statement
     .replace(/ ON CLUSTER '[^']*'/, '')
-    .replace(/Replicated(\w*MergeTree)\('\/clickhouse\/tables\/\{shard\}\/\{database\}\/\{table\}', '\{replica\}'(, )?/, '$1(')
+    .replace(
+      /Replicated(\w*MergeTree)\('\/clickhouse\/tables\/\{shard\}\/\{database\}\/\{table\}', '\{replica\}'(, )?/,
+      '$1(',
+    )
     .replace(/^(CREATE MATERIALIZED VIEW (?:IF NOT EXISTS )?)(\w+)/, '$1$2_on_cluster')
     .replace(/^(ALTER TABLE )(\w+)( MODIFY QUERY\n)/, '$1$2_on_cluster$3')
     .replace(/^(DROP VIEW (?:IF EXISTS )?)(\w+)/, '$1$2_on_cluster');

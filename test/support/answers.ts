@@ -50,17 +50,29 @@ export function takeAnswerMismatches(): string[] {
  * those routes sit under `docPrefix` (the web process serves the public routes under `/app-api`). Call
  * before `app.ready()`.
  */
-export function watchAnswers(app: FastifyInstance, doc: () => OpenApiDoc, prefix: string, docPrefix = prefix): AnswerWatch {
+export function watchAnswers(
+  app: FastifyInstance,
+  doc: () => OpenApiDoc,
+  prefix: string,
+  docPrefix = prefix,
+): AnswerWatch {
   const mismatches: string[] = [];
   app.addHook('onSend', async (request, reply, payload) => {
     const route = request.routeOptions.url;
-    if (!route?.startsWith(`${prefix}/`) || route.endsWith('/openapi.json') || request.method === 'HEAD') return payload;
+    if (!route?.startsWith(`${prefix}/`) || route.endsWith('/openapi.json') || request.method === 'HEAD')
+      return payload;
     const check = (body: string | undefined) => {
       const problem = answerProblem(doc(), `${docPrefix}${route.slice(prefix.length)}`, request, reply, body);
       if (problem) mismatches.push(`${request.method} ${request.url} → ${reply.statusCode}: ${problem}`);
     };
     if (isStream(payload)) return teed(payload, check);
-    check(payload === null || payload === undefined ? undefined : Buffer.isBuffer(payload) ? payload.toString('utf8') : String(payload));
+    check(
+      payload === null || payload === undefined
+        ? undefined
+        : Buffer.isBuffer(payload)
+          ? payload.toString('utf8')
+          : String(payload),
+    );
     return payload;
   });
   const watch: AnswerWatch = { take: () => mismatches.splice(0) };
@@ -87,18 +99,29 @@ function teed(source: Readable, check: (body: string) => void): Readable {
 }
 
 /** What is wrong with this answer for the documented route, or null when it conforms. */
-function answerProblem(doc: OpenApiDoc, route: string, request: FastifyRequest, reply: FastifyReply, body: string | undefined): string | null {
+function answerProblem(
+  doc: OpenApiDoc,
+  route: string,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  body: string | undefined,
+): string | null {
   const path = route.replace(/:(\w+)/g, '{$1}');
   const method = request.method.toLowerCase();
   const operation = doc.paths[path]?.[method];
   if (!operation) return `${method.toUpperCase()} ${path} is not in the OpenAPI document`;
   const status = String(reply.statusCode);
   const statusKey = [status, `${status[0]}XX`, 'default'].find((k) => operation.responses?.[k]);
-  if (!statusKey) return `status ${status} is not documented (documented: ${Object.keys(operation.responses ?? {}).join(', ')})`;
+  if (!statusKey)
+    return `status ${status} is not documented (documented: ${Object.keys(operation.responses ?? {}).join(', ')})`;
   const content = operation.responses![statusKey]!.content ?? {};
-  const mediaType = String(reply.getHeader('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const mediaType = String(reply.getHeader('content-type') ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
   const media = content[mediaType] ?? content['*/*'];
-  if (!media) return `content type '${mediaType}' is not documented for ${statusKey} (documented: ${Object.keys(content).join(', ') || 'none'})`;
+  if (!media)
+    return `content type '${mediaType}' is not documented for ${statusKey} (documented: ${Object.keys(content).join(', ') || 'none'})`;
   if (!mediaType.includes('json') || !media.schema) return null;
   let parsed: unknown;
   try {
@@ -108,6 +131,11 @@ function answerProblem(doc: OpenApiDoc, route: string, request: FastifyRequest, 
   }
   const validate = validatorFor(doc, `${method} ${path} ${statusKey} ${mediaType}`, media.schema);
   if (validate(parsed)) return null;
-  const errors = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` '${String(e.params.additionalProperty)}'` : ''}`);
+  const errors = (validate.errors ?? [])
+    .slice(0, 5)
+    .map(
+      (e) =>
+        `${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` '${String(e.params.additionalProperty)}'` : ''}`,
+    );
   return `the body does not conform to the documented ${statusKey} answer: ${errors.join('; ')}; body: ${String(body).slice(0, 300)}`;
 }

@@ -20,7 +20,10 @@ export type WebServer = { h: Harness; url: string; demo: DemoAccount; browser: B
 
 /** The built application is what the server serves; build it when a fresh checkout has none. */
 function ensureBuilt(): void {
-  const result = spawnSync(process.execPath, [path.join(ROOT_DIR, 'scripts/build-web.mjs')], { cwd: ROOT_DIR, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [path.join(ROOT_DIR, 'scripts/build-web.mjs')], {
+    cwd: ROOT_DIR,
+    encoding: 'utf8',
+  });
   if (result.status !== 0) throw new Error(`web build failed:\n${result.stdout}\n${result.stderr}`);
 }
 
@@ -38,13 +41,17 @@ export function useWebServer(): () => WebServer {
     await harness.web.listen({ host: '127.0.0.1', port: 0 });
     const address = harness.web.server.address();
     const port = typeof address === 'object' && address ? address.port : 0;
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-dev-shm-usage'],
+    });
     server = { h: harness, url: `http://127.0.0.1:${port}`, demo, browser, cspViolations: [] };
   }, 240_000);
   afterAll(async () => {
     await server?.browser.close();
     // The web origin's CSP (src/web/security-headers.ts) must let every page the tests drove work.
-    if (server?.cspViolations.length) throw new Error(`Content-Security-Policy violations:\n${server.cspViolations.join('\n')}`);
+    if (server?.cspViolations.length)
+      throw new Error(`Content-Security-Policy violations:\n${server.cspViolations.join('\n')}`);
   });
   return () => {
     if (!server) throw new Error('web server not ready');
@@ -52,7 +59,10 @@ export function useWebServer(): () => WebServer {
   };
 }
 
-export async function newPage(server: WebServer, viewport = { width: 1280, height: 860 }): Promise<{ context: BrowserContext; page: Page }> {
+export async function newPage(
+  server: WebServer,
+  viewport = { width: 1280, height: 860 },
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await server.browser.newContext({ viewport, baseURL: server.url });
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);

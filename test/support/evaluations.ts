@@ -8,22 +8,52 @@ export type RunSummary = Record<string, unknown> & {
   evaluation_id: string;
   run_number: number;
   status: string;
-  scores: { name: string; direction: string; value_type: string; observed_count: number; unit?: string; value?: number }[];
-  metrics: { name: string; direction: string; value_type: string; observed_count: number; unit?: string; value?: number }[];
+  scores: {
+    name: string;
+    direction: string;
+    value_type: string;
+    observed_count: number;
+    unit?: string;
+    value?: number;
+  }[];
+  metrics: {
+    name: string;
+    direction: string;
+    value_type: string;
+    observed_count: number;
+    unit?: string;
+    value?: number;
+  }[];
 };
 
 export function postRun(h: Harness, key: string, body: Record<string, unknown>) {
   return call(h.api, { method: 'POST', url: `${PUBLIC}/evaluation-runs`, token: key, payload: body });
 }
 
-export async function createRun(h: Harness, key: string, versionId: string, overrides: Record<string, unknown> = {}): Promise<RunSummary> {
-  const res = await postRun(h, key, { evaluation_name: 'nightly', dataset_version_id: versionId, candidate_version: 'v1.0', environment: 'ci', ...overrides });
+export async function createRun(
+  h: Harness,
+  key: string,
+  versionId: string,
+  overrides: Record<string, unknown> = {},
+): Promise<RunSummary> {
+  const res = await postRun(h, key, {
+    evaluation_name: 'nightly',
+    dataset_version_id: versionId,
+    candidate_version: 'v1.0',
+    environment: 'ci',
+    ...overrides,
+  });
   expect(res.statusCode, res.body).toBe(201);
   return res.json() as RunSummary;
 }
 
 export function postResults(h: Harness, key: string, runId: string, results: unknown[]) {
-  return call(h.api, { method: 'POST', url: `${PUBLIC}/evaluation-runs/${runId}/results`, token: key, payload: { results } });
+  return call(h.api, {
+    method: 'POST',
+    url: `${PUBLIC}/evaluation-runs/${runId}/results`,
+    token: key,
+    payload: { results },
+  });
 }
 
 /** Posts results expecting every one accepted. */
@@ -34,10 +64,20 @@ export async function writeResults(h: Harness, key: string, runId: string, resul
 }
 
 export function complete(h: Harness, key: string, runId: string, body?: Record<string, unknown>) {
-  return call(h.api, { method: 'POST', url: `${PUBLIC}/evaluation-runs/${runId}/complete`, token: key, ...(body === undefined ? {} : { payload: body }) });
+  return call(h.api, {
+    method: 'POST',
+    url: `${PUBLIC}/evaluation-runs/${runId}/complete`,
+    token: key,
+    ...(body === undefined ? {} : { payload: body }),
+  });
 }
 
-export async function summary(h: Harness, token: string, runId: string, query: Record<string, string> = {}): Promise<RunSummary> {
+export async function summary(
+  h: Harness,
+  token: string,
+  runId: string,
+  query: Record<string, string> = {},
+): Promise<RunSummary> {
   const res = await call(h.api, { method: 'GET', url: `${PUBLIC}/evaluation-runs/${runId}`, token, query });
   expect(res.statusCode, res.body).toBe(200);
   return res.json() as RunSummary;

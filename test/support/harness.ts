@@ -36,7 +36,11 @@ export function testConfig(overrides: Record<string, string | undefined> = {}): 
 }
 
 export function tempDataDir(label = 'data'): string {
-  const dir = path.join(os.tmpdir(), 'sightline-test', `${label}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`);
+  const dir = path.join(
+    os.tmpdir(),
+    'sightline-test',
+    `${label}-${process.pid}-${crypto.randomBytes(4).toString('hex')}`,
+  );
   fs.mkdirSync(dir, { recursive: true });
   return dir;
 }
@@ -91,7 +95,10 @@ export function bearer(token: string): Record<string, string> {
   return { authorization: `Bearer ${token}` };
 }
 
-export async function call(app: FastifyInstance, options: InjectOptions & { token?: string }): Promise<LightMyRequestResponse> {
+export async function call(
+  app: FastifyInstance,
+  options: InjectOptions & { token?: string },
+): Promise<LightMyRequestResponse> {
   const { token, headers, ...rest } = options;
   return app.inject({ ...rest, headers: { ...(headers ?? {}), ...(token ? bearer(token) : {}) } });
 }
@@ -100,28 +107,64 @@ export function uniqueEmail(label = 'user'): string {
   return `${label}-${crypto.randomBytes(6).toString('hex')}@example.test`;
 }
 
-export type SignedUp = { token: string; user: { id: string; email: string; name: string }; workspace: { id: string; name: string }; password: string };
+export type SignedUp = {
+  token: string;
+  user: { id: string; email: string; name: string };
+  workspace: { id: string; name: string };
+  password: string;
+};
 
 /** A new user with their own workspace, logged in. */
 export async function signUp(h: Harness, label = 'user'): Promise<SignedUp> {
   const password = 'correct horse battery';
   const email = uniqueEmail(label);
-  const res = await call(h.web, { method: 'POST', url: '/api/auth/signup', payload: { email, password, name: `${label} person` } });
+  const res = await call(h.web, {
+    method: 'POST',
+    url: '/api/auth/signup',
+    payload: { email, password, name: `${label} person` },
+  });
   if (res.statusCode !== 201) throw new Error(`signup failed: ${res.statusCode} ${res.body}`);
   const body = res.json();
   return { token: body.session_token, user: body.user, workspace: body.workspace, password };
 }
 
-export async function createProject(h: Harness, token: string, workspaceId: string, name = `project-${crypto.randomBytes(4).toString('hex')}`) {
-  const res = await call(h.api, { method: 'POST', url: `${PUBLIC}/projects`, token, payload: { name, workspace_id: workspaceId } });
+export async function createProject(
+  h: Harness,
+  token: string,
+  workspaceId: string,
+  name = `project-${crypto.randomBytes(4).toString('hex')}`,
+) {
+  const res = await call(h.api, {
+    method: 'POST',
+    url: `${PUBLIC}/projects`,
+    token,
+    payload: { name, workspace_id: workspaceId },
+  });
   if (res.statusCode !== 201) throw new Error(`create project failed: ${res.statusCode} ${res.body}`);
   return res.json() as { created: boolean; id: string; name: string; workspace_id: string };
 }
 
-export async function createApiKey(h: Harness, token: string, projectId: string, body: Record<string, unknown> = { name: 'test key' }) {
-  const res = await call(h.api, { method: 'POST', url: `${PUBLIC}/projects/${projectId}/api-keys`, token, payload: body });
+export async function createApiKey(
+  h: Harness,
+  token: string,
+  projectId: string,
+  body: Record<string, unknown> = { name: 'test key' },
+) {
+  const res = await call(h.api, {
+    method: 'POST',
+    url: `${PUBLIC}/projects/${projectId}/api-keys`,
+    token,
+    payload: body,
+  });
   if (res.statusCode !== 201) throw new Error(`create key failed: ${res.statusCode} ${res.body}`);
-  return res.json() as { id: string; name: string; key: string; key_prefix: string; created_at: string; expires_at: string | null };
+  return res.json() as {
+    id: string;
+    name: string;
+    key: string;
+    key_prefix: string;
+    created_at: string;
+    expires_at: string | null;
+  };
 }
 
 /** A user, a project of theirs and an API key for it. */

@@ -8,9 +8,18 @@ import { fileURLToPath } from 'node:url';
  */
 
 const DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/otlp');
-export const OTLP_FIXTURES = fs.readdirSync(DIR).filter((f) => f.endsWith('.json')).sort();
+export const OTLP_FIXTURES = fs
+  .readdirSync(DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
-type OtlpSpan = { traceId: string; spanId: string; startTimeUnixNano: string; endTimeUnixNano: string; events?: { timeUnixNano: string }[] };
+type OtlpSpan = {
+  traceId: string;
+  spanId: string;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  events?: { timeUnixNano: string }[];
+};
 export type OtlpFixture = { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[] }[] };
 
 /**
@@ -20,7 +29,10 @@ export type OtlpFixture = { resourceSpans: { scopeSpans: { spans: OtlpSpan[] }[]
 export function loadOtlpFixture(file: string): { body: OtlpFixture; spans: OtlpSpan[]; traceIds: string[] } {
   const body = JSON.parse(fs.readFileSync(path.join(DIR, file), 'utf8')) as OtlpFixture;
   const spans = body.resourceSpans.flatMap((r) => r.scopeSpans.flatMap((s) => s.spans));
-  const start = spans.reduce((min, s) => (BigInt(s.startTimeUnixNano) < min ? BigInt(s.startTimeUnixNano) : min), BigInt(spans[0]!.startTimeUnixNano));
+  const start = spans.reduce(
+    (min, s) => (BigInt(s.startTimeUnixNano) < min ? BigInt(s.startTimeUnixNano) : min),
+    BigInt(spans[0]!.startTimeUnixNano),
+  );
   const delta = BigInt(Date.now() - 60_000) * 1_000_000n - start;
   const shift = (nanos: string) => String(BigInt(nanos) + delta);
   for (const s of spans) {

@@ -43,7 +43,11 @@ const PG_BIN = (() => {
 /** initdb and pg_ctl refuse to run as root; the Debian packages' `postgres` user runs them. */
 function asPostgres(command: string, args: string[]): string {
   const bin = path.join(PG_BIN, command);
-  if (process.getuid?.() === 0) return execFileSync('runuser', ['-u', 'postgres', '--', bin, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  if (process.getuid?.() === 0)
+    return execFileSync('runuser', ['-u', 'postgres', '--', bin, ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   return execFileSync(bin, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
@@ -90,7 +94,9 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
       socket.once('error', () => resolve(false));
     });
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+      stdio: 'ignore',
+    });
     await waitFor(up, 'redis start');
   };
   const stop = async () => {

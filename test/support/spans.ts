@@ -11,9 +11,19 @@ export const iso = (ms: number) => new Date(ms).toISOString();
  * batch to fit the ingest limits (10,000 spans, 10 MiB): large spans need smaller batches, a trace of
  * thousands of spans may go in one request.
  */
-export async function ingestBatched(h: Harness, key: string, spans: Record<string, unknown>[], batch = 1000): Promise<void> {
+export async function ingestBatched(
+  h: Harness,
+  key: string,
+  spans: Record<string, unknown>[],
+  batch = 1000,
+): Promise<void> {
   for (let i = 0; i < spans.length; i += batch) {
-    const res = await call(h.api, { method: 'POST', url: `${PUBLIC}/traces`, token: key, payload: { spans: spans.slice(i, i + batch) } });
+    const res = await call(h.api, {
+      method: 'POST',
+      url: `${PUBLIC}/traces`,
+      token: key,
+      payload: { spans: spans.slice(i, i + batch) },
+    });
     expect(res.statusCode, res.body.slice(0, 500)).toBe(200);
     expect(res.json().rejected).toEqual([]);
   }

@@ -3,7 +3,11 @@
  * until true. Tests assert on the state reached, never on how long it took; the bound only turns a
  * hang into a readable failure.
  */
-export async function waitUntil(condition: () => boolean | Promise<boolean>, what: string, boundMs = 45_000): Promise<void> {
+export async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  boundMs = 45_000,
+): Promise<void> {
   const deadline = Date.now() + boundMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`still waiting for ${what}`);

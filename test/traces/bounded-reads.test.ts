@@ -21,7 +21,7 @@ function get(url: string, token: string, query?: Record<string, string>) {
 }
 
 describe('GET /traces/{trace_id}', () => {
-  it('answers the first 5,000 spans by start time of a larger trace, with truncated and the whole trace\'s own fields', async () => {
+  it("answers the first 5,000 spans by start time of a larger trace, with truncated and the whole trace's own fields", async () => {
     const { key } = await projectWithKey(h());
     const t0 = Date.now() - 60 * MIN;
     const total = DETAIL_BOUNDS.maxSpans + 100;
@@ -44,24 +44,44 @@ describe('GET /traces/{trace_id}', () => {
     expect(answered).toHaveLength(DETAIL_BOUNDS.maxSpans);
     expect(answered[0].span_id).toBe('s00000');
     expect(answered.at(-1).span_id).toBe(`s0${DETAIL_BOUNDS.maxSpans - 1}`);
-    expect(item).toMatchObject({ trace_id: 'big', name: 'agent', span_count: total, duration_ms: total - 1 + 10, total_cost: Math.round(total * 0.001 * 1e9) / 1e9 });
+    expect(item).toMatchObject({
+      trace_id: 'big',
+      name: 'agent',
+      span_count: total,
+      duration_ms: total - 1 + 10,
+      total_cost: Math.round(total * 0.001 * 1e9) / 1e9,
+    });
     expect(item).toEqual((await get('/traces', key.key)).json().data[0]);
   });
 
   it('answers a trace within the bounds whole, without a truncated flag', async () => {
     const { key } = await projectWithKey(h());
-    await ingestBatched(h(), key.key, [{ trace_id: 'small', span_id: 'root', name: 'r', start_time: iso(Date.now() - MIN), input: 'x'.repeat(100_000) }]);
+    await ingestBatched(h(), key.key, [
+      { trace_id: 'small', span_id: 'root', name: 'r', start_time: iso(Date.now() - MIN), input: 'x'.repeat(100_000) },
+    ]);
     const res = await get('/traces/small', key.key);
     expect(res.statusCode).toBe(200);
     expect(res.json()).not.toHaveProperty('truncated');
     expect(res.json().spans[0].input).toHaveLength(100_000);
   });
 
-  it('stops at the byte budget of the spans\' long fields (at least one span), in start order', async () => {
+  it("stops at the byte budget of the spans' long fields (at least one span), in start order", async () => {
     const { key, project } = await projectWithKey(h());
     const t0 = Date.now() - 30 * MIN;
-    const span = (id: string, offset: number, input: string) => ({ trace_id: 'heavy', span_id: id, parent_span_id: id === 'a' ? null : 'a', name: id, start_time: iso(t0 + offset), input });
-    await ingestBatched(h(), key.key, [span('c', 2, 'c'.repeat(1000)), span('a', 0, 'a'.repeat(1000)), span('b', 1, 'b'.repeat(1000)), span('d', 3, 'd'.repeat(1000))]);
+    const span = (id: string, offset: number, input: string) => ({
+      trace_id: 'heavy',
+      span_id: id,
+      parent_span_id: id === 'a' ? null : 'a',
+      name: id,
+      start_time: iso(t0 + offset),
+      input,
+    });
+    await ingestBatched(h(), key.key, [
+      span('c', 2, 'c'.repeat(1000)),
+      span('a', 0, 'a'.repeat(1000)),
+      span('b', 1, 'b'.repeat(1000)),
+      span('d', 3, 'd'.repeat(1000)),
+    ]);
 
     const cut = await getTrace(h().ctx, project.id, 'heavy', { maxSpans: 100, textBytes: 2500 });
     expect(cut.spans.map((s) => s.span_id)).toEqual(['a', 'b']);
@@ -78,7 +98,17 @@ describe('GET /traces', () => {
   it('refuses a page larger than its byte bound with a 400 that asks for a smaller limit; a smaller page answers', async () => {
     const { key, project } = await projectWithKey(h());
     const t0 = Date.now() - 30 * MIN;
-    await ingestBatched(h(), key.key, [0, 1, 2].map((i) => ({ trace_id: `p${i}`, span_id: 'root', name: 'r', start_time: iso(t0 + i), input: String(i).repeat(40_000) })));
+    await ingestBatched(
+      h(),
+      key.key,
+      [0, 1, 2].map((i) => ({
+        trace_id: `p${i}`,
+        span_id: 'root',
+        name: 'r',
+        start_time: iso(t0 + i),
+        input: String(i).repeat(40_000),
+      })),
+    );
     const params = { projectId: project.id, limit: 50, page: 0, includeEvaluations: false, filters: [] };
     const refused = await listTraces(h().ctx, params, 100_000).catch((error: unknown) => error);
     expect(refused).toBeInstanceOf(QueryLimitError);
@@ -94,7 +124,9 @@ describe('GET /traces', () => {
 
   it('refuses a filters parameter longer than 64 KiB with 400 {detail}', async () => {
     const { key } = await projectWithKey(h());
-    const filters = JSON.stringify([{ field: 'model_name', op: 'in', value: Array.from({ length: 20_000 }, (_, i) => `m${i}`) }]);
+    const filters = JSON.stringify([
+      { field: 'model_name', op: 'in', value: Array.from({ length: 20_000 }, (_, i) => `m${i}`) },
+    ]);
     const res = await get('/traces', key.key, { filters });
     expect(res.statusCode).toBe(400);
     expect(res.json().detail).toMatch(/^invalid filters parameter: longer than/);
@@ -102,14 +134,22 @@ describe('GET /traces', () => {
 });
 
 describe('GET /sessions/{session_id}', () => {
-  it('answers the session\'s first traces within its trace cap and byte budget, with truncated, and the whole session\'s summary', async () => {
+  it("answers the session's first traces within its trace cap and byte budget, with truncated, and the whole session's summary", async () => {
     const { key, project } = await projectWithKey(h());
     const t0 = Date.now() - 60 * MIN;
     // A chat whose every turn repeats the conversation so far: inputs grow with each trace.
     await ingestBatched(
       h(),
       key.key,
-      Array.from({ length: 6 }, (_, i) => ({ trace_id: `turn${i}`, span_id: 'root', name: 'chat', session_id: 'conv', start_time: iso(t0 + i * MIN), input: 'q'.repeat(1000 * (i + 1)), cost: 1 })),
+      Array.from({ length: 6 }, (_, i) => ({
+        trace_id: `turn${i}`,
+        span_id: 'root',
+        name: 'chat',
+        session_id: 'conv',
+        start_time: iso(t0 + i * MIN),
+        input: 'q'.repeat(1000 * (i + 1)),
+        cost: 1,
+      })),
     );
     const capped = await getSession(h().ctx, project.id, 'conv', { maxTraces: 4, textBytes: 1_000_000 });
     expect(capped.traces.map((t) => t.trace_id)).toEqual(['turn0', 'turn1', 'turn2', 'turn3']);

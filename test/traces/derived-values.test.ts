@@ -15,9 +15,22 @@ const WEB_URL = 'http://web.test';
 
 /** A generated span after a JSON round trip (what actually goes over the wire). */
 type Span = {
-  trace_id: string; span_id: string; parent_span_id?: string | null; name: string; start_time: string; end_time?: string | null;
-  status?: string; user_id?: string; session_id?: string; input?: unknown; output?: unknown; metadata?: Record<string, string>;
-  cost?: number; input_tokens?: number; output_tokens?: number; evaluation_run_id?: string;
+  trace_id: string;
+  span_id: string;
+  parent_span_id?: string | null;
+  name: string;
+  start_time: string;
+  end_time?: string | null;
+  status?: string;
+  user_id?: string;
+  session_id?: string;
+  input?: unknown;
+  output?: unknown;
+  metadata?: Record<string, string>;
+  cost?: number;
+  input_tokens?: number;
+  output_tokens?: number;
+  evaluation_run_id?: string;
 };
 type Item = Record<string, unknown> & { trace_id: string; trace_start_time: string; total_cost: number };
 
@@ -48,7 +61,8 @@ function byHand(spans: Span[], projectId: string) {
   const root = sorted.find((s) => s.parent_span_id === undefined || s.parent_span_id === null);
   const head = root ?? sorted[0]!;
   const text = (v: unknown) => (v === undefined || v === null ? null : typeof v === 'string' ? v : JSON.stringify(v));
-  const firstWith = (f: 'user_id' | 'session_id') => head[f] ?? sorted.find((s) => s[f] !== undefined && s[f] !== null)?.[f] ?? null;
+  const firstWith = (f: 'user_id' | 'session_id') =>
+    head[f] ?? sorted.find((s) => s[f] !== undefined && s[f] !== null)?.[f] ?? null;
   const start = ms(sorted[0]!.start_time);
   const ends = spans.flatMap((s) => (s.end_time ? [ms(s.end_time)] : []));
   // Non-root spans: the smallest value per key (the implementation's documented tie rule); the root wins.
@@ -58,19 +72,31 @@ function byHand(spans: Span[], projectId: string) {
     for (const [k, v] of Object.entries(s.metadata ?? {})) if (!(k in metadata) || v < metadata[k]!) metadata[k] = v;
   }
   Object.assign(metadata, root?.metadata ?? {});
-  let cost = 0, inTok = 0, outTok = 0;
+  let cost = 0,
+    inTok = 0,
+    outTok = 0;
   for (const s of spans) {
     cost += s.cost ?? 0;
     inTok += s.input_tokens ?? 0;
     outTok += s.output_tokens ?? 0;
   }
   return {
-    trace_id: head.trace_id, project_id: projectId, name: head.name, trace_start_time: new Date(start).toISOString(),
-    user_id: firstWith('user_id'), session_id: firstWith('session_id'), span_count: spans.length,
+    trace_id: head.trace_id,
+    project_id: projectId,
+    name: head.name,
+    trace_start_time: new Date(start).toISOString(),
+    user_id: firstWith('user_id'),
+    session_id: firstWith('session_id'),
+    span_count: spans.length,
     duration_ms: ends.length ? Math.max(...ends) - start : null,
-    error_count: spans.filter((s) => s.status === 'error').length, input: text(head.input), output: text(head.output),
-    trace_url: `${WEB_URL}/projects/${projectId}/traces/${head.trace_id}`, metadata_map: metadata,
-    total_cost: cost, total_input_tokens: inTok, total_output_tokens: outTok,
+    error_count: spans.filter((s) => s.status === 'error').length,
+    input: text(head.input),
+    output: text(head.output),
+    trace_url: `${WEB_URL}/projects/${projectId}/traces/${head.trace_id}`,
+    metadata_map: metadata,
+    total_cost: cost,
+    total_input_tokens: inTok,
+    total_output_tokens: outTok,
   };
 }
 
@@ -87,8 +113,16 @@ describe('traces: derived values on generated data', () => {
     const { key, project } = await projectWithKey(h());
     const token = key.key;
     const endMs = Date.now() - 10 * 60_000;
-    const traces: Span[][] = [...generateTraces({ traces: 300, startMs: endMs - 6 * HOUR + 10 * 60_000, endMs, seed: 20240611, evaluationShare: 0.1, errorShare: 0.25 })]
-      .map((t) => JSON.parse(JSON.stringify(t)) as Span[]);
+    const traces: Span[][] = [
+      ...generateTraces({
+        traces: 300,
+        startMs: endMs - 6 * HOUR + 10 * 60_000,
+        endMs,
+        seed: 20240611,
+        evaluationShare: 0.1,
+        errorShare: 0.25,
+      }),
+    ].map((t) => JSON.parse(JSON.stringify(t)) as Span[]);
     const byId = new Map(traces.map((t) => [t[0]!.trace_id, t]));
     expect(byId.size).toBe(300);
     const isEval = (t: Span[]) => t.some((s) => s.evaluation_run_id !== undefined);
@@ -104,9 +138,12 @@ describe('traces: derived values on generated data', () => {
       const id = t[0]!.trace_id;
       const crossesHour = new Set(t.map((s) => Math.floor(Date.parse(s.start_time) / HOUR))).size > 1;
       const mode = crossesHour ? 0.9 : rng.float();
-      if (mode < 0.4) rng.pick(phases).push(...t); // whole, in one phase
-      else if (mode < 0.7) for (const s of t) rng.pick(phases).push(s); // scattered over all phases
-      else { // the children arrive in an earlier request than their root
+      if (mode < 0.4)
+        rng.pick(phases).push(...t); // whole, in one phase
+      else if (mode < 0.7)
+        for (const s of t) rng.pick(phases).push(s); // scattered over all phases
+      else {
+        // the children arrive in an earlier request than their root
         childrenFirst.add(id);
         const [root, ...children] = t;
         phases[0]!.push(...children);
@@ -116,7 +153,7 @@ describe('traces: derived values on generated data', () => {
     const sizes = [1, 2, 5, 17, 40, 90, 150, 400];
     const chunk = (spans: Span[]): Span[][] => {
       const out: Span[][] = [];
-      for (let rest = rng.shuffle(spans); rest.length; ) out.push(rest.splice(0, rng.pick(sizes)));
+      for (let rest = rng.shuffle(spans); rest.length;) out.push(rest.splice(0, rng.pick(sizes)));
       return out;
     };
     const sent = new Map<string, Span[]>();
@@ -136,14 +173,19 @@ describe('traces: derived values on generated data', () => {
     for (const c of chunk(phases[0]!)) {
       await post(c);
       record(c);
-      if (rng.float() < 0.2) await post(c); // retried at once
+      if (rng.float() < 0.2)
+        await post(c); // retried at once
       else if (rng.float() < 0.15) resend.push(c); // retried much later
     }
 
     const listAll = async (includeEvaluations: boolean): Promise<Item[]> => {
       const items: Item[] = [];
       for (let page = 0; ; page++) {
-        const query: Record<string, string> = { limit: '200', page: String(page), ...(includeEvaluations ? { include_evaluations: 'true' } : {}) };
+        const query: Record<string, string> = {
+          limit: '200',
+          page: String(page),
+          ...(includeEvaluations ? { include_evaluations: 'true' } : {}),
+        };
         const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token, query });
         expect(res.statusCode, res.body).toBe(200);
         const body = res.json() as { data: Item[]; meta: { page: number; limit: number; total: number } };
@@ -162,7 +204,8 @@ describe('traces: derived values on generated data', () => {
     expect(midway.map((i) => i.trace_id).sort()).toEqual([...sent.keys()].sort());
     for (const item of midway) expectItem(item, sent.get(item.trace_id)!, project.id, false);
     expect(childrenFirst.size).toBeGreaterThan(30);
-    for (const item of midway.filter((i) => childrenFirst.has(i.trace_id))) expect(item.name).not.toBe(byId.get(item.trace_id)![0]!.name);
+    for (const item of midway.filter((i) => childrenFirst.has(i.trace_id)))
+      expect(item.name).not.toBe(byId.get(item.trace_id)![0]!.name);
 
     const concurrent = chunk(phases[1]!);
     for (let i = 0; i < concurrent.length; i += 4) {
@@ -186,20 +229,30 @@ describe('traces: derived values on generated data', () => {
     for (let i = 1; i < starts.length; i++) expect(starts[i]!, `order at ${i}`).toBeLessThanOrEqual(starts[i - 1]!);
 
     const withoutEval = await listAll(false);
-    expect(new Set(withoutEval.map((i) => i.trace_id))).toEqual(new Set([...byId.keys()].filter((id) => !evalIds.has(id))));
+    expect(new Set(withoutEval.map((i) => i.trace_id))).toEqual(
+      new Set([...byId.keys()].filter((id) => !evalIds.has(id))),
+    );
     expect(withoutEval).toEqual(all.filter((i) => !evalIds.has(i.trace_id)));
 
     // The detail read agrees with the list item and holds exactly the generated spans, by start time.
     const sample = [...rng.shuffle([...childrenFirst]).slice(0, 8), ...rng.shuffle([...evalIds]).slice(0, 4)];
     for (const id of rng.shuffle([...byId.keys()])) if (sample.length < 20 && !sample.includes(id)) sample.push(id);
     const listed = new Map(all.map((i) => [i.trace_id, i]));
-    await Promise.all(sample.map(async (id) => {
-      const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces/${id}`, token });
-      expect(res.statusCode, res.body).toBe(200);
-      const { spans, ...item } = res.json() as Item & { spans: { span_id: string; start_time: string }[] };
-      expect(item, id).toEqual(listed.get(id));
-      expect(spans.map((s) => s.span_id).sort(), id).toEqual(byId.get(id)!.map((s) => s.span_id).sort());
-      for (let i = 1; i < spans.length; i++) expect(Date.parse(spans[i]!.start_time)).toBeGreaterThanOrEqual(Date.parse(spans[i - 1]!.start_time));
-    }));
+    await Promise.all(
+      sample.map(async (id) => {
+        const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces/${id}`, token });
+        expect(res.statusCode, res.body).toBe(200);
+        const { spans, ...item } = res.json() as Item & { spans: { span_id: string; start_time: string }[] };
+        expect(item, id).toEqual(listed.get(id));
+        expect(spans.map((s) => s.span_id).sort(), id).toEqual(
+          byId
+            .get(id)!
+            .map((s) => s.span_id)
+            .sort(),
+        );
+        for (let i = 1; i < spans.length; i++)
+          expect(Date.parse(spans[i]!.start_time)).toBeGreaterThanOrEqual(Date.parse(spans[i - 1]!.start_time));
+      }),
+    );
   });
 });

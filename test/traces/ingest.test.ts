@@ -41,7 +41,13 @@ async function detail(token: string, traceId: string) {
   return res.json();
 }
 
-type Totals = { span_count: number; total_cost: number; total_input_tokens: number; total_output_tokens: number; error_count: number };
+type Totals = {
+  span_count: number;
+  total_cost: number;
+  total_input_tokens: number;
+  total_output_tokens: number;
+  error_count: number;
+};
 
 /** The list item and the detail read both report exactly these counts and sums. */
 async function expectTotals(token: string, traceId: string, want: Totals) {
@@ -72,7 +78,13 @@ function fourSpans(traceId: string, t0: number): Span[] {
     output_tokens: i + 1,
   }));
 }
-const FOUR_TOTALS: Totals = { span_count: 4, total_cost: 1, total_input_tokens: 100, total_output_tokens: 10, error_count: 2 };
+const FOUR_TOTALS: Totals = {
+  span_count: 4,
+  total_cost: 1,
+  total_input_tokens: 100,
+  total_output_tokens: 10,
+  error_count: 2,
+};
 
 describe('ingest: answers', () => {
   it('stores the valid spans of a batch and reports the rejected ones by index', async () => {
@@ -81,9 +93,26 @@ describe('ingest: answers', () => {
     const body = await ingestOk(key.key, [
       { trace_id: 'ps', span_id: 'good-1', name: 'root', start_time: iso(t0), end_time: iso(t0 + 10) },
       { trace_id: 'ps', span_id: 'backwards', name: 'x', start_time: iso(t0 + 500), end_time: iso(t0 + 100) },
-      { trace_id: 'ps', span_id: 'good-2', parent_span_id: 'good-1', name: 'child', start_time: iso(t0 + 1), input_tokens: 7, output_tokens: 3 },
+      {
+        trace_id: 'ps',
+        span_id: 'good-2',
+        parent_span_id: 'good-1',
+        name: 'child',
+        start_time: iso(t0 + 1),
+        input_tokens: 7,
+        output_tokens: 3,
+      },
       { trace_id: 'ps', span_id: 'bad-status', name: 'x', start_time: iso(t0), status: 'bad' },
-      { trace_id: 'ps', span_id: 'good-3', parent_span_id: 'good-1', name: 'explicit', start_time: iso(t0 + 2), input_tokens: 1, output_tokens: 1, total_tokens: 9 },
+      {
+        trace_id: 'ps',
+        span_id: 'good-3',
+        parent_span_id: 'good-1',
+        name: 'explicit',
+        start_time: iso(t0 + 2),
+        input_tokens: 1,
+        output_tokens: 1,
+        total_tokens: 9,
+      },
       { trace_id: 'ps', name: 'no span id', start_time: iso(t0) },
       { trace_id: 'ps', span_id: 'neg-cost', name: 'x', start_time: iso(t0), cost: -1 },
     ]);
@@ -124,7 +153,12 @@ describe('ingest: answers', () => {
   it('refuses 10,001 spans with 413 and stores none of them', async () => {
     const { key } = await projectWithKey(h());
     const t = iso(Date.now() - 60_000);
-    const spans = Array.from({ length: 10_001 }, (_, i) => ({ trace_id: 'too-many', span_id: `s${i}`, name: 'n', start_time: t }));
+    const spans = Array.from({ length: 10_001 }, (_, i) => ({
+      trace_id: 'too-many',
+      span_id: `s${i}`,
+      name: 'n',
+      start_time: t,
+    }));
     const res = await ingest(key.key, spans);
     expect(res.statusCode).toBe(413);
     expect(typeof res.json().detail).toBe('string');
@@ -134,7 +168,13 @@ describe('ingest: answers', () => {
 
   it('refuses a body over 10 MiB with 413', async () => {
     const { key } = await projectWithKey(h());
-    const span = { trace_id: 'huge', span_id: 'one', name: 'n', start_time: iso(Date.now() - 60_000), input: 'x'.repeat(11 * 1024 * 1024) };
+    const span = {
+      trace_id: 'huge',
+      span_id: 'one',
+      name: 'n',
+      start_time: iso(Date.now() - 60_000),
+      input: 'x'.repeat(11 * 1024 * 1024),
+    };
     const res = await ingest(key.key, [span]);
     expect(res.statusCode).toBe(413);
     expect(typeof res.json().detail).toBe('string');
@@ -155,7 +195,16 @@ describe('ingest: answers', () => {
     const { key } = await projectWithKey(h());
     const t0 = Date.now() - 60_000;
     for (let i = 0; i < 4; i++) {
-      await ingestOk(key.key, [{ trace_id: 'ryw', span_id: `s${i}`, parent_span_id: i ? 's0' : null, name: `n${i}`, start_time: iso(t0 + i), cost: 1 }]);
+      await ingestOk(key.key, [
+        {
+          trace_id: 'ryw',
+          span_id: `s${i}`,
+          parent_span_id: i ? 's0' : null,
+          name: `n${i}`,
+          start_time: iso(t0 + i),
+          cost: 1,
+        },
+      ]);
       expect((await detail(key.key, 'ryw')).spans).toHaveLength(i + 1);
       expect(await listItem(key.key, 'ryw')).toMatchObject({ span_count: i + 1, total_cost: i + 1 });
     }
@@ -193,7 +242,11 @@ describe('ingest: duplicates never double-count', () => {
     await expectTotals(key.key, 'overlap-seq', FOUR_TOTALS);
 
     const conc = fourSpans('overlap-conc', Date.now() - 120_000);
-    const results = await Promise.all([ingest(key.key, conc.slice(0, 3)), ingest(key.key, conc.slice(1, 4)), ingest(key.key, conc.slice(2))]);
+    const results = await Promise.all([
+      ingest(key.key, conc.slice(0, 3)),
+      ingest(key.key, conc.slice(1, 4)),
+      ingest(key.key, conc.slice(2)),
+    ]);
     for (const r of results) expect(r.statusCode, r.body).toBe(200);
     await expectTotals(key.key, 'overlap-conc', FOUR_TOTALS);
   });
@@ -205,16 +258,56 @@ describe('ingest: late spans', () => {
     const t0 = Date.now() - 10 * 60_000;
     const base = { trace_id: 'late' };
     await ingestOk(key.key, [
-      { ...base, span_id: 'a', parent_span_id: 'root', name: 'child a', start_time: iso(t0 + 100), end_time: iso(t0 + 900), status: 'error', cost: 0.1, input_tokens: 10, output_tokens: 5, input: 'child input', metadata: { k: 'child', c: '1' } },
+      {
+        ...base,
+        span_id: 'a',
+        parent_span_id: 'root',
+        name: 'child a',
+        start_time: iso(t0 + 100),
+        end_time: iso(t0 + 900),
+        status: 'error',
+        cost: 0.1,
+        input_tokens: 10,
+        output_tokens: 5,
+        input: 'child input',
+        metadata: { k: 'child', c: '1' },
+      },
     ]);
     // No root yet: the earliest span stands in (docs/concepts.md).
-    expect(await listItem(key.key, 'late')).toMatchObject({ name: 'child a', input: 'child input', trace_start_time: iso(t0 + 100), duration_ms: 800 });
+    expect(await listItem(key.key, 'late')).toMatchObject({
+      name: 'child a',
+      input: 'child input',
+      trace_start_time: iso(t0 + 100),
+      duration_ms: 800,
+    });
 
     await ingestOk(key.key, [
-      { ...base, span_id: 'b', parent_span_id: 'a', name: 'grandchild b', start_time: iso(t0 + 200), end_time: iso(t0 + 1500), cost: 0.2, input_tokens: 1, output_tokens: 2, user_id: 'u-child', session_id: 'sess-child' },
+      {
+        ...base,
+        span_id: 'b',
+        parent_span_id: 'a',
+        name: 'grandchild b',
+        start_time: iso(t0 + 200),
+        end_time: iso(t0 + 1500),
+        cost: 0.2,
+        input_tokens: 1,
+        output_tokens: 2,
+        user_id: 'u-child',
+        session_id: 'sess-child',
+      },
     ]);
     await ingestOk(key.key, [
-      { ...base, span_id: 'root', name: 'the root', start_time: iso(t0), end_time: iso(t0 + 1200), user_id: 'u-root', input: { q: 1 }, output: 'answer', metadata: { k: 'root' } },
+      {
+        ...base,
+        span_id: 'root',
+        name: 'the root',
+        start_time: iso(t0),
+        end_time: iso(t0 + 1200),
+        user_id: 'u-root',
+        input: { q: 1 },
+        output: 'answer',
+        metadata: { k: 'root' },
+      },
     ]);
     const want = {
       trace_id: 'late',
@@ -246,13 +339,41 @@ describe('ingest: late spans', () => {
     const childStart = hour - 2 * HOUR + 5 * 60_000;
     const rootStart = hour - 2 * HOUR - 10 * 60_000;
     await ingestOk(key.key, [
-      { trace_id: 'early-root', span_id: 'c1', parent_span_id: 'r', name: 'c1', start_time: iso(childStart), end_time: iso(childStart + 60_000), cost: 0.5, input_tokens: 3, output_tokens: 4, status: 'error' },
+      {
+        trace_id: 'early-root',
+        span_id: 'c1',
+        parent_span_id: 'r',
+        name: 'c1',
+        start_time: iso(childStart),
+        end_time: iso(childStart + 60_000),
+        cost: 0.5,
+        input_tokens: 3,
+        output_tokens: 4,
+        status: 'error',
+      },
     ]);
     await ingestOk(key.key, [
-      { trace_id: 'early-root', span_id: 'c2', parent_span_id: 'r', name: 'c2', start_time: iso(childStart + 1000), end_time: iso(childStart + 30 * 60_000), cost: 0.25 },
+      {
+        trace_id: 'early-root',
+        span_id: 'c2',
+        parent_span_id: 'r',
+        name: 'c2',
+        start_time: iso(childStart + 1000),
+        end_time: iso(childStart + 30 * 60_000),
+        cost: 0.25,
+      },
     ]);
     await ingestOk(key.key, [
-      { trace_id: 'early-root', span_id: 'r', name: 'early root', start_time: iso(rootStart), end_time: iso(childStart + 1000), session_id: 'sess-early', input_tokens: 1, output_tokens: 1 },
+      {
+        trace_id: 'early-root',
+        span_id: 'r',
+        name: 'early root',
+        start_time: iso(rootStart),
+        end_time: iso(childStart + 1000),
+        session_id: 'sess-early',
+        input_tokens: 1,
+        output_tokens: 1,
+      },
     ]);
     return { key, childStart, rootStart };
   }
@@ -273,7 +394,12 @@ describe('ingest: late spans', () => {
     expect(await detail(key.key, 'early-root')).toMatchObject(want);
     const sessions = await call(h().api, { method: 'GET', url: `${PUBLIC}/sessions`, token: key.key });
     expect(sessions.json().data).toEqual([
-      expect.objectContaining({ session_id: 'sess-early', trace_count: 1, first_trace_time: iso(rootStart), total_cost: 0.75 }),
+      expect.objectContaining({
+        session_id: 'sess-early',
+        trace_count: 1,
+        first_trace_time: iso(rootStart),
+        total_cost: 0.75,
+      }),
     ]);
     // One trace, listed and counted once.
     const all = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key.key });
@@ -303,7 +429,15 @@ describe('ingest: group commit across projects', () => {
     const t0 = Date.now() - 5 * 60_000;
     const requests = projects.flatMap(({ key }, p) => {
       // Every project uses the same trace ids; project p sends p + 2 spans of `common`, in two requests.
-      const common = Array.from({ length: p + 2 }, (_, i) => ({ trace_id: 'common', span_id: `s${i}`, parent_span_id: i ? 's0' : null, name: `common-${p}`, start_time: iso(t0 + i), cost: 1, input_tokens: p }));
+      const common = Array.from({ length: p + 2 }, (_, i) => ({
+        trace_id: 'common',
+        span_id: `s${i}`,
+        parent_span_id: i ? 's0' : null,
+        name: `common-${p}`,
+        start_time: iso(t0 + i),
+        cost: 1,
+        input_tokens: p,
+      }));
       return [
         ingest(key.key, common.slice(0, 1)),
         ingest(key.key, common.slice(1)),
@@ -318,7 +452,12 @@ describe('ingest: group commit across projects', () => {
       expect(body.meta.total).toBe(2);
       expect(body.data.map((t: { trace_id: string }) => t.trace_id).sort()).toEqual(['common', `own-${p}`]);
       for (const t of body.data) expect(t.project_id).toBe(project.id);
-      expect(await listItem(key.key, 'common')).toMatchObject({ name: `common-${p}`, span_count: p + 2, total_cost: p + 2, total_input_tokens: p * (p + 2) });
+      expect(await listItem(key.key, 'common')).toMatchObject({
+        name: `common-${p}`,
+        span_count: p + 2,
+        total_cost: p + 2,
+        total_input_tokens: p * (p + 2),
+      });
     }
   });
 });

@@ -22,8 +22,30 @@ async function twoProjects() {
   const a = await projectWithKey(h(), 'alice');
   const b = await projectWithKey(h(), 'bob');
   const t0 = Date.now() - 10 * 60_000;
-  await ingest(a.key.key, [{ trace_id: 'a-trace', span_id: 'r', name: 'alice trace', start_time: iso(t0), end_time: iso(t0 + 10), session_id: 'a-session', user_id: 'alice-user', cost: 1 }]);
-  await ingest(b.key.key, [{ trace_id: 'b-trace', span_id: 'r', name: 'bob trace', start_time: iso(t0 + 5), end_time: iso(t0 + 20), session_id: 'b-session', user_id: 'bob-user', cost: 2 }]);
+  await ingest(a.key.key, [
+    {
+      trace_id: 'a-trace',
+      span_id: 'r',
+      name: 'alice trace',
+      start_time: iso(t0),
+      end_time: iso(t0 + 10),
+      session_id: 'a-session',
+      user_id: 'alice-user',
+      cost: 1,
+    },
+  ]);
+  await ingest(b.key.key, [
+    {
+      trace_id: 'b-trace',
+      span_id: 'r',
+      name: 'bob trace',
+      start_time: iso(t0 + 5),
+      end_time: iso(t0 + 20),
+      session_id: 'b-session',
+      user_id: 'bob-user',
+      cost: 2,
+    },
+  ]);
   return { a, b };
 }
 
@@ -44,7 +66,11 @@ describe('trace isolation between projects', () => {
       expect(list.json().data[0].project_id).toBe(mine.project.id);
 
       // Searching for the other project's values finds nothing.
-      const probes: Record<string, string>[] = [{ search_query: `${other}-trace` }, { user_id: `${other === 'a' ? 'alice' : 'bob'}-user` }, { filters: JSON.stringify([{ field: 'trace_id', op: 'eq', value: `${other}-trace` }]) }];
+      const probes: Record<string, string>[] = [
+        { search_query: `${other}-trace` },
+        { user_id: `${other === 'a' ? 'alice' : 'bob'}-user` },
+        { filters: JSON.stringify([{ field: 'trace_id', op: 'eq', value: `${other}-trace` }]) },
+      ];
       for (const query of probes) {
         const res = await get('/traces', mine.key.key, query);
         expect(res.json()).toMatchObject({ data: [], meta: { total: 0 } });
@@ -90,21 +116,45 @@ describe('trace isolation between projects', () => {
     });
     // Concurrently, so both go through the same commit of the span writer.
     await Promise.all([ingest(a.key.key, [span('from a', 0.5, 5)]), ingest(b.key.key, [span('from b', 0.25, 7)])]);
-    await ingest(a.key.key, [{ ...span('a child', 0.5, 5), span_id: 'a-only', parent_span_id: 'shared-span', start_time: iso(t0 + 1) }]);
+    await ingest(a.key.key, [
+      { ...span('a child', 0.5, 5), span_id: 'a-only', parent_span_id: 'shared-span', start_time: iso(t0 + 1) },
+    ]);
 
     const inA = (await get('/traces/shared-trace', a.key.key)).json();
     const inB = (await get('/traces/shared-trace', b.key.key)).json();
-    expect(inA).toMatchObject({ project_id: a.project.id, name: 'from a', span_count: 2, total_cost: 1, total_input_tokens: 10 });
-    expect(inB).toMatchObject({ project_id: b.project.id, name: 'from b', span_count: 1, total_cost: 0.25, total_input_tokens: 7 });
+    expect(inA).toMatchObject({
+      project_id: a.project.id,
+      name: 'from a',
+      span_count: 2,
+      total_cost: 1,
+      total_input_tokens: 10,
+    });
+    expect(inB).toMatchObject({
+      project_id: b.project.id,
+      name: 'from b',
+      span_count: 1,
+      total_cost: 0.25,
+      total_input_tokens: 7,
+    });
     expect(inB.spans.map((s: { span_id: string }) => s.span_id)).toEqual(['shared-span']);
 
     const listA = (await get('/traces', a.key.key)).json();
     const listB = (await get('/traces', b.key.key)).json();
     expect(listA.data).toEqual([expect.objectContaining({ trace_id: 'shared-trace', span_count: 2, total_cost: 1 })]);
-    expect(listB.data).toEqual([expect.objectContaining({ trace_id: 'shared-trace', span_count: 1, total_cost: 0.25 })]);
+    expect(listB.data).toEqual([
+      expect.objectContaining({ trace_id: 'shared-trace', span_count: 1, total_cost: 0.25 }),
+    ]);
 
-    expect((await get('/sessions/shared-session', a.key.key)).json()).toMatchObject({ trace_count: 1, total_cost: 1, total_input_tokens: 10 });
-    expect((await get('/sessions/shared-session', b.key.key)).json()).toMatchObject({ trace_count: 1, total_cost: 0.25, total_input_tokens: 7 });
+    expect((await get('/sessions/shared-session', a.key.key)).json()).toMatchObject({
+      trace_count: 1,
+      total_cost: 1,
+      total_input_tokens: 10,
+    });
+    expect((await get('/sessions/shared-session', b.key.key)).json()).toMatchObject({
+      trace_count: 1,
+      total_cost: 0.25,
+      total_input_tokens: 7,
+    });
   });
 });
 
@@ -138,9 +188,14 @@ describe('trace reads with a user credential', () => {
     const list = await get('/traces', a.owner.token, q);
     expect(list.statusCode).toBe(200);
     expect(traceIds(list.json())).toEqual(['a-trace']);
-    expect((await get('/traces/a-trace', a.owner.token, q)).json()).toMatchObject({ trace_id: 'a-trace', project_id: a.project.id });
+    expect((await get('/traces/a-trace', a.owner.token, q)).json()).toMatchObject({
+      trace_id: 'a-trace',
+      project_id: a.project.id,
+    });
     expect((await get('/traces/b-trace', a.owner.token, q)).statusCode).toBe(404);
-    expect((await get('/sessions', a.owner.token, q)).json().data.map((s: { session_id: string }) => s.session_id)).toEqual(['a-session']);
+    expect(
+      (await get('/sessions', a.owner.token, q)).json().data.map((s: { session_id: string }) => s.session_id),
+    ).toEqual(['a-session']);
     expect((await get('/sessions/a-session', a.owner.token, q)).statusCode).toBe(200);
     expect((await get('/sessions/b-session', a.owner.token, q)).statusCode).toBe(404);
   });

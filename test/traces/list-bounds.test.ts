@@ -1,6 +1,15 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { call, createApiKey, createProject, projectWithKey, PUBLIC, signUp, useHarness, type SignedUp } from '../support/harness.js';
+import {
+  call,
+  createApiKey,
+  createProject,
+  projectWithKey,
+  PUBLIC,
+  signUp,
+  useHarness,
+  type SignedUp,
+} from '../support/harness.js';
 
 /**
  * `GET /traces` request bounds and read scoping (docs/traces.md "List traces", docs/limits.md,
@@ -23,7 +32,14 @@ const ids = (res: LightMyRequestResponse): string[] => res.json().data.map((t: {
 /** Three single-span traces a minute apart, newest last. */
 async function projectWithTraces(label = 'owner') {
   const made = await projectWithKey(h(), label);
-  const spans = [0, 1, 2].map((i) => ({ trace_id: `tr-${i}`, span_id: 'root', name: `trace ${i}`, start_time: iso(T + i * 60_000), end_time: iso(T + i * 60_000 + 100), cost: i }));
+  const spans = [0, 1, 2].map((i) => ({
+    trace_id: `tr-${i}`,
+    span_id: 'root',
+    name: `trace ${i}`,
+    start_time: iso(T + i * 60_000),
+    end_time: iso(T + i * 60_000 + 100),
+    cost: i,
+  }));
   const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: made.key.key, payload: { spans } });
   expect(res.json()).toMatchObject({ accepted: 3, rejected: [] });
   return made;
@@ -92,7 +108,8 @@ describe('list traces: the filters parameter', () => {
     token = (await projectWithTraces()).key.key;
   });
 
-  const withFilters = (filters: unknown) => list(token, { filters: typeof filters === 'string' ? filters : JSON.stringify(filters) });
+  const withFilters = (filters: unknown) =>
+    list(token, { filters: typeof filters === 'string' ? filters : JSON.stringify(filters) });
   const costGte0 = { field: 'cost', op: 'gte', value: 0 };
 
   it('accepts 20 predicates', async () => {

@@ -47,21 +47,141 @@ const E = H - 10 * MIN;
  */
 const FIXTURE: Span[] = [
   // The child comes first so "the root's value wins" cannot be an accident of arrival order.
-  { trace_id: 'tr-alpha', span_id: 'a-llm', parent_span_id: 'a-root', name: 'chat', kind: 'llm', start_time: iso(A + 100), end_time: iso(A + 4000), model_name: 'gpt-4o', cost: 0.5, input_tokens: 100, output_tokens: 50, status: 'error', error_type: 'RateLimitError', metadata: { tier: 'child-tier', region: 'eu-west' } },
-  { trace_id: 'tr-alpha', span_id: 'a-root', name: 'Checkout Flow', kind: 'agent', start_time: iso(A), end_time: iso(A + 3000), user_id: 'u-alice', session_id: 's-one', environment: 'prod', metadata: { team: 'payments', tier: 'root-tier' } },
+  {
+    trace_id: 'tr-alpha',
+    span_id: 'a-llm',
+    parent_span_id: 'a-root',
+    name: 'chat',
+    kind: 'llm',
+    start_time: iso(A + 100),
+    end_time: iso(A + 4000),
+    model_name: 'gpt-4o',
+    cost: 0.5,
+    input_tokens: 100,
+    output_tokens: 50,
+    status: 'error',
+    error_type: 'RateLimitError',
+    metadata: { tier: 'child-tier', region: 'eu-west' },
+  },
+  {
+    trace_id: 'tr-alpha',
+    span_id: 'a-root',
+    name: 'Checkout Flow',
+    kind: 'agent',
+    start_time: iso(A),
+    end_time: iso(A + 3000),
+    user_id: 'u-alice',
+    session_id: 's-one',
+    environment: 'prod',
+    metadata: { team: 'payments', tier: 'root-tier' },
+  },
 
-  { trace_id: 'tr-beta', span_id: 'b-root', name: 'search docs', kind: 'chain', start_time: iso(B), end_time: iso(B + 2000), user_id: 'u-bob', session_id: 's-two' },
-  { trace_id: 'tr-beta', span_id: 'b-ret', parent_span_id: 'b-root', name: 'retrieve', kind: 'retriever', start_time: iso(B + 10), end_time: iso(B + 500), status: 'ok', environment: 'staging' },
-  { trace_id: 'tr-beta', span_id: 'b-emb', parent_span_id: 'b-root', name: 'embed', kind: 'embedding', start_time: iso(B + 600), end_time: iso(B + 1500), model_name: 'text-embedding-3', cost: 0.25, input_tokens: 40 },
+  {
+    trace_id: 'tr-beta',
+    span_id: 'b-root',
+    name: 'search docs',
+    kind: 'chain',
+    start_time: iso(B),
+    end_time: iso(B + 2000),
+    user_id: 'u-bob',
+    session_id: 's-two',
+  },
+  {
+    trace_id: 'tr-beta',
+    span_id: 'b-ret',
+    parent_span_id: 'b-root',
+    name: 'retrieve',
+    kind: 'retriever',
+    start_time: iso(B + 10),
+    end_time: iso(B + 500),
+    status: 'ok',
+    environment: 'staging',
+  },
+  {
+    trace_id: 'tr-beta',
+    span_id: 'b-emb',
+    parent_span_id: 'b-root',
+    name: 'embed',
+    kind: 'embedding',
+    start_time: iso(B + 600),
+    end_time: iso(B + 1500),
+    model_name: 'text-embedding-3',
+    cost: 0.25,
+    input_tokens: 40,
+  },
 
-  { trace_id: 'tr-gamma', span_id: 'g-root', name: 'Summarize Report', kind: 'agent', start_time: iso(G), end_time: iso(G + 10_000), session_id: 'sess-zebra' },
-  { trace_id: 'tr-gamma', span_id: 'g-draft', parent_span_id: 'g-root', name: 'draft', kind: 'llm', start_time: iso(G + 100), end_time: iso(G + 3000), model_name: 'claude-3', cost: 0.25, input_tokens: 300, output_tokens: 200, status: 'error', error_type: 'TimeoutError', environment: 'prod', user_id: 'u-carol' },
-  { trace_id: 'tr-gamma', span_id: 'g-refine', parent_span_id: 'g-root', name: 'refine', kind: 'llm', start_time: iso(G + 3100), end_time: iso(G + 9000), model_name: 'claude-3', cost: 0.75, input_tokens: 400, output_tokens: 100, status: 'error', error_type: 'ValueError' },
+  {
+    trace_id: 'tr-gamma',
+    span_id: 'g-root',
+    name: 'Summarize Report',
+    kind: 'agent',
+    start_time: iso(G),
+    end_time: iso(G + 10_000),
+    session_id: 'sess-zebra',
+  },
+  {
+    trace_id: 'tr-gamma',
+    span_id: 'g-draft',
+    parent_span_id: 'g-root',
+    name: 'draft',
+    kind: 'llm',
+    start_time: iso(G + 100),
+    end_time: iso(G + 3000),
+    model_name: 'claude-3',
+    cost: 0.25,
+    input_tokens: 300,
+    output_tokens: 200,
+    status: 'error',
+    error_type: 'TimeoutError',
+    environment: 'prod',
+    user_id: 'u-carol',
+  },
+  {
+    trace_id: 'tr-gamma',
+    span_id: 'g-refine',
+    parent_span_id: 'g-root',
+    name: 'refine',
+    kind: 'llm',
+    start_time: iso(G + 3100),
+    end_time: iso(G + 9000),
+    model_name: 'claude-3',
+    cost: 0.75,
+    input_tokens: 400,
+    output_tokens: 100,
+    status: 'error',
+    error_type: 'ValueError',
+  },
 
-  { trace_id: 'tr-delta', span_id: 'd-root', name: 'ping', kind: 'http', start_time: iso(D), end_time: iso(D + 500), metadata: { team: 'platform' } },
+  {
+    trace_id: 'tr-delta',
+    span_id: 'd-root',
+    name: 'ping',
+    kind: 'http',
+    start_time: iso(D),
+    end_time: iso(D + 500),
+    metadata: { team: 'platform' },
+  },
 
-  { trace_id: 'tr-eval', span_id: 'e-root', name: 'eval case', kind: 'chain', start_time: iso(E), end_time: iso(E + 1000) },
-  { trace_id: 'tr-eval', span_id: 'e-task', parent_span_id: 'e-root', name: 'task', kind: 'llm', start_time: iso(E + 10), end_time: iso(E + 900), model_name: 'gpt-4o', cost: 2, evaluation_run_id: 'run-1' },
+  {
+    trace_id: 'tr-eval',
+    span_id: 'e-root',
+    name: 'eval case',
+    kind: 'chain',
+    start_time: iso(E),
+    end_time: iso(E + 1000),
+  },
+  {
+    trace_id: 'tr-eval',
+    span_id: 'e-task',
+    parent_span_id: 'e-root',
+    name: 'task',
+    kind: 'llm',
+    start_time: iso(E + 10),
+    end_time: iso(E + 900),
+    model_name: 'gpt-4o',
+    cost: 2,
+    evaluation_run_id: 'run-1',
+  },
 ];
 
 /** Every non-evaluation trace, newest first. */
@@ -83,22 +203,38 @@ describe('list traces: filter predicates', () => {
     ['signal_id eq without findings', [{ field: 'signal_id', op: 'eq', value: 'sig-none' }], []],
 
     ['model_name in, child span', [{ field: 'model_name', op: 'in', value: ['gpt-4o'] }], ['tr-alpha']],
-    ['model_name in, any of several', [{ field: 'model_name', op: 'in', value: ['claude-3', 'text-embedding-3'] }], ['tr-gamma', 'tr-beta']],
+    [
+      'model_name in, any of several',
+      [{ field: 'model_name', op: 'in', value: ['claude-3', 'text-embedding-3'] }],
+      ['tr-gamma', 'tr-beta'],
+    ],
     ['model_name in, none', [{ field: 'model_name', op: 'in', value: ['gpt-5'] }], []],
     ['environment in, set only on a child', [{ field: 'environment', op: 'in', value: ['staging'] }], ['tr-beta']],
     ['environment in, root or child', [{ field: 'environment', op: 'in', value: ['prod'] }], ['tr-gamma', 'tr-alpha']],
     ['environment in, none', [{ field: 'environment', op: 'in', value: ['dev'] }], []],
     ['span_kind in, child kind', [{ field: 'span_kind', op: 'in', value: ['retriever'] }], ['tr-beta']],
-    ['span_kind in, any of several', [{ field: 'span_kind', op: 'in', value: ['http', 'embedding'] }], ['tr-delta', 'tr-beta']],
+    [
+      'span_kind in, any of several',
+      [{ field: 'span_kind', op: 'in', value: ['http', 'embedding'] }],
+      ['tr-delta', 'tr-beta'],
+    ],
     ['span_kind in, none', [{ field: 'span_kind', op: 'in', value: ['tool'] }], []],
     ['status in error', [{ field: 'status', op: 'in', value: ['error'] }], ['tr-gamma', 'tr-alpha']],
     ['status in ok, child only', [{ field: 'status', op: 'in', value: ['ok'] }], ['tr-beta']],
     ['status in, none', [{ field: 'status', op: 'in', value: ['cancelled'] }], []],
     ['error_type in', [{ field: 'error_type', op: 'in', value: ['TimeoutError'] }], ['tr-gamma']],
-    ['error_type in, any of several', [{ field: 'error_type', op: 'in', value: ['RateLimitError', 'ValueError'] }], ['tr-gamma', 'tr-alpha']],
+    [
+      'error_type in, any of several',
+      [{ field: 'error_type', op: 'in', value: ['RateLimitError', 'ValueError'] }],
+      ['tr-gamma', 'tr-alpha'],
+    ],
     ['error_type in, none', [{ field: 'error_type', op: 'in', value: ['KeyError'] }], []],
     ['name in matches a child span name', [{ field: 'name', op: 'in', value: ['retrieve'] }], ['tr-beta']],
-    ['name in matches the root span name', [{ field: 'name', op: 'in', value: ['ping', 'refine'] }], ['tr-delta', 'tr-gamma']],
+    [
+      'name in matches the root span name',
+      [{ field: 'name', op: 'in', value: ['ping', 'refine'] }],
+      ['tr-delta', 'tr-gamma'],
+    ],
     ['name in is exact, not a substring', [{ field: 'name', op: 'in', value: ['Checkout'] }], []],
 
     ['cost eq', [{ field: 'cost', op: 'eq', value: 0.5 }], ['tr-alpha']],
@@ -117,7 +253,11 @@ describe('list traces: filter predicates', () => {
     ['total_tokens lt', [{ field: 'total_tokens', op: 'lt', value: 150 }], ['tr-delta', 'tr-beta']],
     ['total_tokens lte', [{ field: 'total_tokens', op: 'lte', value: 40 }], ['tr-delta', 'tr-beta']],
 
-    ['duration_ms eq uses the latest end, not the root end', [{ field: 'duration_ms', op: 'eq', value: 4000 }], ['tr-alpha']],
+    [
+      'duration_ms eq uses the latest end, not the root end',
+      [{ field: 'duration_ms', op: 'eq', value: 4000 }],
+      ['tr-alpha'],
+    ],
     ['duration_ms eq, root end is not the duration', [{ field: 'duration_ms', op: 'eq', value: 3000 }], []],
     ['duration_ms gt', [{ field: 'duration_ms', op: 'gt', value: 4000 }], ['tr-gamma']],
     ['duration_ms gte', [{ field: 'duration_ms', op: 'gte', value: 2000 }], ['tr-gamma', 'tr-beta', 'tr-alpha']],
@@ -134,17 +274,58 @@ describe('list traces: filter predicates', () => {
 
     ['metadata eq on a root key', [{ field: 'metadata', op: 'eq', key: 'team', value: 'payments' }], ['tr-alpha']],
     ['metadata eq is not a substring match', [{ field: 'metadata', op: 'eq', key: 'team', value: 'pay' }], []],
-    ['metadata eq on a child-only key', [{ field: 'metadata', op: 'eq', key: 'region', value: 'eu-west' }], ['tr-alpha']],
-    ["metadata eq: the root's value wins", [{ field: 'metadata', op: 'eq', key: 'tier', value: 'root-tier' }], ['tr-alpha']],
-    ["metadata eq: a child's value overridden by the root does not match", [{ field: 'metadata', op: 'eq', key: 'tier', value: 'child-tier' }], []],
+    [
+      'metadata eq on a child-only key',
+      [{ field: 'metadata', op: 'eq', key: 'region', value: 'eu-west' }],
+      ['tr-alpha'],
+    ],
+    [
+      "metadata eq: the root's value wins",
+      [{ field: 'metadata', op: 'eq', key: 'tier', value: 'root-tier' }],
+      ['tr-alpha'],
+    ],
+    [
+      "metadata eq: a child's value overridden by the root does not match",
+      [{ field: 'metadata', op: 'eq', key: 'tier', value: 'child-tier' }],
+      [],
+    ],
     ['metadata contains', [{ field: 'metadata', op: 'contains', key: 'team', value: 'plat' }], ['tr-delta']],
-    ['metadata contains on a child-only key', [{ field: 'metadata', op: 'contains', key: 'region', value: 'west' }], ['tr-alpha']],
-    ['metadata contains, value under another key', [{ field: 'metadata', op: 'contains', key: 'region', value: 'pay' }], []],
+    [
+      'metadata contains on a child-only key',
+      [{ field: 'metadata', op: 'contains', key: 'region', value: 'west' }],
+      ['tr-alpha'],
+    ],
+    [
+      'metadata contains, value under another key',
+      [{ field: 'metadata', op: 'contains', key: 'region', value: 'pay' }],
+      [],
+    ],
     ['metadata on an absent key', [{ field: 'metadata', op: 'contains', key: 'nokey', value: 'a' }], []],
 
-    ['two predicates are ANDed (set and number)', [{ field: 'model_name', op: 'in', value: ['gpt-4o', 'claude-3'] }, { field: 'cost', op: 'lt', value: 1 }], ['tr-alpha']],
-    ['two predicates are ANDed (set and errors)', [{ field: 'environment', op: 'in', value: ['prod'] }, { field: 'errors', op: 'gte', value: 2 }], ['tr-gamma']],
-    ['two predicates with no common match', [{ field: 'status', op: 'in', value: ['ok'] }, { field: 'errors', op: 'gt', value: 0 }], []],
+    [
+      'two predicates are ANDed (set and number)',
+      [
+        { field: 'model_name', op: 'in', value: ['gpt-4o', 'claude-3'] },
+        { field: 'cost', op: 'lt', value: 1 },
+      ],
+      ['tr-alpha'],
+    ],
+    [
+      'two predicates are ANDed (set and errors)',
+      [
+        { field: 'environment', op: 'in', value: ['prod'] },
+        { field: 'errors', op: 'gte', value: 2 },
+      ],
+      ['tr-gamma'],
+    ],
+    [
+      'two predicates with no common match',
+      [
+        { field: 'status', op: 'in', value: ['ok'] },
+        { field: 'errors', op: 'gt', value: 0 },
+      ],
+      [],
+    ],
     ['an empty filters array filters nothing', [], ALL],
   ];
 
@@ -158,8 +339,15 @@ describe('list traces: filter predicates', () => {
   it('lists the derived values the numeric and metadata filters compare', async () => {
     const res = await list(token, { filters: JSON.stringify([{ field: 'trace_id', op: 'eq', value: 'tr-alpha' }]) });
     expect(res.json().data[0]).toMatchObject({
-      name: 'Checkout Flow', trace_start_time: iso(A), duration_ms: 4000, error_count: 1, span_count: 2, total_cost: 0.5,
-      total_input_tokens: 100, total_output_tokens: 50, metadata_map: { team: 'payments', tier: 'root-tier', region: 'eu-west' },
+      name: 'Checkout Flow',
+      trace_start_time: iso(A),
+      duration_ms: 4000,
+      error_count: 1,
+      span_count: 2,
+      total_cost: 0.5,
+      total_input_tokens: 100,
+      total_output_tokens: 50,
+      metadata_map: { team: 'payments', tier: 'root-tier', region: 'eu-west' },
     });
   });
 });
@@ -186,7 +374,11 @@ describe('list traces: name, user_id and search_query', () => {
     ['search_query: several traces', { search_query: 'u-' }, ['tr-gamma', 'tr-beta', 'tr-alpha']],
     ['search_query: a span name that is not the trace name does not match', { search_query: 'refine' }, []],
     ['search_query: no match', { search_query: 'nothing-here' }, []],
-    ['name and a filter combine', { name: 'o', filters: JSON.stringify([{ field: 'errors', op: 'eq', value: 0 }]) }, ['tr-beta']],
+    [
+      'name and a filter combine',
+      { name: 'o', filters: JSON.stringify([{ field: 'errors', op: 'eq', value: 0 }]) },
+      ['tr-beta'],
+    ],
   ];
 
   it.each(cases)('%s', async (_label, query, expected) => {
@@ -231,7 +423,11 @@ describe('list traces: evaluation traces', () => {
   it('answers 422 for include_evaluations=maybe', async () => {
     const res = await list(token, { include_evaluations: 'maybe' });
     expect(res.statusCode).toBe(422);
-    expect(res.json().detail[0]).toMatchObject({ loc: ['query', 'include_evaluations'], msg: expect.any(String), type: expect.any(String) });
+    expect(res.json().detail[0]).toMatchObject({
+      loc: ['query', 'include_evaluations'],
+      msg: expect.any(String),
+      type: expect.any(String),
+    });
   });
 });
 
@@ -306,7 +502,11 @@ describe('list traces: start_after and end_before', () => {
     ['start_after is inclusive', { start_after: iso(S) }, ['tb-3', 'tb-2', 'tb-1']],
     ['start_after one millisecond later excludes that trace', { start_after: iso(S + 1) }, ['tb-3', 'tb-2']],
     ['end_before is exclusive', { end_before: iso(S + 2 * MIN) }, ['tb-2', 'tb-1', 'tb-0']],
-    ['end_before one millisecond later includes that trace', { end_before: iso(S + 2 * MIN + 1) }, ['tb-3', 'tb-2', 'tb-1', 'tb-0']],
+    [
+      'end_before one millisecond later includes that trace',
+      { end_before: iso(S + 2 * MIN + 1) },
+      ['tb-3', 'tb-2', 'tb-1', 'tb-0'],
+    ],
     ['both bounds', { start_after: iso(S), end_before: iso(S + 2 * MIN) }, ['tb-2', 'tb-1']],
     ['an empty window', { start_after: iso(S + 1), end_before: iso(S + MIN) }, []],
   ];
@@ -336,17 +536,51 @@ function splitTrace(label: string, rootStart: number, childStart: number) {
     let token: string;
     beforeAll(async () => {
       token = (await projectWithKey(h())).key.key;
-      await ingest(token, [{ trace_id: 'tr-split', span_id: 'child', parent_span_id: 'root', name: 'late step', kind: 'llm', start_time: iso(childStart), end_time: iso(childStart + 1000), model_name: 'gpt-4o', cost: 0.5, status: 'error' }]);
-      await ingest(token, [{ trace_id: 'tr-split', span_id: 'root', name: 'split run', kind: 'agent', start_time: iso(rootStart), end_time: iso(rootStart + 500), cost: 0.25 }]);
+      await ingest(token, [
+        {
+          trace_id: 'tr-split',
+          span_id: 'child',
+          parent_span_id: 'root',
+          name: 'late step',
+          kind: 'llm',
+          start_time: iso(childStart),
+          end_time: iso(childStart + 1000),
+          model_name: 'gpt-4o',
+          cost: 0.5,
+          status: 'error',
+        },
+      ]);
+      await ingest(token, [
+        {
+          trace_id: 'tr-split',
+          span_id: 'root',
+          name: 'split run',
+          kind: 'agent',
+          start_time: iso(rootStart),
+          end_time: iso(rootStart + 500),
+          cost: 0.25,
+        },
+      ]);
     });
 
-    const whole = { trace_id: 'tr-split', name: 'split run', trace_start_time: iso(rootStart), span_count: 2, error_count: 1, total_cost: 0.75, duration_ms: childStart + 1000 - rootStart };
+    const whole = {
+      trace_id: 'tr-split',
+      name: 'split run',
+      trace_start_time: iso(rootStart),
+      span_count: 2,
+      error_count: 1,
+      total_cost: 0.75,
+      duration_ms: childStart + 1000 - rootStart,
+    };
     const cost = JSON.stringify([{ field: 'cost', op: 'eq', value: 0.75 }]);
 
     it.each<[string, Record<string, string>]>([
       ['no bounds', {}],
       ['a window on its start', { start_after: iso(rootStart), end_before: iso(rootStart + 1) }],
-      ['a set filter on the child', { filters: JSON.stringify([{ field: 'model_name', op: 'in', value: ['gpt-4o'] }]) }],
+      [
+        'a set filter on the child',
+        { filters: JSON.stringify([{ field: 'model_name', op: 'in', value: ['gpt-4o'] }]) },
+      ],
       ['a cost filter on the whole trace', { filters: cost }],
       ['a cost filter inside a window on its start', { end_before: iso(rootStart + 1), filters: cost }],
     ])('lists it once and whole with %s', async (_label, query) => {

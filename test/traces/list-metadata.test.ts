@@ -18,11 +18,17 @@ describe('metadata filters through the API', () => {
   beforeAll(async () => {
     key = (await projectWithKey(h(), 'list-metadata')).key.key;
     for (const batch of [FIRST, SECOND]) {
-      const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key, payload: { spans: batch } });
+      const res = await call(h().api, {
+        method: 'POST',
+        url: `${PUBLIC}/traces`,
+        token: key,
+        payload: { spans: batch },
+      });
       expect(res.statusCode, res.body).toBe(200);
     }
   });
-  const list = (query: Record<string, string>): Promise<LightMyRequestResponse> => call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key, query });
+  const list = (query: Record<string, string>): Promise<LightMyRequestResponse> =>
+    call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key, query });
   const ids = (res: LightMyRequestResponse): string[] => res.json().data.map((t: { trace_id: string }) => t.trace_id);
 
   it.each(CASES)('%s', async (_name, filters, expected) => {
@@ -33,7 +39,9 @@ describe('metadata filters through the API', () => {
   });
 
   it("shows the name and metadata of the span the filters matched: the late root's, all spans' merged", async () => {
-    const item = (await list({ filters: JSON.stringify([{ field: 'metadata', op: 'eq', key: 'tier', value: 'root-tier' }]) })).json().data[0];
+    const item = (
+      await list({ filters: JSON.stringify([{ field: 'metadata', op: 'eq', key: 'tier', value: 'root-tier' }]) })
+    ).json().data[0];
     expect(item.name).toBe('Late Root');
     expect(item.metadata_map).toEqual({ tier: 'root-tier', only_child: 'yes' });
     expect(item.span_count).toBe(2);
@@ -56,4 +64,3 @@ describe('metadata filters through the API', () => {
     expect(item).toMatchObject({ user_id: 'u-root', session_id: 's-child' });
   });
 });
-

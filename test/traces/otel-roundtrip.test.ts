@@ -2,7 +2,13 @@ import type { AddressInfo } from 'node:net';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  SimpleSpanProcessor,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
@@ -53,7 +59,12 @@ async function recordGenAiTrace(exporter: SpanExporter, batch: boolean) {
   const startMs = Date.now();
   const root = tracer.startSpan('invoke_agent planner', {
     startTime: startMs,
-    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'user.id': 'user-42', 'session.id': 'sess-7', 'input.value': 'plan my trip' },
+    attributes: {
+      'gen_ai.operation.name': 'invoke_agent',
+      'user.id': 'user-42',
+      'session.id': 'sess-7',
+      'input.value': 'plan my trip',
+    },
   });
   const child = tracer.startSpan(
     'chat gpt-4o',
@@ -80,12 +91,22 @@ async function recordGenAiTrace(exporter: SpanExporter, batch: boolean) {
   await provider.shutdown();
   expect(recording.results.length).toBeGreaterThan(0);
   for (const r of recording.results) expect(r.code, String(r.error)).toBe(ExportResultCode.SUCCESS);
-  return { traceId: root.spanContext().traceId, rootId: root.spanContext().spanId, childId: child.spanContext().spanId, startMs };
+  return {
+    traceId: root.spanContext().traceId,
+    rootId: root.spanContext().spanId,
+    childId: child.spanContext().spanId,
+    startMs,
+  };
 }
 
 async function assertReadBack(token: string, projectId: string, ids: Awaited<ReturnType<typeof recordGenAiTrace>>) {
   const list = async (filters: unknown[]) => {
-    const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token, query: { filters: JSON.stringify(filters) } });
+    const res = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/traces`,
+      token,
+      query: { filters: JSON.stringify(filters) },
+    });
     expect(res.statusCode, res.body).toBe(200);
     return res.json();
   };
@@ -124,7 +145,14 @@ async function assertReadBack(token: string, projectId: string, ids: Awaited<Ret
   const { spans, ...detail } = res.json();
   expect(detail).toEqual(item);
   expect(spans.map((s: { span_id: string }) => s.span_id)).toEqual([ids.rootId, ids.childId]);
-  expect(spans[0]).toMatchObject({ parent_span_id: null, kind: 'agent', status: 'ok', user_id: 'user-42', session_id: 'sess-7', environment: 'staging' });
+  expect(spans[0]).toMatchObject({
+    parent_span_id: null,
+    kind: 'agent',
+    status: 'ok',
+    user_id: 'user-42',
+    session_id: 'sess-7',
+    environment: 'staging',
+  });
   expect(spans[1]).toMatchObject({
     parent_span_id: ids.rootId,
     name: 'chat gpt-4o',
@@ -143,7 +171,12 @@ async function assertReadBack(token: string, projectId: string, ids: Awaited<Ret
   expect(spans[1].metadata['service.name']).toBeUndefined();
 
   const session = await call(h().api, { method: 'GET', url: `${PUBLIC}/sessions/sess-7`, token });
-  expect(session.json()).toMatchObject({ session_id: 'sess-7', trace_count: 1, user_id: 'user-42', total_input_tokens: 120 });
+  expect(session.json()).toMatchObject({
+    session_id: 'sess-7',
+    trace_count: 1,
+    user_id: 'user-42',
+    total_input_tokens: 120,
+  });
 }
 
 describe('OpenTelemetry SDK to Sightline over HTTP', () => {
@@ -187,9 +220,17 @@ describe('OTLP JSON posted by hand', () => {
     ...(startMs === null ? {} : { startTimeUnixNano: nanos(startMs), endTimeUnixNano: nanos(startMs + 50) }),
     attributes: [{ key: 'gen_ai.request.model', value: { stringValue: 'gpt-4o-mini' } }],
   });
-  const body = (spans: unknown[]) => ({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 'hand' }, spans }] }] });
+  const body = (spans: unknown[]) => ({
+    resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 'hand' }, spans }] }],
+  });
   const post = (token: string | undefined, payload: unknown) =>
-    call(h().api, { method: 'POST', url: `${PUBLIC}/otel/v1/traces`, token, payload: payload as Record<string, unknown>, headers: { 'content-type': 'application/json' } });
+    call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/otel/v1/traces`,
+      token,
+      payload: payload as Record<string, unknown>,
+      headers: { 'content-type': 'application/json' },
+    });
 
   it('answers {} when every span is stored, and a partial success naming the rejected ones', async () => {
     const { key } = await projectWithKey(h());
@@ -205,9 +246,16 @@ describe('OTLP JSON posted by hand', () => {
     expect(typeof partialSuccess.errorMessage).toBe('string');
     expect(partialSuccess.errorMessage.length).toBeGreaterThan(0);
 
-    const detail = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces/0af7651916cd43dd8448eb211c80319c`, token: key.key });
+    const detail = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/traces/0af7651916cd43dd8448eb211c80319c`,
+      token: key.key,
+    });
     expect(detail.statusCode).toBe(200);
-    expect(detail.json().spans.map((s: { span_id: string }) => s.span_id)).toEqual(['b7ad6b7169203331', '00f067aa0ba902b8']);
+    expect(detail.json().spans.map((s: { span_id: string }) => s.span_id)).toEqual([
+      'b7ad6b7169203331',
+      '00f067aa0ba902b8',
+    ]);
     expect(detail.json().spans[1].model_name).toBe('gpt-4o-mini');
   });
 

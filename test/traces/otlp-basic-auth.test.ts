@@ -15,24 +15,30 @@ const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:
 function body(traceId: string, spanId: string) {
   const start = BigInt(Date.now() - 5_000) * 1_000_000n;
   return {
-    resourceSpans: [{
-      resource: { attributes: [{ key: 'service.name', value: { stringValue: 'langfuse-app' } }] },
-      scopeSpans: [{
-        scope: { name: 'langfuse-sdk' },
-        spans: [{
-          traceId,
-          spanId,
-          name: 'chat',
-          startTimeUnixNano: String(start),
-          endTimeUnixNano: String(start + 1_000_000n),
-          attributes: [
-            { key: 'langfuse.observation.type', value: { stringValue: 'generation' } },
-            { key: 'langfuse.observation.model.name', value: { stringValue: 'gpt-4o' } },
-            { key: 'langfuse.observation.usage_details', value: { stringValue: '{"input":10,"output":5}' } },
-          ],
-        }],
-      }],
-    }],
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: 'service.name', value: { stringValue: 'langfuse-app' } }] },
+        scopeSpans: [
+          {
+            scope: { name: 'langfuse-sdk' },
+            spans: [
+              {
+                traceId,
+                spanId,
+                name: 'chat',
+                startTimeUnixNano: String(start),
+                endTimeUnixNano: String(start + 1_000_000n),
+                attributes: [
+                  { key: 'langfuse.observation.type', value: { stringValue: 'generation' } },
+                  { key: 'langfuse.observation.model.name', value: { stringValue: 'gpt-4o' } },
+                  { key: 'langfuse.observation.usage_details', value: { stringValue: '{"input":10,"output":5}' } },
+                ],
+              },
+            ],
+          },
+        ],
+      },
+    ],
   };
 }
 
@@ -56,7 +62,12 @@ describe('OTLP with Basic credentials', () => {
 
     const detail = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces/${traceId}`, token: key.key });
     expect(detail.statusCode).toBe(200);
-    expect(detail.json().spans[0]).toMatchObject({ kind: 'llm', model_name: 'gpt-4o', input_tokens: 10, output_tokens: 5 });
+    expect(detail.json().spans[0]).toMatchObject({
+      kind: 'llm',
+      model_name: 'gpt-4o',
+      input_tokens: 10,
+      output_tokens: 5,
+    });
   });
 
   it('takes Basic on our own OTLP route too, and a bearer key on the Langfuse path', async () => {
@@ -90,7 +101,12 @@ describe('OTLP with Basic credentials', () => {
   it('keeps Basic off the other API-key routes', async () => {
     const { key } = await projectWithKey(h());
     const span = { trace_id: hex(16), span_id: hex(8), name: 's', start_time: new Date().toISOString() };
-    const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, payload: { spans: [span] }, headers: { authorization: basic('x', key.key) } });
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/traces`,
+      payload: { spans: [span] },
+      headers: { authorization: basic('x', key.key) },
+    });
     expect(res.statusCode).toBe(401);
   });
 

@@ -46,7 +46,10 @@ afterAll(async () => {
 });
 
 /** Records one GenAI trace (an agent root with a failing chat child) through `exporter`; returns the bodies it sent. */
-async function exportGenAiTrace(exporter: SpanExporter, path: string): Promise<{ captures: Captured[]; traceId: string; rootId: string; childId: string }> {
+async function exportGenAiTrace(
+  exporter: SpanExporter,
+  path: string,
+): Promise<{ captures: Captured[]; traceId: string; rootId: string; childId: string }> {
   const before = captured.length;
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'checkout-bot', 'deployment.environment.name': 'staging' }),
@@ -55,7 +58,12 @@ async function exportGenAiTrace(exporter: SpanExporter, path: string): Promise<{
   const tracer = provider.getTracer('sightline-test', '1.2.3');
 
   const root = tracer.startSpan('invoke_agent planner', {
-    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'user.id': 'user-42', 'session.id': 'sess-7', 'input.value': 'plan my trip' },
+    attributes: {
+      'gen_ai.operation.name': 'invoke_agent',
+      'user.id': 'user-42',
+      'session.id': 'sess-7',
+      'input.value': 'plan my trip',
+    },
   });
   const child = tracer.startSpan(
     'chat gpt-4o',
@@ -87,7 +95,12 @@ async function exportGenAiTrace(exporter: SpanExporter, path: string): Promise<{
   await provider.shutdown();
   const captures = captured.slice(before);
   expect(captures.length, `the exporter should have posted to ${path}`).toBeGreaterThan(0);
-  return { captures, traceId: root.spanContext().traceId, rootId: root.spanContext().spanId, childId: child.spanContext().spanId };
+  return {
+    captures,
+    traceId: root.spanContext().traceId,
+    rootId: root.spanContext().spanId,
+    childId: child.spanContext().spanId,
+  };
 }
 
 function decodeAll(captures: Captured[], decode: (body: Buffer) => OtlpTraceRequest): NormalizedSpan[] {
@@ -141,7 +154,11 @@ function assertGenAiTrace(spans: NormalizedSpan[], ids: { traceId: string; rootI
     'http.status_code': '500',
     'retry.attempts': '[1,2]',
   });
-  expect(child.resource).toMatchObject({ 'service.name': 'checkout-bot', 'otel.scope.name': 'sightline-test', 'otel.scope.version': '1.2.3' });
+  expect(child.resource).toMatchObject({
+    'service.name': 'checkout-bot',
+    'otel.scope.name': 'sightline-test',
+    'otel.scope.version': '1.2.3',
+  });
   expect(Object.keys(child.metadata)).not.toContain('service.name');
   expect(child.metadata['exception.stacktrace']).toContain('upstream refused');
   expect(Object.keys(child.metadata)).not.toContain('gen_ai.request.model');
@@ -182,26 +199,63 @@ describe('OTLP protobuf (exporter-trace-otlp-proto)', () => {
   });
 
   it('decodes links and the dropped counts the producer reports', () => {
-    const types = (otlpRoot as unknown as { opentelemetry: { proto: { collector: { trace: { v1: Record<string, { fromObject(o: unknown): unknown; encode(m: unknown): { finish(): Uint8Array } }> } } } } })
-      .opentelemetry.proto.collector.trace.v1;
+    const types = (
+      otlpRoot as unknown as {
+        opentelemetry: {
+          proto: {
+            collector: {
+              trace: {
+                v1: Record<string, { fromObject(o: unknown): unknown; encode(m: unknown): { finish(): Uint8Array } }>;
+              };
+            };
+          };
+        };
+      }
+    ).opentelemetry.proto.collector.trace.v1;
     const Request = types.ExportTraceServiceRequest!;
     const hexBytes = (hex: string) => Buffer.from(hex, 'hex');
-    const body = Request.encode(Request.fromObject({
-      resourceSpans: [{ scopeSpans: [{ spans: [{
-        traceId: hexBytes('0af7651916cd43dd8448eb211c80319c'),
-        spanId: hexBytes('b7ad6b7169203331'),
-        name: 'linked',
-        startTimeUnixNano: '1700000000000000000',
-        droppedAttributesCount: 3,
-        droppedEventsCount: 2,
-        droppedLinksCount: 1,
-        events: [{ name: 'chunk', timeUnixNano: '1700000000001000000', droppedAttributesCount: 4 }],
-        links: [{ traceId: hexBytes('0af7651916cd43dd8448eb211c80319d'), spanId: hexBytes('00f067aa0ba902b7'), droppedAttributesCount: 5, attributes: [{ key: 'k', value: { stringValue: 'v' } }] }],
-      }] }] }],
-    })).finish();
+    const body = Request.encode(
+      Request.fromObject({
+        resourceSpans: [
+          {
+            scopeSpans: [
+              {
+                spans: [
+                  {
+                    traceId: hexBytes('0af7651916cd43dd8448eb211c80319c'),
+                    spanId: hexBytes('b7ad6b7169203331'),
+                    name: 'linked',
+                    startTimeUnixNano: '1700000000000000000',
+                    droppedAttributesCount: 3,
+                    droppedEventsCount: 2,
+                    droppedLinksCount: 1,
+                    events: [{ name: 'chunk', timeUnixNano: '1700000000001000000', droppedAttributesCount: 4 }],
+                    links: [
+                      {
+                        traceId: hexBytes('0af7651916cd43dd8448eb211c80319d'),
+                        spanId: hexBytes('00f067aa0ba902b7'),
+                        droppedAttributesCount: 5,
+                        attributes: [{ key: 'k', value: { stringValue: 'v' } }],
+                      },
+                    ],
+                  },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    ).finish();
     const [span] = decodeOtlpProtobuf(body).resourceSpans[0]!.scopeSpans[0]!.spans;
     expect(span).toMatchObject({ droppedAttributesCount: 3, droppedEventsCount: 2, droppedLinksCount: 1 });
-    expect(span!.links).toEqual([{ traceId: '0af7651916cd43dd8448eb211c80319d', spanId: '00f067aa0ba902b7', attributes: new Map([['k', 'v']]), droppedAttributesCount: 5 }]);
+    expect(span!.links).toEqual([
+      {
+        traceId: '0af7651916cd43dd8448eb211c80319d',
+        spanId: '00f067aa0ba902b7',
+        attributes: new Map([['k', 'v']]),
+        droppedAttributesCount: 5,
+      },
+    ]);
     const [mapped] = otlpToSpans(decodeOtlpProtobuf(body));
     expect(mapped).toMatchObject({
       events: [{ name: 'chunk', time: '2023-11-14T22:13:20.001Z', attributes: {} }],
@@ -215,9 +269,16 @@ describe('OTLP protobuf (exporter-trace-otlp-proto)', () => {
   });
 
   it('encodes the partial-success answer OTLP clients expect', () => {
-    const types = (otlpRoot as unknown as { opentelemetry: { proto: { collector: { trace: { v1: Record<string, { decode(b: Uint8Array): { toJSON(): unknown } }> } } } } })
-      .opentelemetry.proto.collector.trace.v1;
-    const decoded = types.ExportTraceServiceResponse!.decode(encodeOtlpProtobufResponse(3, '3 spans rejected')).toJSON();
+    const types = (
+      otlpRoot as unknown as {
+        opentelemetry: {
+          proto: { collector: { trace: { v1: Record<string, { decode(b: Uint8Array): { toJSON(): unknown } }> } } };
+        };
+      }
+    ).opentelemetry.proto.collector.trace.v1;
+    const decoded = types
+      .ExportTraceServiceResponse!.decode(encodeOtlpProtobufResponse(3, '3 spans rejected'))
+      .toJSON();
     expect(decoded).toEqual({ partialSuccess: { rejectedSpans: '3', errorMessage: '3 spans rejected' } });
     expect(encodeOtlpProtobufResponse(0)).toHaveLength(0);
     expect(otlpJsonResponse(0)).toEqual({});
@@ -231,7 +292,10 @@ describe('OTLP JSON (exporter-trace-otlp-http)', () => {
     const { captures, ...ids } = await exportGenAiTrace(exporter, 'json');
     for (const c of captures) expect(c.contentType).toBe('application/json');
     // As the route gets it: already parsed by Fastify's JSON parser.
-    assertGenAiTrace(decodeAll(captures, (body) => decodeOtlpJson(JSON.parse(body.toString('utf8')))), ids);
+    assertGenAiTrace(
+      decodeAll(captures, (body) => decodeOtlpJson(JSON.parse(body.toString('utf8')))),
+      ids,
+    );
     // Raw text works too.
     expect(countOtlpSpans(decodeOtlpJson(captures[0]!.body.toString('utf8')))).toBe(2);
   });
@@ -287,12 +351,19 @@ describe('OTLP JSON (exporter-trace-otlp-http)', () => {
     // A negative count is not a count: left in metadata, never gets the span rejected.
     expect(span!.output_tokens).toBeUndefined();
     expect(span!.metadata).toEqual({ 'gen_ai.usage.completion_tokens': '-1', flag: 'true', nested: '{"a":1.5}' });
-    expect(validateSpans([span]).accepted[0]).toMatchObject({ total_tokens: 5, output_tokens: 0, start_time: 1_700_000_000_123 });
+    expect(validateSpans([span]).accepted[0]).toMatchObject({
+      total_tokens: 5,
+      output_tokens: 0,
+      start_time: 1_700_000_000_123,
+    });
   });
 
   it('maps exception events to an error unless the span was explicitly OK, and caps metadata', () => {
     const attrs = Array.from({ length: 200 }, (_, i) => ({ key: `k${i}`, value: { intValue: i } }));
-    const exception = { name: 'exception', attributes: [{ key: 'exception.type', value: { stringValue: 'ValueError' } }] };
+    const exception = {
+      name: 'exception',
+      attributes: [{ key: 'exception.type', value: { stringValue: 'ValueError' } }],
+    };
     const span = (statusCode: number) => ({
       traceId: '01',
       spanId: '02',
@@ -317,8 +388,19 @@ describe('OTLP JSON (exporter-trace-otlp-http)', () => {
             scopeSpans: [
               {
                 spans: [
-                  { ...base, startTimeUnixNano: '1', attributes: [{ key: 'gen_ai.operation.name', value: { stringValue: 'Rerank' } }] },
-                  { ...base, startTimeUnixNano: '1', attributes: [{ key: 'sightline.span.kind', value: { stringValue: 'chain' } }, { key: 'gen_ai.operation.name', value: { stringValue: 'chat' } }] },
+                  {
+                    ...base,
+                    startTimeUnixNano: '1',
+                    attributes: [{ key: 'gen_ai.operation.name', value: { stringValue: 'Rerank' } }],
+                  },
+                  {
+                    ...base,
+                    startTimeUnixNano: '1',
+                    attributes: [
+                      { key: 'sightline.span.kind', value: { stringValue: 'chain' } },
+                      { key: 'gen_ai.operation.name', value: { stringValue: 'chat' } },
+                    ],
+                  },
                   { ...base, startTimeUnixNano: '1' },
                   { ...base },
                 ],
@@ -338,10 +420,12 @@ describe('OTLP JSON (exporter-trace-otlp-http)', () => {
   it('refuses malformed JSON requests with a BadRequestError', () => {
     expect(() => decodeOtlpJson('{not json')).toThrow(BadRequestError);
     expect(() => decodeOtlpJson({ resourceSpans: {} })).toThrow(/resourceSpans should be an array/);
-    expect(() => decodeOtlpJson({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'zz-not-hex!' }] }] }] })).toThrow(
-      /resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]\.traceId/,
-    );
-    expect(() => decodeOtlpJson({ resourceSpans: [{ scopeSpans: [{ spans: [{ startTimeUnixNano: 'soon' }] }] }] })).toThrow(BadRequestError);
+    expect(() =>
+      decodeOtlpJson({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'zz-not-hex!' }] }] }] }),
+    ).toThrow(/resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]\.traceId/);
+    expect(() =>
+      decodeOtlpJson({ resourceSpans: [{ scopeSpans: [{ spans: [{ startTimeUnixNano: 'soon' }] }] }] }),
+    ).toThrow(BadRequestError);
     expect(() => decodeOtlpJson([])).toThrow(BadRequestError);
     expect(decodeOtlpJson({})).toEqual({ resourceSpans: [] });
   });

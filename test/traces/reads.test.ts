@@ -24,12 +24,52 @@ describe('GET /traces/{trace_id}', () => {
     const t0 = Date.now() - 30 * MIN;
     // Sent out of order, across two requests.
     await ingest(key.key, [
-      { trace_id: 'd1', span_id: 'tool', parent_span_id: 'llm', name: 'search', kind: 'tool', start_time: iso(t0 + 300), end_time: iso(t0 + 400), cost: 0.02, metadata: { shared: 'tool', tool: 'yes' } },
-      { trace_id: 'd1', span_id: 'llm', parent_span_id: 'root', name: 'chat', kind: 'llm', start_time: iso(t0 + 100), end_time: iso(t0 + 900), model_name: 'gpt-4o', environment: 'prod', cost: 0.01, input_tokens: 12, output_tokens: 8, status: 'error', error_type: 'RateLimitError', error_message: 'slow down', output: ['a', 1] },
+      {
+        trace_id: 'd1',
+        span_id: 'tool',
+        parent_span_id: 'llm',
+        name: 'search',
+        kind: 'tool',
+        start_time: iso(t0 + 300),
+        end_time: iso(t0 + 400),
+        cost: 0.02,
+        metadata: { shared: 'tool', tool: 'yes' },
+      },
+      {
+        trace_id: 'd1',
+        span_id: 'llm',
+        parent_span_id: 'root',
+        name: 'chat',
+        kind: 'llm',
+        start_time: iso(t0 + 100),
+        end_time: iso(t0 + 900),
+        model_name: 'gpt-4o',
+        environment: 'prod',
+        cost: 0.01,
+        input_tokens: 12,
+        output_tokens: 8,
+        status: 'error',
+        error_type: 'RateLimitError',
+        error_message: 'slow down',
+        output: ['a', 1],
+      },
     ]);
     await ingest(key.key, [
       { trace_id: 'd1', span_id: 'open', parent_span_id: 'root', name: 'still running', start_time: iso(t0 + 200) },
-      { trace_id: 'd1', span_id: 'root', name: 'agent', kind: 'agent', start_time: iso(t0), end_time: iso(t0 + 1000), user_id: 'u1', session_id: 's1', input: { q: 'hi' }, output: 'bye', metadata: { shared: 'root' }, status: 'ok' },
+      {
+        trace_id: 'd1',
+        span_id: 'root',
+        name: 'agent',
+        kind: 'agent',
+        start_time: iso(t0),
+        end_time: iso(t0 + 1000),
+        user_id: 'u1',
+        session_id: 's1',
+        input: { q: 'hi' },
+        output: 'bye',
+        metadata: { shared: 'root' },
+        status: 'ok',
+      },
     ]);
 
     const res = await get('/traces/d1', key.key);
@@ -59,7 +99,20 @@ describe('GET /traces/{trace_id}', () => {
 
     expect(spans.map((s: { span_id: string }) => s.span_id)).toEqual(['root', 'llm', 'open', 'tool']);
     const [root, llm, open, tool] = spans;
-    expect(root).toMatchObject({ trace_id: 'd1', parent_span_id: null, name: 'agent', kind: 'agent', start_time: iso(t0), end_time: iso(t0 + 1000), status: 'ok', input: '{"q":"hi"}', output: 'bye', user_id: 'u1', session_id: 's1', metadata: { shared: 'root' } });
+    expect(root).toMatchObject({
+      trace_id: 'd1',
+      parent_span_id: null,
+      name: 'agent',
+      kind: 'agent',
+      start_time: iso(t0),
+      end_time: iso(t0 + 1000),
+      status: 'ok',
+      input: '{"q":"hi"}',
+      output: 'bye',
+      user_id: 'u1',
+      session_id: 's1',
+      metadata: { shared: 'root' },
+    });
     expect(llm).toMatchObject({
       parent_span_id: 'root',
       kind: 'llm',
@@ -74,7 +127,15 @@ describe('GET /traces/{trace_id}', () => {
       output_tokens: 8,
       total_tokens: 20,
     });
-    expect(open).toMatchObject({ name: 'still running', kind: 'custom', status: 'unset', end_time: null, cost: 0, input_tokens: 0, total_tokens: 0 });
+    expect(open).toMatchObject({
+      name: 'still running',
+      kind: 'custom',
+      status: 'unset',
+      end_time: null,
+      cost: 0,
+      input_tokens: 0,
+      total_tokens: 0,
+    });
     expect(tool).toMatchObject({ kind: 'tool', metadata: { shared: 'tool', tool: 'yes' }, input: null });
   });
 
@@ -93,11 +154,34 @@ describe('GET /traces/{trace_id}', () => {
 async function sessionFixture() {
   const { key, project } = await projectWithKey(h());
   const now = Date.now();
-  const t = { s1a: now - 180 * MIN, s1b: now - 150 * MIN, s1c: now - 60 * MIN, s2: now - 120 * MIN, s3: now - 30 * MIN, none: now - 10 * MIN };
-  const span = (trace: string, start: number, extra: Record<string, unknown>) => ({ trace_id: trace, span_id: 'root', name: trace, start_time: iso(start), end_time: iso(start + 1000), ...extra });
+  const t = {
+    s1a: now - 180 * MIN,
+    s1b: now - 150 * MIN,
+    s1c: now - 60 * MIN,
+    s2: now - 120 * MIN,
+    s3: now - 30 * MIN,
+    none: now - 10 * MIN,
+  };
+  const span = (trace: string, start: number, extra: Record<string, unknown>) => ({
+    trace_id: trace,
+    span_id: 'root',
+    name: trace,
+    start_time: iso(start),
+    end_time: iso(start + 1000),
+    ...extra,
+  });
   await ingest(key.key, [
     span('s1-a', t.s1a, { session_id: 's1', cost: 0.1, input_tokens: 1, output_tokens: 10 }),
-    { trace_id: 's1-a', span_id: 'child', parent_span_id: 'root', name: 'c', start_time: iso(t.s1a + 1), cost: 0.2, input_tokens: 2, output_tokens: 20 },
+    {
+      trace_id: 's1-a',
+      span_id: 'child',
+      parent_span_id: 'root',
+      name: 'c',
+      start_time: iso(t.s1a + 1),
+      cost: 0.2,
+      input_tokens: 2,
+      output_tokens: 20,
+    },
     span('s1-b', t.s1b, { session_id: 's1', user_id: 'u-a', cost: 0.3, input_tokens: 3, output_tokens: 30 }),
     span('s1-c', t.s1c, { session_id: 's1', user_id: 'u-b', cost: 0.4, input_tokens: 4, output_tokens: 40 }),
     span('s2-a', t.s2, { session_id: 's2', user_id: 'u-2', cost: 1, input_tokens: 5, output_tokens: 50 }),
@@ -140,7 +224,18 @@ describe('GET /sessions', () => {
       duration_ms: 1000,
       user_id: 'u-2',
     });
-    expect(s3).toEqual({ session_id: 's3', trace_count: 1, first_trace_time: iso(t.s3), last_trace_time: iso(t.s3), total_cost: 0, total_input_tokens: 0, total_output_tokens: 0, error_count: 0, duration_ms: 1000, user_id: null });
+    expect(s3).toEqual({
+      session_id: 's3',
+      trace_count: 1,
+      first_trace_time: iso(t.s3),
+      last_trace_time: iso(t.s3),
+      total_cost: 0,
+      total_input_tokens: 0,
+      total_output_tokens: 0,
+      error_count: 0,
+      duration_ms: 1000,
+      user_id: null,
+    });
   });
 
   it('pages with limit and page', async () => {
@@ -168,7 +263,9 @@ describe('GET /sessions', () => {
 describe('GET /sessions/{session_id}', () => {
   it('answers the session with its traces as list items, oldest first', async () => {
     const { key } = await sessionFixture();
-    const summary = (await get('/sessions', key.key)).json().data.find((s: { session_id: string }) => s.session_id === 's1');
+    const summary = (await get('/sessions', key.key))
+      .json()
+      .data.find((s: { session_id: string }) => s.session_id === 's1');
     const res = await get('/sessions/s1', key.key);
     expect(res.statusCode).toBe(200);
     const { traces, truncated, ...session } = res.json();
@@ -178,8 +275,16 @@ describe('GET /sessions/{session_id}', () => {
 
     // Each is the very item the trace list answers.
     const list = (await get('/traces', key.key, { search_query: 's1' })).json().data;
-    for (const trace of traces) expect(trace).toEqual(list.find((t: { trace_id: string }) => t.trace_id === trace.trace_id));
-    expect(traces[0]).toMatchObject({ session_id: 's1', user_id: null, span_count: 2, total_cost: expect.closeTo(0.3, 9), total_input_tokens: 3, total_output_tokens: 30 });
+    for (const trace of traces)
+      expect(trace).toEqual(list.find((t: { trace_id: string }) => t.trace_id === trace.trace_id));
+    expect(traces[0]).toMatchObject({
+      session_id: 's1',
+      user_id: null,
+      span_count: 2,
+      total_cost: expect.closeTo(0.3, 9),
+      total_input_tokens: 3,
+      total_output_tokens: 30,
+    });
   });
 
   it('answers 404 {detail} for an unknown session', async () => {

@@ -34,27 +34,86 @@ const STACK = 'Traceback (most recent call last):\n  File "app.py", line 3, in <
  * | z-late      | 1000     | 1000    | 10     | null (first token at the end)              |
  */
 const FIXTURE = [
-  { trace_id: 't-stream', span_id: 's-root', name: 'agent', kind: 'agent', start_time: iso(S), end_time: iso(S + 5000) },
   {
-    trace_id: 't-stream', span_id: 's-llm1', parent_span_id: 's-root', name: 'chat', kind: 'llm', start_time: iso(S + 100), end_time: iso(S + 2100),
-    time_to_first_token_ms: 500, input_tokens: 2000, output_tokens: 300, cache_read_tokens: 1000, cache_write_tokens: 50, reasoning_tokens: 120, cost: 0.02,
-    status: 'error', error_type: 'ValueError', error_message: 'bad value',
+    trace_id: 't-stream',
+    span_id: 's-root',
+    name: 'agent',
+    kind: 'agent',
+    start_time: iso(S),
+    end_time: iso(S + 5000),
+  },
+  {
+    trace_id: 't-stream',
+    span_id: 's-llm1',
+    parent_span_id: 's-root',
+    name: 'chat',
+    kind: 'llm',
+    start_time: iso(S + 100),
+    end_time: iso(S + 2100),
+    time_to_first_token_ms: 500,
+    input_tokens: 2000,
+    output_tokens: 300,
+    cache_read_tokens: 1000,
+    cache_write_tokens: 50,
+    reasoning_tokens: 120,
+    cost: 0.02,
+    status: 'error',
+    error_type: 'ValueError',
+    error_message: 'bad value',
     events: [
       { name: 'gen_ai.content.prompt', time: iso(S + 110), attributes: { 'gen_ai.prompt': 'hi' } },
-      { name: 'exception', time: iso(S + 1500), attributes: { 'exception.type': 'ValueError', 'exception.message': 'bad value', 'exception.stacktrace': STACK } },
+      {
+        name: 'exception',
+        time: iso(S + 1500),
+        attributes: { 'exception.type': 'ValueError', 'exception.message': 'bad value', 'exception.stacktrace': STACK },
+      },
     ],
     links: [{ trace_id: 't-batch', span_id: 'b-1', attributes: { 'link.kind': 'follows_from' } }],
     resource: { 'service.name': 'chat-svc', 'host.name': 'web-1' },
     dropped_attributes_count: 3,
   },
   {
-    trace_id: 't-stream', span_id: 's-llm2', parent_span_id: 's-root', name: 'chat', kind: 'llm', start_time: iso(S + 2200), end_time: iso(S + 4200),
-    time_to_first_token_ms: 1200.5, output_tokens: 100, output_tokens_per_second: 42.5,
+    trace_id: 't-stream',
+    span_id: 's-llm2',
+    parent_span_id: 's-root',
+    name: 'chat',
+    kind: 'llm',
+    start_time: iso(S + 2200),
+    end_time: iso(S + 4200),
+    time_to_first_token_ms: 1200.5,
+    output_tokens: 100,
+    output_tokens_per_second: 42.5,
   },
-  { trace_id: 't-fast', span_id: 'f-llm', name: 'chat', kind: 'llm', start_time: iso(F), end_time: iso(F + 1000), time_to_first_token_ms: 100, output_tokens: 90 },
+  {
+    trace_id: 't-fast',
+    span_id: 'f-llm',
+    name: 'chat',
+    kind: 'llm',
+    start_time: iso(F),
+    end_time: iso(F + 1000),
+    time_to_first_token_ms: 100,
+    output_tokens: 90,
+  },
   { trace_id: 't-plain', span_id: 'z-open', name: 'open', start_time: iso(Z), output_tokens: 50 },
-  { trace_id: 't-plain', span_id: 'z-instant', parent_span_id: 'z-open', name: 'instant', start_time: iso(Z + 10), end_time: iso(Z + 10), output_tokens: 10 },
-  { trace_id: 't-plain', span_id: 'z-late', parent_span_id: 'z-open', name: 'late', start_time: iso(Z + 20), end_time: iso(Z + 1020), time_to_first_token_ms: 1000, output_tokens: 10 },
+  {
+    trace_id: 't-plain',
+    span_id: 'z-instant',
+    parent_span_id: 'z-open',
+    name: 'instant',
+    start_time: iso(Z + 10),
+    end_time: iso(Z + 10),
+    output_tokens: 10,
+  },
+  {
+    trace_id: 't-plain',
+    span_id: 'z-late',
+    parent_span_id: 'z-open',
+    name: 'late',
+    start_time: iso(Z + 20),
+    end_time: iso(Z + 1020),
+    time_to_first_token_ms: 1000,
+    output_tokens: 10,
+  },
 ];
 
 let token: string;
@@ -91,7 +150,15 @@ describe('the trace detail', () => {
       output_tokens_per_second: 200,
       events: [
         { name: 'gen_ai.content.prompt', time: iso(S + 110), attributes: { 'gen_ai.prompt': 'hi' } },
-        { name: 'exception', time: iso(S + 1500), attributes: { 'exception.type': 'ValueError', 'exception.message': 'bad value', 'exception.stacktrace': STACK } },
+        {
+          name: 'exception',
+          time: iso(S + 1500),
+          attributes: {
+            'exception.type': 'ValueError',
+            'exception.message': 'bad value',
+            'exception.stacktrace': STACK,
+          },
+        },
       ],
       links: [{ trace_id: 't-batch', span_id: 'b-1', attributes: { 'link.kind': 'follows_from' } }],
       resource: { 'service.name': 'chat-svc', 'host.name': 'web-1' },
@@ -105,15 +172,28 @@ describe('the trace detail', () => {
   it('answers defaults for a span that sent none of them', async () => {
     const root = (await spansOf('t-stream')).get('s-root');
     expect(root).toMatchObject({
-      cost: 0, cost_source: 'none', cache_read_tokens: 0, cache_write_tokens: 0, reasoning_tokens: 0,
-      time_to_first_token_ms: null, output_tokens_per_second: null, events: [], links: [], resource: {}, dropped_attributes_count: 0,
+      cost: 0,
+      cost_source: 'none',
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
+      reasoning_tokens: 0,
+      time_to_first_token_ms: null,
+      output_tokens_per_second: null,
+      events: [],
+      links: [],
+      resource: {},
+      dropped_attributes_count: 0,
     });
   });
 
   it('computes tokens per second over the time after the first token, or null when there is no such time', async () => {
     expect((await spansOf('t-fast')).get('f-llm')!.output_tokens_per_second).toBe(100);
     const plain = await spansOf('t-plain');
-    expect(['z-open', 'z-instant', 'z-late'].map((id) => plain.get(id)!.output_tokens_per_second)).toEqual([null, null, null]);
+    expect(['z-open', 'z-instant', 'z-late'].map((id) => plain.get(id)!.output_tokens_per_second)).toEqual([
+      null,
+      null,
+      null,
+    ]);
   });
 
   it('outputTokensPerSecond: the same rule, pure', () => {
@@ -124,13 +204,20 @@ describe('the trace detail', () => {
     expect(outputTokensPerSecond({ ...span, end_time: null })).toBeNull();
     expect(outputTokensPerSecond({ ...span, time_to_first_token_ms: 2500 })).toBeNull();
     // 100 tokens over 3 s: 33.333… rounded to a thousandth.
-    expect(outputTokensPerSecond({ output_tokens: 100, start_time: 0, end_time: 3000, time_to_first_token_ms: null })).toBe(33.333);
+    expect(
+      outputTokensPerSecond({ output_tokens: 100, start_time: 0, end_time: 3000, time_to_first_token_ms: null }),
+    ).toBe(33.333);
   });
 });
 
 describe('the trace list filters on the streaming timings: a trace matches when any of its spans does', () => {
   const list = (filters: unknown[], query: Record<string, string> = {}): Promise<LightMyRequestResponse> =>
-    call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: key, query: { filters: JSON.stringify(filters), ...query } });
+    call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/traces`,
+      token: key,
+      query: { filters: JSON.stringify(filters), ...query },
+    });
   const ids = async (filters: unknown[], query: Record<string, string> = {}) => {
     const res = await list(filters, query);
     expect(res.statusCode, res.body).toBe(200);
@@ -151,7 +238,11 @@ describe('the trace list filters on the streaming timings: a trace matches when 
     ['tokens/s lte 100', [tps('lte', 100)], ['t-fast', 't-stream']],
     ['tokens/s eq 100', [tps('eq', 100)], ['t-fast']],
     ['tokens/s gte 0 (null on every span of t-plain)', [tps('gte', 0)], ['t-fast', 't-stream']],
-    ['each predicate on its own span: ttft lt 1000 and tokens/s lt 50', [ttft('lt', 1000), tps('lt', 50)], ['t-stream']],
+    [
+      'each predicate on its own span: ttft lt 1000 and tokens/s lt 50',
+      [ttft('lt', 1000), tps('lt', 50)],
+      ['t-stream'],
+    ],
     ['no span above both', [ttft('gt', 2000)], []],
   ];
   for (const [label, filters, expected] of cases) {
@@ -166,7 +257,11 @@ describe('the trace list filters on the streaming timings: a trace matches when 
   });
 
   it('refuses a negative or non-numeric value, or an op of another field, with a 400', async () => {
-    for (const bad of [[ttft('gt', -1)], [{ field: 'output_tokens_per_second', op: 'in', value: [1] }], [{ field: 'time_to_first_token_ms', op: 'gt', value: '5' }]]) {
+    for (const bad of [
+      [ttft('gt', -1)],
+      [{ field: 'output_tokens_per_second', op: 'in', value: [1] }],
+      [{ field: 'time_to_first_token_ms', op: 'gt', value: '5' }],
+    ]) {
       const res = await list(bad);
       expect(res.statusCode, JSON.stringify(bad)).toBe(400);
       expect(res.json().detail).toMatch(/^invalid filters parameter: filters\[0\]/);
@@ -177,7 +272,12 @@ describe('the trace list filters on the streaming timings: a trace matches when 
 describe('widgets measure the new span fields', () => {
   const window = { start_time: iso(E - 10 * MIN), end_time: iso(E) };
   const stat = async (spec: Record<string, unknown>) => {
-    const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/widgets/query`, token: key, payload: { type: 'stat', spec: { view: 'SPANS', ...spec }, ...window } });
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/widgets/query`,
+      token: key,
+      payload: { type: 'stat', spec: { view: 'SPANS', ...spec }, ...window },
+    });
     expect(res.statusCode, res.body).toBe(200);
     return res.json().rows[0][0];
   };
@@ -197,31 +297,82 @@ describe('widgets measure the new span fields', () => {
   });
 
   it('with timing filters on spans and on traces', async () => {
-    expect(await stat({ measure: 'count', aggregation: 'count', filters: [{ field: 'time_to_first_token_ms', op: 'gt', value: 400 }] })).toBe(3);
-    expect(await stat({ measure: 'output_tokens', aggregation: 'sum', filters: [{ field: 'output_tokens_per_second', op: 'gte', value: 100 }] })).toBe(390);
+    expect(
+      await stat({
+        measure: 'count',
+        aggregation: 'count',
+        filters: [{ field: 'time_to_first_token_ms', op: 'gt', value: 400 }],
+      }),
+    ).toBe(3);
+    expect(
+      await stat({
+        measure: 'output_tokens',
+        aggregation: 'sum',
+        filters: [{ field: 'output_tokens_per_second', op: 'gte', value: 100 }],
+      }),
+    ).toBe(390);
     // TRACES: a trace counts when one of its spans compares (t-stream and t-plain have a ttft ≥ 1000).
-    expect(await stat({ view: 'TRACES', measure: 'count', aggregation: 'count', filters: [{ field: 'time_to_first_token_ms', op: 'gte', value: 1000 }] })).toBe(2);
+    expect(
+      await stat({
+        view: 'TRACES',
+        measure: 'count',
+        aggregation: 'count',
+        filters: [{ field: 'time_to_first_token_ms', op: 'gte', value: 1000 }],
+      }),
+    ).toBe(2);
   });
 
   it('refuses a timing measure on the TRACES view (422)', async () => {
-    const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/widgets/query`, token: key, payload: { type: 'stat', spec: { view: 'TRACES', measure: 'time_to_first_token_ms', aggregation: 'avg' }, ...window } });
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/widgets/query`,
+      token: key,
+      payload: {
+        type: 'stat',
+        spec: { view: 'TRACES', measure: 'time_to_first_token_ms', aggregation: 'avg' },
+        ...window,
+      },
+    });
     expect(res.statusCode).toBe(422);
   });
 });
 
 describe('alerts measure the new span fields', () => {
   async function createAlert(body: Record<string, unknown>) {
-    const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/alerts`, token, payload: { name: `a-${crypto.randomBytes(3).toString('hex')}`, project_id: projectId, window: '30m', ...body } });
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/alerts`,
+      token,
+      payload: { name: `a-${crypto.randomBytes(3).toString('hex')}`, project_id: projectId, window: '30m', ...body },
+    });
     expect(res.statusCode, res.body).toBe(201);
     return res.json().alert as { id: string; aggregation: string };
   }
-  const read = async (id: string) => (await call(h().api, { method: 'GET', url: `${PUBLIC}/alerts/${id}`, token, query: { project_id: projectId } })).json();
+  const read = async (id: string) =>
+    (
+      await call(h().api, { method: 'GET', url: `${PUBLIC}/alerts/${id}`, token, query: { project_id: projectId } })
+    ).json();
 
   it('goes ALERTING on a slow first token, sums reasoning tokens by default, and filters on tokens/s', async () => {
-    const slow = await createAlert({ measure: 'time_to_first_token_ms', aggregation: 'max', threshold: 1000, threshold_operator: '>' });
-    const fast = await createAlert({ measure: 'time_to_first_token_ms', aggregation: 'p50', threshold: 5000, threshold_operator: '>' });
+    const slow = await createAlert({
+      measure: 'time_to_first_token_ms',
+      aggregation: 'max',
+      threshold: 1000,
+      threshold_operator: '>',
+    });
+    const fast = await createAlert({
+      measure: 'time_to_first_token_ms',
+      aggregation: 'p50',
+      threshold: 5000,
+      threshold_operator: '>',
+    });
     const reasoning = await createAlert({ measure: 'reasoning_tokens', threshold: 100, threshold_operator: '>=' });
-    const sluggish = await createAlert({ measure: 'count', threshold: 1, threshold_operator: '>=', filters: [{ field: 'output_tokens_per_second', op: '<', value: 50 }] });
+    const sluggish = await createAlert({
+      measure: 'count',
+      threshold: 1,
+      threshold_operator: '>=',
+      filters: [{ field: 'output_tokens_per_second', op: '<', value: 50 }],
+    });
     expect(reasoning.aggregation).toBe('sum');
     const report = await runTick(h().ctx, { token: crypto.randomUUID(), windowEndMs: E, projectIds: [projectId] });
     expect(report).toMatchObject({ committed: 4, failedQueries: 0 });
@@ -239,7 +390,10 @@ describe('public SQL', () => {
       method: 'POST',
       url: `${PUBLIC}/sql`,
       token: key,
-      payload: { query: "SELECT span_id, cost_source, cache_read_tokens, reasoning_tokens, time_to_first_token_ms, output_tokens_per_second FROM spans WHERE trace_id = 't-stream' ORDER BY start_time" },
+      payload: {
+        query:
+          "SELECT span_id, cost_source, cache_read_tokens, reasoning_tokens, time_to_first_token_ms, output_tokens_per_second FROM spans WHERE trace_id = 't-stream' ORDER BY start_time",
+      },
     });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().rows).toEqual([

@@ -5,7 +5,13 @@ const START = '2024-05-01T10:00:00.000Z';
 const END = '2024-05-01T10:00:02.500Z';
 
 function span(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { trace_id: 't-1', span_id: `s-${Math.random().toString(36).slice(2)}`, name: 'root', start_time: START, ...overrides };
+  return {
+    trace_id: 't-1',
+    span_id: `s-${Math.random().toString(36).slice(2)}`,
+    name: 'root',
+    start_time: START,
+    ...overrides,
+  };
 }
 
 describe('validateSpans', () => {
@@ -78,8 +84,16 @@ describe('validateSpans', () => {
       resource: { 'service.name': 'svc' },
       dropped_attributes_count: 4,
     });
-    const { rejected } = validateSpans([span({ events: [{ name: '', time: END }] }), span({ time_to_first_token_ms: -1 }), span({ resource: { k: 1 } })]);
-    expect(rejected.map((r) => r.errors[0]?.split(':')[0])).toEqual(['events.0.name', 'time_to_first_token_ms', 'resource.k']);
+    const { rejected } = validateSpans([
+      span({ events: [{ name: '', time: END }] }),
+      span({ time_to_first_token_ms: -1 }),
+      span({ resource: { k: 1 } }),
+    ]);
+    expect(rejected.map((r) => r.errors[0]?.split(':')[0])).toEqual([
+      'events.0.name',
+      'time_to_first_token_ms',
+      'resource.k',
+    ]);
   });
 
   it('keeps every field of a full span', () => {
@@ -125,22 +139,51 @@ describe('validateSpans', () => {
   it('stores any JSON input as text: strings as they are, everything else as JSON', () => {
     const inputs = [{ role: 'user', content: 'hi' }, [1, 2], 3, true, '{"already":"json"}', null];
     const { accepted } = validateSpans(inputs.map((input) => span({ input })));
-    expect(accepted.map((s) => s.input)).toEqual(['{"role":"user","content":"hi"}', '[1,2]', '3', 'true', '{"already":"json"}', null]);
+    expect(accepted.map((s) => s.input)).toEqual([
+      '{"role":"user","content":"hi"}',
+      '[1,2]',
+      '3',
+      'true',
+      '{"already":"json"}',
+      null,
+    ]);
   });
 
   it('defaults total_tokens to input + output', () => {
-    const { accepted } = validateSpans([span({ input_tokens: 7, output_tokens: 3 }), span({ input_tokens: 7 }), span({ total_tokens: 99, input_tokens: 1 })]);
+    const { accepted } = validateSpans([
+      span({ input_tokens: 7, output_tokens: 3 }),
+      span({ input_tokens: 7 }),
+      span({ total_tokens: 99, input_tokens: 1 }),
+    ]);
     expect(accepted.map((s) => s.total_tokens)).toEqual([10, 7, 99]);
   });
 
   it('accepts any short kind, null for optional fields, and a time without offset as UTC', () => {
     const { accepted, rejected } = validateSpans([
-      span({ kind: 'reranker', parent_span_id: null, model_name: null, status: null, metadata: null, start_time: '2024-05-01T10:00:00' }),
+      span({
+        kind: 'reranker',
+        parent_span_id: null,
+        model_name: null,
+        status: null,
+        metadata: null,
+        start_time: '2024-05-01T10:00:00',
+      }),
       span({ parent_span_id: '', start_time: '2024-05-01T12:00:00+02:00', end_time: '2024-05-01T10:00:00.001Z' }),
     ]);
     expect(rejected).toEqual([]);
-    expect(accepted[0]).toMatchObject({ kind: 'reranker', parent_span_id: '', model_name: '', status: 'unset', metadata: {}, start_time: Date.parse(START) });
-    expect(accepted[1]).toMatchObject({ parent_span_id: '', start_time: Date.parse(START), end_time: Date.parse(START) + 1 });
+    expect(accepted[0]).toMatchObject({
+      kind: 'reranker',
+      parent_span_id: '',
+      model_name: '',
+      status: 'unset',
+      metadata: {},
+      start_time: Date.parse(START),
+    });
+    expect(accepted[1]).toMatchObject({
+      parent_span_id: '',
+      start_time: Date.parse(START),
+      end_time: Date.parse(START) + 1,
+    });
   });
 
   it('rejects bad spans and stores the good ones of the same batch', () => {
@@ -166,18 +209,28 @@ describe('validateSpans', () => {
       {
         index: 4,
         span_id: 'frac-tokens',
-        errors: ['input_tokens: Input should be a valid integer', 'output_tokens: Input should be greater than or equal to 0'],
+        errors: [
+          'input_tokens: Input should be a valid integer',
+          'output_tokens: Input should be greater than or equal to 0',
+        ],
       },
       { index: 5, span_id: 'bad-time', errors: ['start_time: Invalid ISO date-time'] },
       { index: 6, span_id: 'bad-status', errors: ["status: Input should be 'ok', 'error', 'unset'"] },
       { index: 7, span_id: 'bad-metadata', errors: ['metadata.n: Input should be a valid string'] },
       { index: 8, span_id: null, errors: ['Input should be a valid object'] },
-      { index: 9, span_id: null, errors: ['span_id: Input should be a valid string', 'name: String should have at least 1 character'] },
+      {
+        index: 9,
+        span_id: null,
+        errors: ['span_id: Input should be a valid string', 'name: String should have at least 1 character'],
+      },
     ]);
   });
 
   it('enforces the length limits of ids, names and kinds', () => {
-    const { rejected } = validateSpans([span({ trace_id: 'x'.repeat(129), name: 'n'.repeat(513), kind: 'k'.repeat(65) }), span({ trace_id: '' })]);
+    const { rejected } = validateSpans([
+      span({ trace_id: 'x'.repeat(129), name: 'n'.repeat(513), kind: 'k'.repeat(65) }),
+      span({ trace_id: '' }),
+    ]);
     expect(rejected[0]!.errors).toEqual([
       'trace_id: String should have at most 128 characters',
       'name: String should have at most 512 characters',
@@ -190,7 +243,9 @@ describe('validateSpans', () => {
 describe('TraceIngestBody', () => {
   it('takes 1 to 10,000 spans and leaves their validation to validateSpans', () => {
     expect(TraceIngestBody.safeParse({ spans: [{ anything: true }] }).success).toBe(true);
-    expect(TraceIngestBody.safeParse({ spans: Array.from({ length: MAX_SPANS_PER_REQUEST }, () => ({})) }).success).toBe(true);
+    expect(
+      TraceIngestBody.safeParse({ spans: Array.from({ length: MAX_SPANS_PER_REQUEST }, () => ({})) }).success,
+    ).toBe(true);
   });
 
   it('refuses an empty batch and one of 10,001 spans', () => {

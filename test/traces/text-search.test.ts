@@ -22,14 +22,38 @@ let n = 0;
 /** A one-span trace, one minute after the previous, so the newest-first order is the fixture's reversed. */
 function trace(id: string, fields: Span, extra: Span[] = []): Span[] {
   const start = H - 5 * HOUR + n++ * MIN;
-  const root = { trace_id: id, span_id: `${id}-root`, name: 'chat', kind: 'llm', start_time: iso(start), end_time: iso(start + 1000), ...fields };
-  return [root, ...extra.map((s, i) => ({ trace_id: id, span_id: `${id}-c${i}`, parent_span_id: `${id}-root`, name: 'step', kind: 'tool', start_time: iso(start + 10 + i), end_time: iso(start + 500), ...s }))];
+  const root = {
+    trace_id: id,
+    span_id: `${id}-root`,
+    name: 'chat',
+    kind: 'llm',
+    start_time: iso(start),
+    end_time: iso(start + 1000),
+    ...fields,
+  };
+  return [
+    root,
+    ...extra.map((s, i) => ({
+      trace_id: id,
+      span_id: `${id}-c${i}`,
+      parent_span_id: `${id}-root`,
+      name: 'step',
+      kind: 'tool',
+      start_time: iso(start + 10 + i),
+      end_time: iso(start + 500),
+      ...s,
+    })),
+  ];
 }
 
-const STACK = 'Traceback (most recent call last):\n  File "agent/tools.py", line 42, in run\n    return get_weather(city)\nKeyError: \'city\'';
+const STACK =
+  'Traceback (most recent call last):\n  File "agent/tools.py", line 42, in run\n    return get_weather(city)\nKeyError: \'city\'';
 
 const FIXTURE: Span[] = [
-  ...trace('t-latin', { input: 'Le café était très bon à Montréal, près de l’École.', output: 'Gracias, señor Muñoz; Straße frei.' }),
+  ...trace('t-latin', {
+    input: 'Le café était très bon à Montréal, près de l’École.',
+    output: 'Gracias, señor Muñoz; Straße frei.',
+  }),
   ...trace('t-cyrillic', { input: 'Здравствуйте! Где мой ЗАКАЗ номер 42?', output: 'Ваш заказ отправлен сегодня.' }),
   ...trace('t-greek', { input: 'Η ΣΟΦΊΑ είναι δύναμη', output: 'Καλημέρα κόσμε' }),
   ...trace('t-chinese', { input: '请帮我查询北京明天的天气预报', output: '北京明天晴，最高气温二十五度' }),
@@ -40,9 +64,11 @@ const FIXTURE: Span[] = [
   ...trace('t-thai', { input: 'สภาพอากาศในกรุงเทพวันนี้เป็นอย่างไร', output: 'วันนี้ฝนตก' }),
   ...trace('t-hindi', { input: 'दिल्ली में आज मौसम कैसा है?', output: 'आज धूप है' }),
   ...trace('t-emoji', { input: 'I love 🍕 and 👩‍💻 late nights 🎉', output: 'Same here 🙌' }),
-  ...trace('t-code', { input: { tool: 'get_weather', args: { city: 'Paris' } }, output: 'calling get_weather(city="Paris")' }, [
-    { status: 'error', error_type: 'KeyError', error_message: STACK },
-  ]),
+  ...trace(
+    't-code',
+    { input: { tool: 'get_weather', args: { city: 'Paris' } }, output: 'calling get_weather(city="Paris")' },
+    [{ status: 'error', error_type: 'KeyError', error_message: STACK }],
+  ),
   ...trace('t-mixed', { input: 'Customer wrote: 我的订单 #123 was late, спасибо 🙏 شكرا' }),
   // Near-misses: words present but not as the phrase; a word only in metadata; one word of two.
   ...trace('t-order', { input: 'the blue whale sings a long song', metadata: { note: 'zanzibar' } }),
@@ -72,7 +98,11 @@ const ids = (res: LightMyRequestResponse): string[] => {
 
 describe('text search: terms and snippets (pure)', () => {
   it('splits words, keeps quoted phrases whole, drops repeats and empty quotes', () => {
-    expect(parseTextQuery('  get_weather(  "blue whale" 天气 get_weather( "" ')).toEqual(['get_weather(', 'blue whale', '天气']);
+    expect(parseTextQuery('  get_weather(  "blue whale" 天气 get_weather( "" ')).toEqual([
+      'get_weather(',
+      'blue whale',
+      '天气',
+    ]);
     expect(parseTextQuery('"unclosed phrase here')).toEqual(['unclosed phrase here']);
     expect(parseTextQuery('""  " "')).toEqual([]);
     expect(parseTextQuery('"\\"city\\": 1" " whale"')).toEqual(['"city": 1', ' whale']);
@@ -97,7 +127,8 @@ describe('text search: GET /traces', () => {
     token = (await projectWithKey(h())).key.key;
     await ingest(token, FIXTURE);
   });
-  const find = (text_query: string, more: Record<string, string> = {}) => get('/traces', token, { text_query, ...more });
+  const find = (text_query: string, more: Record<string, string> = {}) =>
+    get('/traces', token, { text_query, ...more });
 
   const cases: [string, string, string[]][] = [
     ['accented Latin, other case', 'ÉCOLE', ['t-latin']],
@@ -222,11 +253,29 @@ describe('text search: GET /sessions', () => {
     token = (await projectWithKey(h())).key.key;
     const t0 = H - 3 * HOUR;
     const span = (trace_id: string, session_id: string, at: number, more: Span) => ({
-      trace_id, span_id: `${trace_id}-r`, name: 'turn', kind: 'llm', session_id, start_time: iso(t0 + at), end_time: iso(t0 + at + 2000), ...more,
+      trace_id,
+      span_id: `${trace_id}-r`,
+      name: 'turn',
+      kind: 'llm',
+      session_id,
+      start_time: iso(t0 + at),
+      end_time: iso(t0 + at + 2000),
+      ...more,
     });
     await ingest(token, [
-      span('s1-a', 'sess-1', 0, { input: '你好，我要退货', cost: 0.5, input_tokens: 10, output_tokens: 5, environment: 'prod' }),
-      span('s1-b', 'sess-1', 60_000, { output: 'OK', status: 'error', error_message: 'timeout', metadata: { plan: 'pro' } }),
+      span('s1-a', 'sess-1', 0, {
+        input: '你好，我要退货',
+        cost: 0.5,
+        input_tokens: 10,
+        output_tokens: 5,
+        environment: 'prod',
+      }),
+      span('s1-b', 'sess-1', 60_000, {
+        output: 'OK',
+        status: 'error',
+        error_message: 'timeout',
+        metadata: { plan: 'pro' },
+      }),
       span('s2-a', 'sess-2', 120_000, { input: 'hello there', metadata: { plan: 'free' } }),
     ]);
   });
@@ -240,7 +289,13 @@ describe('text search: GET /sessions', () => {
     const res = await sessions({ text_query: '退货' });
     expect(sessionIds(res)).toEqual(['sess-1']);
     expect(res.json().meta.total).toBe(1);
-    expect(res.json().data[0]).toMatchObject({ trace_count: 2, total_cost: 0.5, total_input_tokens: 10, error_count: 1, duration_ms: 62_000 });
+    expect(res.json().data[0]).toMatchObject({
+      trace_count: 2,
+      total_cost: 0.5,
+      total_input_tokens: 10,
+      error_count: 1,
+      duration_ms: 62_000,
+    });
     expect(sessionIds(await sessions({ text_query: 'HELLO' }))).toEqual(['sess-2']);
     expect(sessionIds(await sessions({ text_query: 'timeout', text_scope: 'error' }))).toEqual(['sess-1']);
     expect(sessionIds(await sessions({ text_query: 'timeout', text_scope: 'input' }))).toEqual([]);
@@ -252,7 +307,9 @@ describe('text search: GET /sessions', () => {
     expect(sessionIds(await sessions({ filters: meta('pro') }))).toEqual(['sess-1']);
     expect(sessionIds(await sessions({ filters: meta('free') }))).toEqual(['sess-2']);
     expect(sessionIds(await sessions({ filters: meta('free'), text_query: '退货' }))).toEqual([]);
-    expect(sessionIds(await sessions({ filters: JSON.stringify([{ field: 'environment', op: 'in', value: ['prod'] }]) }))).toEqual(['sess-1']);
+    expect(
+      sessionIds(await sessions({ filters: JSON.stringify([{ field: 'environment', op: 'in', value: ['prod'] }]) })),
+    ).toEqual(['sess-1']);
     expect((await sessions({ filters: '[{"field":"nope"}]' })).statusCode).toBe(400);
     expect((await sessions({ text_query: ' ' })).statusCode).toBe(422);
   });

@@ -32,14 +32,38 @@ describe('web application: model prices in the project settings', () => {
     const row = page.getByTestId('price-override').filter({ hasText: 'acme-chat' });
     await row.waitFor();
     await screenshot(page, 'settings-model-prices');
-    const { rows } = await s.h.ctx.pg.pool.query('SELECT id, input_per_million, output_per_million, reasoning_per_million FROM model_prices WHERE project_id = $1', [s.demo.projectId]);
-    expect(rows).toEqual([{ id: expect.any(String), input_per_million: 2, output_per_million: 6, reasoning_per_million: 8 }]);
+    const { rows } = await s.h.ctx.pg.pool.query(
+      'SELECT id, input_per_million, output_per_million, reasoning_per_million FROM model_prices WHERE project_id = $1',
+      [s.demo.projectId],
+    );
+    expect(rows).toEqual([
+      { id: expect.any(String), input_per_million: 2, output_per_million: 6, reasoning_per_million: 8 },
+    ]);
 
     // The next span of that model is priced with it: 1M input × 2 + 0.5M output × 6 = 5 USD.
-    const key = (await call(s.h.api, { method: 'POST', url: `${PUBLIC}/projects/${s.demo.projectId}/api-keys`, token: await sessionToken(s), payload: { name: 'prices' } })).json().key;
+    const key = (
+      await call(s.h.api, {
+        method: 'POST',
+        url: `${PUBLIC}/projects/${s.demo.projectId}/api-keys`,
+        token: await sessionToken(s),
+        payload: { name: 'prices' },
+      })
+    ).json().key;
     const t0 = Date.now() - 1000;
-    const span = { trace_id: 'priced-in-browser', span_id: 'a', name: 'chat', kind: 'llm', start_time: new Date(t0).toISOString(), model_name: 'acme-chat-2025-01-01', input_tokens: 1_000_000, output_tokens: 500_000 };
-    expect((await call(s.h.api, { method: 'POST', url: `${PUBLIC}/traces`, token: key, payload: { spans: [span] } })).statusCode).toBe(200);
+    const span = {
+      trace_id: 'priced-in-browser',
+      span_id: 'a',
+      name: 'chat',
+      kind: 'llm',
+      start_time: new Date(t0).toISOString(),
+      model_name: 'acme-chat-2025-01-01',
+      input_tokens: 1_000_000,
+      output_tokens: 500_000,
+    };
+    expect(
+      (await call(s.h.api, { method: 'POST', url: `${PUBLIC}/traces`, token: key, payload: { spans: [span] } }))
+        .statusCode,
+    ).toBe(200);
     const read = await call(s.h.api, { method: 'GET', url: `${PUBLIC}/traces/priced-in-browser`, token: key });
     expect(read.json().spans[0].cost).toBeCloseTo(5, 9);
 
@@ -52,7 +76,9 @@ describe('web application: model prices in the project settings', () => {
     page.once('dialog', (d) => void d.accept());
     await row.getByRole('button', { name: 'Delete' }).click();
     await row.waitFor({ state: 'detached' });
-    const after = await s.h.ctx.pg.pool.query('SELECT count(*)::int AS n FROM model_prices WHERE project_id = $1', [s.demo.projectId]);
+    const after = await s.h.ctx.pg.pool.query('SELECT count(*)::int AS n FROM model_prices WHERE project_id = $1', [
+      s.demo.projectId,
+    ]);
     expect(after.rows[0].n).toBe(0);
     await context.close();
   });
@@ -60,7 +86,11 @@ describe('web application: model prices in the project settings', () => {
 
 /** A session token of the demo user, for the API calls beside the browser. */
 async function sessionToken(s: ReturnType<typeof server>): Promise<string> {
-  const res = await call(s.h.web, { method: 'POST', url: '/api/auth/login', payload: { email: s.demo.email, password: s.demo.password } });
+  const res = await call(s.h.web, {
+    method: 'POST',
+    url: '/api/auth/login',
+    payload: { email: s.demo.email, password: s.demo.password },
+  });
   expect(res.statusCode, res.body).toBe(200);
   return res.json().session_token;
 }

@@ -44,7 +44,12 @@ describe('web origin: Content-Security-Policy and the other helmet headers', () 
     });
     // Styles: the origin's sheets and two hashed inline blocks, never 'unsafe-inline'.
     expect(csp.get('style-src')![0]).toBe("'self'");
-    expect(csp.get('style-src')!.slice(1).every((s) => /^'sha256-[A-Za-z0-9+/]+=*'$/.test(s))).toBe(true);
+    expect(
+      csp
+        .get('style-src')!
+        .slice(1)
+        .every((s) => /^'sha256-[A-Za-z0-9+/]+=*'$/.test(s)),
+    ).toBe(true);
     expect(String(res.headers['content-security-policy'])).not.toMatch(/unsafe-(inline|eval)|\*/);
     // No https in WEB_URL: no upgrade of the loopback/http requests a local install makes.
     expect(csp.has('upgrade-insecure-requests')).toBe(false);
@@ -67,7 +72,10 @@ describe('web origin: Content-Security-Policy and the other helmet headers', () 
 
   it('lets the CLI login page send its form on to exactly its loopback redirect_uri, and allows its inline style', async () => {
     const redirect = 'http://127.0.0.1:8765/callback';
-    const page = await call(h().web, { method: 'GET', url: `/cli/login?${new URLSearchParams({ redirect_uri: redirect, state: 's1' })}` });
+    const page = await call(h().web, {
+      method: 'GET',
+      url: `/cli/login?${new URLSearchParams({ redirect_uri: redirect, state: 's1' })}`,
+    });
     expect(page.statusCode).toBe(200);
     const csp = policy(page.headers['content-security-policy']);
     expect(csp.get('form-action')).toEqual(["'self'", 'http://127.0.0.1:8765']);
@@ -76,23 +84,40 @@ describe('web origin: Content-Security-Policy and the other helmet headers', () 
     expect(csp.get('style-src')).toContain(sha256(inline));
     expect(page.body).not.toMatch(/<script|style="/);
 
-    const localhost = await call(h().web, { method: 'GET', url: `/cli/login?${new URLSearchParams({ redirect_uri: 'http://localhost:9000/cb' })}` });
-    expect(policy(localhost.headers['content-security-policy']).get('form-action')).toEqual(["'self'", 'http://localhost:9000']);
+    const localhost = await call(h().web, {
+      method: 'GET',
+      url: `/cli/login?${new URLSearchParams({ redirect_uri: 'http://localhost:9000/cb' })}`,
+    });
+    expect(policy(localhost.headers['content-security-policy']).get('form-action')).toEqual([
+      "'self'",
+      'http://localhost:9000',
+    ]);
 
     // The page drawn again after a wrong password keeps the same allowance; other pages never have it.
     const user = await signUp(h(), 'csp');
-    const again = await call(h().web, { method: 'POST', url: '/cli/login', ...form({ redirect_uri: redirect, state: 's1', email: user.user.email, password: 'wrong password' }) });
+    const again = await call(h().web, {
+      method: 'POST',
+      url: '/cli/login',
+      ...form({ redirect_uri: redirect, state: 's1', email: user.user.email, password: 'wrong password' }),
+    });
     expect(again.statusCode).toBe(401);
-    expect(policy(again.headers['content-security-policy']).get('form-action')).toEqual(["'self'", 'http://127.0.0.1:8765']);
+    expect(policy(again.headers['content-security-policy']).get('form-action')).toEqual([
+      "'self'",
+      'http://127.0.0.1:8765',
+    ]);
     const home = await call(h().web, { method: 'GET', url: '/' });
     expect(policy(home.headers['content-security-policy']).get('form-action')).toEqual(["'self'"]);
   });
 
   it('adds upgrade-insecure-requests when WEB_URL is https, and lists the API origin once when it is the same', () => {
-    const https = webDirectives(testConfig({ WEB_URL: 'https://sightline.example', BASE_URL: 'https://api.sightline.example/' }));
+    const https = webDirectives(
+      testConfig({ WEB_URL: 'https://sightline.example', BASE_URL: 'https://api.sightline.example/' }),
+    );
     expect(https['upgrade-insecure-requests']).toEqual([]);
     expect(https['connect-src']).toEqual(["'self'", 'https://api.sightline.example']);
-    const same = webDirectives(testConfig({ WEB_URL: 'https://sightline.example', BASE_URL: 'https://sightline.example' }));
+    const same = webDirectives(
+      testConfig({ WEB_URL: 'https://sightline.example', BASE_URL: 'https://sightline.example' }),
+    );
     expect(same['connect-src']).toEqual(["'self'"]);
   });
 });
@@ -103,7 +128,11 @@ describe('web origin: no CORS', () => {
     const preflight = await call(h().web, {
       method: 'OPTIONS',
       url: '/app-api/projects',
-      headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-sightline-csrf,content-type' },
+      headers: {
+        origin,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'x-sightline-csrf,content-type',
+      },
     });
     expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
     expect(preflight.headers['access-control-allow-headers']).toBeUndefined();
@@ -114,14 +143,13 @@ describe('web origin: no CORS', () => {
 });
 
 describe('web origin: the session cookie over https', () => {
-  it('reads TRUST_PROXY as Fastify\'s forms: off by default, true, a hop count, or a list of addresses', () => {
+  it("reads TRUST_PROXY as Fastify's forms: off by default, true, a hop count, or a list of addresses", () => {
     expect(testConfig({}).trustProxy).toBe(false);
     expect(testConfig({ TRUST_PROXY: 'false' }).trustProxy).toBe(false);
     expect(testConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(testConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
     expect(testConfig({ TRUST_PROXY: '10.0.0.0/8, 127.0.0.1' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
   });
-
 
   const login = async (headers: Record<string, string>, remoteAddress?: string) => {
     const user = await signUp(h(), 'cookie');
@@ -137,13 +165,19 @@ describe('web origin: the session cookie over https', () => {
   };
 
   it('is Secure when a trusted proxy says the browser came over https, and only then', async () => {
-    expect(await login({ 'x-forwarded-proto': 'https' })).toMatch(/^sightline_session=[^;]+;.*; HttpOnly; Secure; SameSite=Lax$/);
+    expect(await login({ 'x-forwarded-proto': 'https' })).toMatch(
+      /^sightline_session=[^;]+;.*; HttpOnly; Secure; SameSite=Lax$/,
+    );
     expect(await login({})).not.toMatch(/Secure/);
     // From an address that is not the trusted proxy, the header is the client's word: ignored.
     expect(await login({ 'x-forwarded-proto': 'https' }, '203.0.113.9')).not.toMatch(/Secure/);
 
     const user = await signUp(h(), 'logout');
-    const session = await h().web.inject({ method: 'POST', url: '/api/auth/logout', headers: { authorization: `Bearer ${user.token}`, 'x-forwarded-proto': 'https' } });
+    const session = await h().web.inject({
+      method: 'POST',
+      url: '/api/auth/logout',
+      headers: { authorization: `Bearer ${user.token}`, 'x-forwarded-proto': 'https' },
+    });
     expect(session.statusCode).toBe(204);
     expect(String(session.headers['set-cookie'])).toMatch(/^sightline_session=;.*Secure/);
   });

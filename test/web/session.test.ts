@@ -30,7 +30,9 @@ describe('web application: login, session cookie, deep links', () => {
     expect(await page.evaluate(() => document.cookie)).not.toContain('sightline_session');
 
     // The project switcher lists the demo project; unknown ids show a not-found page.
-    await expect(page.getByTestId('project-switcher').locator('option:checked').textContent()).resolves.toBe('Demo project');
+    await expect(page.getByTestId('project-switcher').locator('option:checked').textContent()).resolves.toBe(
+      'Demo project',
+    );
     await page.goto(`/projects/${s.demo.projectId}/traces/no-such-trace`);
     await page.getByTestId('not-found').waitFor();
     await page.goto('/projects/00000000-0000-4000-8000-000000000000/traces');
@@ -60,11 +62,18 @@ describe('web application: login, session cookie, deep links', () => {
     await context.close();
   });
 
-  it('completes `sightline login` in the browser under the login page\'s CSP: the form, then the redirect to the CLI\'s loopback listener', async () => {
+  it("completes `sightline login` in the browser under the login page's CSP: the form, then the redirect to the CLI's loopback listener", async () => {
     const s = server();
     // The CLI's own listener (src/cli/login.ts); the test is the user who opens the printed address.
     let address = '';
-    const login = browserLogin({ apiUrl: s.url, webUrl: s.url }, { openBrowser: false, timeoutMs: 60_000, print: (line) => (address ||= /http\S+\/cli\/login\?\S+/.exec(line)?.[0] ?? '') });
+    const login = browserLogin(
+      { apiUrl: s.url, webUrl: s.url },
+      {
+        openBrowser: false,
+        timeoutMs: 60_000,
+        print: (line) => (address ||= /http\S+\/cli\/login\?\S+/.exec(line)?.[0] ?? ''),
+      },
+    );
     await expect.poll(() => address).not.toBe('');
     const { context, page } = await newPage(s);
     const violations: string[] = [];
@@ -90,7 +99,11 @@ describe('web application: login, session cookie, deep links', () => {
 
   it('lets a cookie authenticate writes only with the CSRF header, and issues it only to the web app', async () => {
     const s = server();
-    const login = await call(s.h.web, { method: 'POST', url: '/api/auth/login', payload: { email: s.demo.email, password: s.demo.password } });
+    const login = await call(s.h.web, {
+      method: 'POST',
+      url: '/api/auth/login',
+      payload: { email: s.demo.email, password: s.demo.password },
+    });
     expect(login.statusCode).toBe(200);
     expect(login.headers['set-cookie']).toBeUndefined();
     expect(Object.keys(login.json()).sort()).toEqual(['session_token', 'user']);
@@ -100,15 +113,27 @@ describe('web application: login, session cookie, deep links', () => {
       headers: { 'x-sightline-csrf': '1' },
       payload: { email: s.demo.email, password: s.demo.password },
     });
-    expect(String(web.headers['set-cookie'])).toMatch(/^sightline_session=[^;]+; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/);
+    expect(String(web.headers['set-cookie'])).toMatch(
+      /^sightline_session=[^;]+; Max-Age=\d+; Path=\/; HttpOnly; SameSite=Lax$/,
+    );
     const cookie = `sightline_session=${web.json().session_token}`;
 
     const read = await call(s.h.web, { method: 'GET', url: '/app-api/projects', headers: { cookie } });
     expect(read.statusCode).toBe(200);
     const body = { name: 'csrf-check', workspace_id: s.demo.workspaceId };
-    const forged = await call(s.h.web, { method: 'POST', url: '/app-api/projects', headers: { cookie }, payload: body });
+    const forged = await call(s.h.web, {
+      method: 'POST',
+      url: '/app-api/projects',
+      headers: { cookie },
+      payload: body,
+    });
     expect(forged.statusCode).toBe(401);
-    const real = await call(s.h.web, { method: 'POST', url: '/app-api/projects', headers: { cookie, 'x-sightline-csrf': '1' }, payload: body });
+    const real = await call(s.h.web, {
+      method: 'POST',
+      url: '/app-api/projects',
+      headers: { cookie, 'x-sightline-csrf': '1' },
+      payload: body,
+    });
     expect(real.statusCode).toBe(201);
 
     // Deep links are the application's page; unknown server paths stay JSON 404s.

@@ -52,7 +52,9 @@ describe('web application: SQL console and settings', () => {
     await ttl.fill('45');
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Saved.').waitFor();
-    const { rows } = await s.h.ctx.pg.pool.query('SELECT trace_ttl_days FROM projects WHERE id = $1', [s.demo.projectId]);
+    const { rows } = await s.h.ctx.pg.pool.query('SELECT trace_ttl_days FROM projects WHERE id = $1', [
+      s.demo.projectId,
+    ]);
     expect(rows[0].trace_ttl_days).toBe(45);
     await screenshot(page, 'settings-project');
     await context.close();

@@ -80,18 +80,55 @@ describe('web application: traces', () => {
     const iso = (ms: number) => new Date(ms).toISOString();
     const stack = 'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\nValueError: bad value';
     const spans = [
-      { trace_id: 'web-details', span_id: 'root', name: 'agent', kind: 'agent', start_time: iso(t), end_time: iso(t + 3000) },
       {
-        trace_id: 'web-details', span_id: 'llm', parent_span_id: 'root', name: 'chat', kind: 'llm', model_name: 'demo-model', start_time: iso(t + 100), end_time: iso(t + 2100),
-        status: 'error', error_type: 'ValueError', error_message: 'bad value', cost: 0.0125, input_tokens: 2000, output_tokens: 300,
-        cache_read_tokens: 1500, cache_write_tokens: 64, reasoning_tokens: 120, time_to_first_token_ms: 500,
-        events: [{ name: 'exception', time: iso(t + 1500), attributes: { 'exception.type': 'ValueError', 'exception.message': 'bad value', 'exception.stacktrace': stack } }],
+        trace_id: 'web-details',
+        span_id: 'root',
+        name: 'agent',
+        kind: 'agent',
+        start_time: iso(t),
+        end_time: iso(t + 3000),
+      },
+      {
+        trace_id: 'web-details',
+        span_id: 'llm',
+        parent_span_id: 'root',
+        name: 'chat',
+        kind: 'llm',
+        model_name: 'demo-model',
+        start_time: iso(t + 100),
+        end_time: iso(t + 2100),
+        status: 'error',
+        error_type: 'ValueError',
+        error_message: 'bad value',
+        cost: 0.0125,
+        input_tokens: 2000,
+        output_tokens: 300,
+        cache_read_tokens: 1500,
+        cache_write_tokens: 64,
+        reasoning_tokens: 120,
+        time_to_first_token_ms: 500,
+        events: [
+          {
+            name: 'exception',
+            time: iso(t + 1500),
+            attributes: {
+              'exception.type': 'ValueError',
+              'exception.message': 'bad value',
+              'exception.stacktrace': stack,
+            },
+          },
+        ],
         links: [{ trace_id: 'web-batch', span_id: 'b-1', attributes: { 'link.kind': 'follows_from' } }],
         resource: { 'service.name': 'chat-svc', 'host.name': 'web-1' },
         metadata: { tenant: 'acme' },
       },
     ];
-    const res = await call(s.h.api, { method: 'POST', url: `${PUBLIC}/traces`, token: s.demo.apiKey, payload: { spans } });
+    const res = await call(s.h.api, {
+      method: 'POST',
+      url: `${PUBLIC}/traces`,
+      token: s.demo.apiKey,
+      payload: { spans },
+    });
     expect(res.json()).toMatchObject({ accepted: 2, rejected: [] });
     const { context, page } = await newPage(s);
     await logIn(page, s.demo.email, s.demo.password);
@@ -104,7 +141,9 @@ describe('web application: traces', () => {
     // Computed at ingest: 300 tokens over the 1.5 s after the first token.
     await expect(panel.getByTestId('span-tps').textContent()).resolves.toBe('200 tokens/s');
     await expect(panel.getByLabel('Stack trace').textContent()).resolves.toBe(stack);
-    await expect(panel.getByTestId('span-links').getByRole('link', { name: 'web-batch / b-1' }).isVisible()).resolves.toBe(true);
+    await expect(
+      panel.getByTestId('span-links').getByRole('link', { name: 'web-batch / b-1' }).isVisible(),
+    ).resolves.toBe(true);
     // Resource attributes sit apart from the metadata, folded.
     await panel.getByTestId('span-resource').locator('summary').click();
     await expect(panel.getByLabel('Resource attributes').textContent()).resolves.toContain('chat-svc');
@@ -118,10 +157,32 @@ describe('web application: traces', () => {
     const t = Date.now() - 60_000;
     const iso = (ms: number) => new Date(ms).toISOString();
     const spans = [
-      { trace_id: 'web-text-1', span_id: 'wt-root', name: 'support chat', kind: 'agent', start_time: iso(t), end_time: iso(t + 3000), input: 'hello' },
-      { trace_id: 'web-text-1', span_id: 'wt-llm', parent_span_id: 'wt-root', name: 'answer', kind: 'llm', start_time: iso(t + 10), end_time: iso(t + 2000), output: '您的订单已发货，请查收 Ваш ЗАКАЗ готов' },
+      {
+        trace_id: 'web-text-1',
+        span_id: 'wt-root',
+        name: 'support chat',
+        kind: 'agent',
+        start_time: iso(t),
+        end_time: iso(t + 3000),
+        input: 'hello',
+      },
+      {
+        trace_id: 'web-text-1',
+        span_id: 'wt-llm',
+        parent_span_id: 'wt-root',
+        name: 'answer',
+        kind: 'llm',
+        start_time: iso(t + 10),
+        end_time: iso(t + 2000),
+        output: '您的订单已发货，请查收 Ваш ЗАКАЗ готов',
+      },
     ];
-    const ingested = await call(s.h.api, { method: 'POST', url: `${PUBLIC}/traces`, token: s.demo.apiKey, payload: { spans } });
+    const ingested = await call(s.h.api, {
+      method: 'POST',
+      url: `${PUBLIC}/traces`,
+      token: s.demo.apiKey,
+      payload: { spans },
+    });
     expect(ingested.statusCode).toBe(200);
     const { context, page } = await newPage(s);
     await logIn(page, s.demo.email, s.demo.password);
@@ -143,7 +204,9 @@ describe('web application: traces', () => {
     await rows.first().waitFor();
     await rows.first().click();
     await page.waitForURL(/span=wt-llm/);
-    await expect.poll(() => page.locator('[role="treeitem"][aria-selected="true"]').getAttribute('data-span-id')).toBe('wt-llm');
+    await expect
+      .poll(() => page.locator('[role="treeitem"][aria-selected="true"]').getAttribute('data-span-id'))
+      .toBe('wt-llm');
     await context.close();
   });
 });

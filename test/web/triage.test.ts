@@ -12,7 +12,11 @@ type Signal = { signal_id: string; title: string; status: string };
 async function openSignals(): Promise<Signal[]> {
   const s = server();
   await runDetectionTick(s.h.ctx, { projectIds: [s.demo.projectId] });
-  const res = await call(s.h.api, { method: 'GET', url: `${PUBLIC}/signals?status=open&limit=200`, token: s.demo.apiKey });
+  const res = await call(s.h.api, {
+    method: 'GET',
+    url: `${PUBLIC}/signals?status=open&limit=200`,
+    token: s.demo.apiKey,
+  });
   expect(res.statusCode, res.body).toBe(200);
   return res.json().data;
 }
@@ -76,7 +80,11 @@ describe('web application: signals, alerts, evaluations', () => {
     await merge.getByLabel('Merge into').selectOption(first.signal_id);
     await merge.getByRole('button', { name: 'Merge' }).click();
     await page.getByText('This signal was merged').waitFor();
-    const after = await call(s.h.api, { method: 'GET', url: `${PUBLIC}/signals/${third.signal_id}`, token: s.demo.apiKey });
+    const after = await call(s.h.api, {
+      method: 'GET',
+      url: `${PUBLIC}/signals/${third.signal_id}`,
+      token: s.demo.apiKey,
+    });
     expect(after.json().merged_into_id).toBe(first.signal_id);
     await context.close();
   });
@@ -104,7 +112,9 @@ describe('web application: signals, alerts, evaluations', () => {
     await page.getByRole('button', { name: 'Resume' }).click();
     await expect.poll(() => page.getByTestId('alert-status').textContent()).not.toBe('PAUSED');
     const list = await call(s.h.api, { method: 'GET', url: `${PUBLIC}/alerts`, token: s.demo.apiKey });
-    expect(list.json().data.map((a: { name: string; filters: unknown[] }) => [a.name, a.filters.length])).toContainEqual(['Slow LLM calls', 1]);
+    expect(
+      list.json().data.map((a: { name: string; filters: unknown[] }) => [a.name, a.filters.length]),
+    ).toContainEqual(['Slow LLM calls', 1]);
     await context.close();
   });
 
@@ -112,13 +122,20 @@ describe('web application: signals, alerts, evaluations', () => {
     const s = server();
     const { version } = await datasetWithVersion(s.h, s.demo.apiKey, 3);
     const runs = [];
-    for (const [i, passed] of [[0, true], [1, false]] as const) {
+    for (const [i, passed] of [
+      [0, true],
+      [1, false],
+    ] as const) {
       const run = await createRun(s.h, s.demo.apiKey, version.dataset_version_id, { candidate_version: `v${i + 1}` });
       await writeResults(
         s.h,
         s.demo.apiKey,
         run.evaluation_run_id,
-        version.items.map((c) => ({ test_case_id: c.test_case_id, output: 'x', scores: [{ name: 'accuracy', value: passed ? 1 : 0.5, passed }] })),
+        version.items.map((c) => ({
+          test_case_id: c.test_case_id,
+          output: 'x',
+          scores: [{ name: 'accuracy', value: passed ? 1 : 0.5, passed }],
+        })),
       );
       const done = await complete(s.h, s.demo.apiKey, run.evaluation_run_id);
       expect(done.statusCode).toBe(200);

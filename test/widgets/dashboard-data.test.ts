@@ -13,7 +13,18 @@ import { OVERVIEW_WIDGETS } from '../../src/widgets/spec.js';
 const h = useHarness();
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const PRESETS: Record<string, number> = { '30m': HOUR / 2, '1h': HOUR, '3h': 3 * HOUR, '6h': 6 * HOUR, '1d': DAY, '7d': 7 * DAY, '14d': 14 * DAY, '30d': 30 * DAY, '60d': 60 * DAY, '90d': 90 * DAY };
+const PRESETS: Record<string, number> = {
+  '30m': HOUR / 2,
+  '1h': HOUR,
+  '3h': 3 * HOUR,
+  '6h': 6 * HOUR,
+  '1d': DAY,
+  '7d': 7 * DAY,
+  '14d': 14 * DAY,
+  '30d': 30 * DAY,
+  '60d': 60 * DAY,
+  '90d': 90 * DAY,
+};
 const SLACK = 15_000; // the server's "now" vs ours
 const GOOD_SPEC = { view: 'SPANS', measure: 'count', aggregation: 'count' };
 
@@ -25,7 +36,16 @@ let other: Project & { owner: SignedUp }; // another user's project, a little da
 let dataSpans: ReturnType<typeof generateSpans>;
 
 async function newProject(user: SignedUp, ttl?: number): Promise<Project> {
-  const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/projects`, token: user.token, payload: { name: `p-${crypto.randomBytes(4).toString('hex')}`, workspace_id: user.workspace.id, ...(ttl ? { trace_ttl_days: ttl } : {}) } });
+  const res = await call(h().api, {
+    method: 'POST',
+    url: `${PUBLIC}/projects`,
+    token: user.token,
+    payload: {
+      name: `p-${crypto.randomBytes(4).toString('hex')}`,
+      workspace_id: user.workspace.id,
+      ...(ttl ? { trace_ttl_days: ttl } : {}),
+    },
+  });
   expect(res.statusCode, res.body).toBe(201);
   const id = res.json().id as string;
   const key = (await createApiKey(h(), user.token, id)).key;
@@ -38,7 +58,12 @@ async function newProject(user: SignedUp, ttl?: number): Promise<Project> {
 
 async function ingest(key: string, spans: unknown[]) {
   for (let i = 0; i < spans.length; i += 1000) {
-    const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key, payload: { spans: spans.slice(i, i + 1000) } });
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/traces`,
+      token: key,
+      payload: { spans: spans.slice(i, i + 1000) },
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().rejected).toEqual([]);
   }
@@ -49,18 +74,33 @@ function data(token: string, dashboardId: string, query: Record<string, string> 
 }
 
 async function dashboardWith(project: Project, widgets: { title: string; type: string; spec: unknown }[]) {
-  const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/dashboards`, token: owner.token, payload: { project_id: project.id, name: 'Many', description: 'test' } });
+  const res = await call(h().api, {
+    method: 'POST',
+    url: `${PUBLIC}/dashboards`,
+    token: owner.token,
+    payload: { project_id: project.id, name: 'Many', description: 'test' },
+  });
   expect(res.statusCode, res.body).toBe(201);
   const ids: string[] = [];
   for (const w of widgets) {
-    const created = await call(h().api, { method: 'POST', url: `${PUBLIC}/widgets`, token: owner.token, payload: { project_id: project.id, dashboard_id: res.json().id, ...w } });
+    const created = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/widgets`,
+      token: owner.token,
+      payload: { project_id: project.id, dashboard_id: res.json().id, ...w },
+    });
     expect(created.statusCode, created.body).toBe(201);
     ids.push(created.json().id);
   }
   return { id: res.json().id as string, widgetIds: ids };
 }
 
-function expectWindow(window: { range: string | null; start_time: string; end_time: string; clamped: boolean }, range: string | null, lengthMs: number, clamped = false) {
+function expectWindow(
+  window: { range: string | null; start_time: string; end_time: string; clamped: boolean },
+  range: string | null,
+  lengthMs: number,
+  clamped = false,
+) {
   expect(window.range).toBe(range);
   expect(window.clamped).toBe(clamped);
   expect(window.start_time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -77,7 +117,16 @@ beforeAll(async () => {
   await ingest(withData.key, dataSpans);
   const otherOwner = await signUp(h(), 'other');
   other = { ...(await newProject(otherOwner)), owner: otherOwner };
-  await ingest(other.key, [{ trace_id: 'o-1', span_id: 'a', name: 'other', start_time: new Date(now - HOUR).toISOString(), end_time: new Date(now - HOUR + 100).toISOString(), cost: 5 }]);
+  await ingest(other.key, [
+    {
+      trace_id: 'o-1',
+      span_id: 'a',
+      name: 'other',
+      start_time: new Date(now - HOUR).toISOString(),
+      end_time: new Date(now - HOUR + 100).toISOString(),
+      cost: 5,
+    },
+  ]);
 });
 
 describe('window', () => {
@@ -102,9 +151,17 @@ describe('window', () => {
     const res = await data(longTtl.key, longTtl.defaultDashboard, { start_time: start, end_time: end });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().window).toEqual({ range: null, start_time: start, end_time: end, clamped: false });
-    const naive = await data(longTtl.key, longTtl.defaultDashboard, { start_time: start.slice(0, 19), end_time: end.replace(/Z$/, '+00:00') });
+    const naive = await data(longTtl.key, longTtl.defaultDashboard, {
+      start_time: start.slice(0, 19),
+      end_time: end.replace(/Z$/, '+00:00'),
+    });
     expect(naive.statusCode, naive.body).toBe(200);
-    expect(naive.json().window).toEqual({ range: null, start_time: `${start.slice(0, 19)}.000Z`, end_time: end, clamped: false });
+    expect(naive.json().window).toEqual({
+      range: null,
+      start_time: `${start.slice(0, 19)}.000Z`,
+      end_time: end,
+      clamped: false,
+    });
   });
 
   it('refuses range with bounds, a single bound, end <= start and unknown presets (422)', async () => {
@@ -137,11 +194,19 @@ describe('window', () => {
     expect(Math.abs(Date.parse(w.end_time) - Date.now())).toBeLessThan(SLACK);
     const day = await data(short.key, short.defaultDashboard, { range: '1d' });
     expectWindow(day.json().window, '1d', DAY, false);
-    const explicit = await data(short.key, short.defaultDashboard, { start_time: new Date(Date.now() - 3 * DAY).toISOString(), end_time: new Date(Date.now() - HOUR).toISOString() });
+    const explicit = await data(short.key, short.defaultDashboard, {
+      start_time: new Date(Date.now() - 3 * DAY).toISOString(),
+      end_time: new Date(Date.now() - HOUR).toISOString(),
+    });
     expect(explicit.json().window).toMatchObject({ range: null, clamped: true });
     expect(Math.abs(Date.parse(explicit.json().window.start_time) - (Date.now() - DAY))).toBeLessThan(SLACK);
     // The default ttl (30 days): 30d fits, 60d is clamped to 30 days.
-    expectWindow((await data(withData.key, withData.defaultDashboard, { range: '30d' })).json().window, '30d', 30 * DAY, false);
+    expectWindow(
+      (await data(withData.key, withData.defaultDashboard, { range: '30d' })).json().window,
+      '30d',
+      30 * DAY,
+      false,
+    );
     const sixty = (await data(withData.key, withData.defaultDashboard, { range: '60d' })).json().window;
     expect(sixty).toMatchObject({ range: '60d', clamped: true });
     expect(Math.abs(Date.parse(sixty.start_time) - (Date.now() - 30 * DAY))).toBeLessThan(SLACK);
@@ -154,24 +219,71 @@ describe('answers', () => {
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(Object.keys(body).sort()).toEqual(['dashboard', 'failed', 'queried', 'skipped', 'widgets', 'window']);
-    expect(Object.keys(body.dashboard).sort()).toEqual(['create_time', 'creator', 'description', 'id', 'is_default', 'name', 'update_time']);
-    expect(body.dashboard).toMatchObject({ id: withData.defaultDashboard, name: 'Overview', is_default: true, creator: owner.user.name });
+    expect(Object.keys(body.dashboard).sort()).toEqual([
+      'create_time',
+      'creator',
+      'description',
+      'id',
+      'is_default',
+      'name',
+      'update_time',
+    ]);
+    expect(body.dashboard).toMatchObject({
+      id: withData.defaultDashboard,
+      name: 'Overview',
+      is_default: true,
+      creator: owner.user.name,
+    });
     expect(body).toMatchObject({ queried: 7, skipped: 0, failed: 0 });
     expect(body.widgets.map((w: { title: string }) => w.title)).toEqual(OVERVIEW_WIDGETS.map((w) => w.title));
-    type Answered = { id: string; title: string; type: string; status: string; columns: string[]; rows: [string, number | null][]; meta: Record<string, unknown>; error: string; truncated: boolean };
+    type Answered = {
+      id: string;
+      title: string;
+      type: string;
+      status: string;
+      columns: string[];
+      rows: [string, number | null][];
+      meta: Record<string, unknown>;
+      error: string;
+      truncated: boolean;
+    };
     const widgets = body.widgets as Answered[];
     for (const w of widgets) {
-      expect(Object.keys(w).sort()).toEqual(['columns', 'error', 'id', 'meta', 'rows', 'status', 'title', 'truncated', 'type']);
-      expect(w).toMatchObject({ type: 'timeseries', status: 'ok', columns: ['time', 'value'], error: '', truncated: false });
+      expect(Object.keys(w).sort()).toEqual([
+        'columns',
+        'error',
+        'id',
+        'meta',
+        'rows',
+        'status',
+        'title',
+        'truncated',
+        'type',
+      ]);
+      expect(w).toMatchObject({
+        type: 'timeseries',
+        status: 'ok',
+        columns: ['time', 'value'],
+        error: '',
+        truncated: false,
+      });
       expect(w.rows.length).toBeGreaterThanOrEqual(30);
       expect(w.rows.length).toBeLessThanOrEqual(300);
       expect(String(w.meta.source)).toMatch(/^span_rollup/);
-      expect(w.rows.some((r) => r[1] !== null && r[1] !== 0), w.id).toBe(true);
+      expect(
+        w.rows.some((r) => r[1] !== null && r[1] !== 0),
+        w.id,
+      ).toBe(true);
     }
     const total = (title: string) => widgets.find((w) => w.title === title)!.rows.reduce((a, r) => a + (r[1] ?? 0), 0);
     expect(total('Volume')).toBe(dataSpans.length);
-    expect(total('Cost')).toBeCloseTo(dataSpans.reduce((a, s) => a + (s.cost ?? 0), 0), 6);
-    expect(total('Tokens')).toBe(dataSpans.reduce((a, s) => a + (s.total_tokens ?? (s.input_tokens ?? 0) + (s.output_tokens ?? 0)), 0));
+    expect(total('Cost')).toBeCloseTo(
+      dataSpans.reduce((a, s) => a + (s.cost ?? 0), 0),
+      6,
+    );
+    expect(total('Tokens')).toBe(
+      dataSpans.reduce((a, s) => a + (s.total_tokens ?? (s.input_tokens ?? 0) + (s.output_tokens ?? 0)), 0),
+    );
     const rates = widgets.find((w) => w.title === 'Error rate')!.rows.flatMap((r) => (r[1] === null ? [] : [r[1]]));
     expect(rates.every((r) => r >= 0 && r <= 1)).toBe(true);
     const p50 = widgets.find((w) => w.title === 'Latency p50')!.rows;
@@ -187,7 +299,11 @@ describe('answers', () => {
       { view: 'SPANS', measure: 'count', aggregation: 'count', group_by: ['kind'] },
       { view: 'SPANS', measure: 'latency', aggregation: 'p95', group_by: ['model_name'] },
     ];
-    const widgets: { title: string; type: string; spec: unknown }[] = Array.from({ length: 22 }, (_, i) => ({ title: `w${String(i + 1).padStart(2, '0')}`, type: types[i % 4]!, spec: specs[i % 4] }));
+    const widgets: { title: string; type: string; spec: unknown }[] = Array.from({ length: 22 }, (_, i) => ({
+      title: `w${String(i + 1).padStart(2, '0')}`,
+      type: types[i % 4]!,
+      spec: specs[i % 4],
+    }));
     widgets.splice(5, 0, { title: 'notes', type: 'markdown', spec: { text: '# hello' } });
     const dashboard = await dashboardWith(withData, widgets);
     const markdownId = dashboard.widgetIds[5]!;
@@ -195,13 +311,28 @@ describe('answers', () => {
     const res = await data(withData.key, dashboard.id, { range: '1d' });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ queried: 20, skipped: 3, failed: 0, dashboard: { id: dashboard.id, name: 'Many', description: 'test', is_default: false } });
+    expect(body).toMatchObject({
+      queried: 20,
+      skipped: 3,
+      failed: 0,
+      dashboard: { id: dashboard.id, name: 'Many', description: 'test', is_default: false },
+    });
     expect(body.widgets).toHaveLength(22);
     expect(body.widgets.map((w: { id: string }) => w.id)).toEqual(queryIds);
-    expect(body.widgets.map((w: { status: string }) => w.status)).toEqual([...Array(20).fill('ok'), 'skipped', 'skipped']);
-    const columns: Record<string, string[]> = { timeseries: ['time', 'value'], stat: ['value'], table: ['kind', 'value'], bar: ['model_name', 'value'] };
+    expect(body.widgets.map((w: { status: string }) => w.status)).toEqual([
+      ...Array(20).fill('ok'),
+      'skipped',
+      'skipped',
+    ]);
+    const columns: Record<string, string[]> = {
+      timeseries: ['time', 'value'],
+      stat: ['value'],
+      table: ['kind', 'value'],
+      bar: ['model_name', 'value'],
+    };
     for (const w of body.widgets.slice(0, 20)) expect(w.columns).toEqual(columns[w.type]);
-    for (const w of body.widgets.slice(20)) expect(w).toMatchObject({ columns: [], rows: [], error: '', truncated: false });
+    for (const w of body.widgets.slice(20))
+      expect(w).toMatchObject({ columns: [], rows: [], error: '', truncated: false });
     const table = body.widgets.find((w: { type: string }) => w.type === 'table');
     const values = table.rows.map((r: unknown[]) => r[1] as number);
     expect(values).toEqual([...values].sort((a, b) => b - a));
@@ -213,16 +344,40 @@ describe('answers', () => {
       { title: 'good 2', type: 'timeseries', spec: { ...GOOD_SPEC, interval: '1h' } },
     ]);
     const brokenId = crypto.randomUUID();
-    await h().ctx.pg.pool.query('INSERT INTO widgets (id, dashboard_id, project_id, title, type, spec) VALUES ($1, $2, $3, $4, $5, $6::jsonb)', [
-      brokenId, dashboard.id, withData.id, 'broken', 'stat', JSON.stringify({ view: 'SPANS', measure: 'bogus', aggregation: 'sum' }),
-    ]);
-    const last = await call(h().api, { method: 'POST', url: `${PUBLIC}/widgets`, token: owner.token, payload: { project_id: withData.id, dashboard_id: dashboard.id, title: 'good 3', type: 'table', spec: { ...GOOD_SPEC, group_by: ['status'] } } });
+    await h().ctx.pg.pool.query(
+      'INSERT INTO widgets (id, dashboard_id, project_id, title, type, spec) VALUES ($1, $2, $3, $4, $5, $6::jsonb)',
+      [
+        brokenId,
+        dashboard.id,
+        withData.id,
+        'broken',
+        'stat',
+        JSON.stringify({ view: 'SPANS', measure: 'bogus', aggregation: 'sum' }),
+      ],
+    );
+    const last = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/widgets`,
+      token: owner.token,
+      payload: {
+        project_id: withData.id,
+        dashboard_id: dashboard.id,
+        title: 'good 3',
+        type: 'table',
+        spec: { ...GOOD_SPEC, group_by: ['status'] },
+      },
+    });
     expect(last.statusCode, last.body).toBe(201);
     const res = await data(withData.key, dashboard.id);
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(body).toMatchObject({ queried: 4, skipped: 0, failed: 1 });
-    expect(body.widgets.map((w: { title: string; status: string }) => [w.title, w.status])).toEqual([['good 1', 'ok'], ['good 2', 'ok'], ['broken', 'error'], ['good 3', 'ok']]);
+    expect(body.widgets.map((w: { title: string; status: string }) => [w.title, w.status])).toEqual([
+      ['good 1', 'ok'],
+      ['good 2', 'ok'],
+      ['broken', 'error'],
+      ['good 3', 'ok'],
+    ]);
     const broken = body.widgets[2];
     expect(broken.id).toBe(brokenId);
     expect(typeof broken.error).toBe('string');
@@ -234,17 +389,26 @@ describe('answers', () => {
 });
 
 describe('access', () => {
-  it('keeps projects apart: another project\'s dashboard is 404 and data comes only from the caller\'s project', async () => {
+  it("keeps projects apart: another project's dashboard is 404 and data comes only from the caller's project", async () => {
     expect((await data(withData.key, other.defaultDashboard)).statusCode).toBe(404);
     expect((await data(other.key, withData.defaultDashboard)).statusCode).toBe(404);
     expect((await data(owner.token, other.defaultDashboard, { project_id: withData.id })).statusCode).toBe(404);
     expect((await data(owner.token, other.defaultDashboard, { project_id: other.id })).statusCode).toBe(403);
     expect((await data(withData.key, '00000000-0000-4000-8000-000000000000')).statusCode).toBe(404);
     expect((await data(withData.key, 'not-a-uuid')).statusCode).toBe(404);
-    const volume = async (p: Project) => ((await data(p.key, p.defaultDashboard)).json().widgets[0].rows as [string, number][]).reduce((a, r) => a + r[1], 0);
+    const volume = async (p: Project) =>
+      ((await data(p.key, p.defaultDashboard)).json().widgets[0].rows as [string, number][]).reduce(
+        (a, r) => a + r[1],
+        0,
+      );
     expect(await volume(other)).toBe(1);
     expect(await volume(withData)).toBe(dataSpans.length);
-    const cost = await call(h().api, { method: 'POST', url: `${PUBLIC}/widgets/query`, token: other.key, payload: { type: 'stat', spec: { view: 'SPANS', measure: 'cost', aggregation: 'sum' } } });
+    const cost = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/widgets/query`,
+      token: other.key,
+      payload: { type: 'stat', spec: { view: 'SPANS', measure: 'cost', aggregation: 'sum' } },
+    });
     expect(cost.json().rows).toEqual([[5]]);
   });
 
@@ -256,7 +420,12 @@ describe('access', () => {
     const missing = await data(owner.token, withData.defaultDashboard);
     expect(missing.statusCode).toBe(400);
     expect(missing.json()).toEqual({ detail: 'project_id query parameter is required for user credentials' });
-    const missingQuery = await call(h().api, { method: 'POST', url: `${PUBLIC}/widgets/query`, token: owner.token, payload: { spec: GOOD_SPEC } });
+    const missingQuery = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/widgets/query`,
+      token: owner.token,
+      payload: { spec: GOOD_SPEC },
+    });
     expect(missingQuery.statusCode).toBe(400);
     expect(missingQuery.json()).toEqual({ detail: 'project_id query parameter is required for user credentials' });
     expect((await data(withData.key, withData.defaultDashboard, { project_id: other.id })).statusCode).toBe(400);
@@ -265,15 +434,27 @@ describe('access', () => {
 });
 
 describe('POST /widgets/query', () => {
-  const query = (payload: Record<string, unknown>, token = withData.key) => call(h().api, { method: 'POST', url: `${PUBLIC}/widgets/query`, token, payload });
+  const query = (payload: Record<string, unknown>, token = withData.key) =>
+    call(h().api, { method: 'POST', url: `${PUBLIC}/widgets/query`, token, payload });
 
   it('answers one spec like an answered widget, with its window', async () => {
     const res = await query({ type: 'stat', title: 'n', spec: GOOD_SPEC });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
-    expect(body).toMatchObject({ title: 'n', type: 'stat', status: 'ok', columns: ['value'], rows: [[dataSpans.length]], error: '', truncated: false });
+    expect(body).toMatchObject({
+      title: 'n',
+      type: 'stat',
+      status: 'ok',
+      columns: ['value'],
+      rows: [[dataSpans.length]],
+      error: '',
+      truncated: false,
+    });
     expectWindow(body.window, '1d', DAY);
-    const user = await query({ project_id: withData.id, type: 'bar', spec: { ...GOOD_SPEC, group_by: ['kind'] }, range: '7d' }, owner.token);
+    const user = await query(
+      { project_id: withData.id, type: 'bar', spec: { ...GOOD_SPEC, group_by: ['kind'] }, range: '7d' },
+      owner.token,
+    );
     expect(user.statusCode, user.body).toBe(200);
     expect(user.json().columns).toEqual(['kind', 'value']);
     expectWindow(user.json().window, '7d', 7 * DAY);

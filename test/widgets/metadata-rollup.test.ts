@@ -19,7 +19,13 @@ const HOUR = 3_600_000;
 const END = Math.floor(Date.now() / HOUR) * HOUR;
 const WEEK = { startMs: END - 7 * 24 * HOUR, endMs: END };
 const SPANS = (() => {
-  const spans = generateSpans({ traces: 400, startMs: WEEK.startMs, endMs: END - 10 * 60_000, seed: 23, errorShare: 0.1 });
+  const spans = generateSpans({
+    traces: 400,
+    startMs: WEEK.startMs,
+    endMs: END - 10 * 60_000,
+    seed: 23,
+    errorShare: 0.1,
+  });
   const roots = new Map(spans.filter((s) => !s.parent_span_id).map((s) => [s.trace_id, s]));
   let n = 0;
   for (const [traceId, root] of roots) {
@@ -43,7 +49,12 @@ let projectId: string;
 
 async function post(key: string, spans: unknown[]) {
   for (let i = 0; i < spans.length; i += 1000) {
-    const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key, payload: { spans: spans.slice(i, i + 1000) } });
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/traces`,
+      token: key,
+      payload: { spans: spans.slice(i, i + 1000) },
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().rejected).toEqual([]);
   }
@@ -56,7 +67,8 @@ beforeAll(async () => {
   // The first part is stored "before the migration": its rollup rows are dropped, the view's start
   // moved to now, and the migration's backfill (its last statement) rebuilds them at the end.
   await post(setup.key.key, FIRST);
-  for (const t of ['span_rollup_meta_1h', 'span_rollup_meta_totals_1h', 'span_rollup_meta_totals_1d']) await client.command({ query: `TRUNCATE TABLE ${t}` });
+  for (const t of ['span_rollup_meta_1h', 'span_rollup_meta_totals_1h', 'span_rollup_meta_totals_1d'])
+    await client.command({ query: `TRUNCATE TABLE ${t}` });
   await client.command({ query: 'TRUNCATE TABLE span_rollup_meta_1h_since' });
   await new Promise((r) => setTimeout(r, 20));
   await client.command({ query: 'INSERT INTO span_rollup_meta_1h_since SELECT now64(3)' });
@@ -74,25 +86,99 @@ function spec(measure: string, aggregation: Aggregation, extra: Partial<WidgetSp
 }
 const QUANTILES = new Set<string>(['p50', 'p75', 'p90', 'p95', 'p99']);
 const MEASURES: [string, Aggregation][] = [
-  ['count', 'count'], ['error_rate', 'avg'], ['error_count', 'sum'], ['latency', 'avg'], ['latency', 'max'], ['latency', 'min'],
-  ['latency', 'p95'], ['latency', 'p50'], ['cost', 'sum'], ['cost', 'avg'], ['total_tokens', 'sum'], ['user_id', 'uniq'], ['session_id', 'uniq'], ['trace_id', 'uniq'],
+  ['count', 'count'],
+  ['error_rate', 'avg'],
+  ['error_count', 'sum'],
+  ['latency', 'avg'],
+  ['latency', 'max'],
+  ['latency', 'min'],
+  ['latency', 'p95'],
+  ['latency', 'p50'],
+  ['cost', 'sum'],
+  ['cost', 'avg'],
+  ['total_tokens', 'sum'],
+  ['user_id', 'uniq'],
+  ['session_id', 'uniq'],
+  ['trace_id', 'uniq'],
 ];
 const REGION = { field: 'metadata' as const, op: 'eq' as const, key: 'region', value: 'us-east-1' };
 const TIER_CONTAINS = { field: 'metadata' as const, op: 'contains' as const, key: 'customer_tier', value: 'r' };
 type Source = 'span_rollup_meta_1h' | 'span_rollup_meta_totals_1h' | 'span_rollup_meta_totals_1d';
 const SHAPES: { label: string; type: WidgetType; extra: Partial<WidgetSpec>; source: Source }[] = [
   { label: 'stat, region filter', type: 'stat', extra: { filters: [REGION] }, source: 'span_rollup_meta_totals_1h' },
-  { label: 'series, region filter', type: 'timeseries', extra: { interval: 'auto', filters: [REGION] }, source: 'span_rollup_meta_totals_1h' },
-  { label: 'series per day, region filter', type: 'timeseries', extra: { interval: '1d', filters: [REGION] }, source: 'span_rollup_meta_totals_1d' },
-  { label: 'bar by model, region filter', type: 'bar', extra: { group_by: ['model_name'], filters: [REGION] }, source: 'span_rollup_meta_1h' },
-  { label: 'table by tier', type: 'table', extra: { group_by: ['metadata.customer_tier'] }, source: 'span_rollup_meta_totals_1h' },
-  { label: 'series by tier', type: 'timeseries', extra: { interval: '1h', group_by: ['metadata.customer_tier'] }, source: 'span_rollup_meta_totals_1h' },
-  { label: 'series by tier, top 2', type: 'timeseries', extra: { interval: '1d', group_by: ['metadata.customer_tier'], limit: 2 }, source: 'span_rollup_meta_totals_1d' },
-  { label: 'series by tier per 2 hours, agent and llm spans', type: 'timeseries', extra: { interval: 'auto', group_by: ['metadata.customer_tier'], filters: [{ field: 'span_kind', op: 'in', value: ['agent', 'llm'] }] }, source: 'span_rollup_meta_1h' },
-  { label: 'table by tier and kind, production', type: 'table', extra: { group_by: ['metadata.customer_tier', 'kind'], filters: [{ field: 'environment', op: 'in', value: ['production'] }] }, source: 'span_rollup_meta_1h' },
-  { label: 'table by tier, tier contains "r"', type: 'table', extra: { group_by: ['metadata.customer_tier'], filters: [TIER_CONTAINS] }, source: 'span_rollup_meta_totals_1h' },
-  { label: 'stat, region filter and llm spans', type: 'stat', extra: { filters: [REGION, { field: 'span_kind', op: 'in', value: ['agent', 'llm'] }] }, source: 'span_rollup_meta_1h' },
-  { label: 'table by region, two region filters', type: 'table', extra: { group_by: ['metadata.region'], filters: [REGION, { ...REGION, op: 'contains', value: 'east' }] }, source: 'span_rollup_meta_totals_1h' },
+  {
+    label: 'series, region filter',
+    type: 'timeseries',
+    extra: { interval: 'auto', filters: [REGION] },
+    source: 'span_rollup_meta_totals_1h',
+  },
+  {
+    label: 'series per day, region filter',
+    type: 'timeseries',
+    extra: { interval: '1d', filters: [REGION] },
+    source: 'span_rollup_meta_totals_1d',
+  },
+  {
+    label: 'bar by model, region filter',
+    type: 'bar',
+    extra: { group_by: ['model_name'], filters: [REGION] },
+    source: 'span_rollup_meta_1h',
+  },
+  {
+    label: 'table by tier',
+    type: 'table',
+    extra: { group_by: ['metadata.customer_tier'] },
+    source: 'span_rollup_meta_totals_1h',
+  },
+  {
+    label: 'series by tier',
+    type: 'timeseries',
+    extra: { interval: '1h', group_by: ['metadata.customer_tier'] },
+    source: 'span_rollup_meta_totals_1h',
+  },
+  {
+    label: 'series by tier, top 2',
+    type: 'timeseries',
+    extra: { interval: '1d', group_by: ['metadata.customer_tier'], limit: 2 },
+    source: 'span_rollup_meta_totals_1d',
+  },
+  {
+    label: 'series by tier per 2 hours, agent and llm spans',
+    type: 'timeseries',
+    extra: {
+      interval: 'auto',
+      group_by: ['metadata.customer_tier'],
+      filters: [{ field: 'span_kind', op: 'in', value: ['agent', 'llm'] }],
+    },
+    source: 'span_rollup_meta_1h',
+  },
+  {
+    label: 'table by tier and kind, production',
+    type: 'table',
+    extra: {
+      group_by: ['metadata.customer_tier', 'kind'],
+      filters: [{ field: 'environment', op: 'in', value: ['production'] }],
+    },
+    source: 'span_rollup_meta_1h',
+  },
+  {
+    label: 'table by tier, tier contains "r"',
+    type: 'table',
+    extra: { group_by: ['metadata.customer_tier'], filters: [TIER_CONTAINS] },
+    source: 'span_rollup_meta_totals_1h',
+  },
+  {
+    label: 'stat, region filter and llm spans',
+    type: 'stat',
+    extra: { filters: [REGION, { field: 'span_kind', op: 'in', value: ['agent', 'llm'] }] },
+    source: 'span_rollup_meta_1h',
+  },
+  {
+    label: 'table by region, two region filters',
+    type: 'table',
+    extra: { group_by: ['metadata.region'], filters: [REGION, { ...REGION, op: 'contains', value: 'east' }] },
+    source: 'span_rollup_meta_totals_1h',
+  },
 ];
 
 function sameNumber(a: unknown, b: unknown, quantile: boolean): boolean {
@@ -110,7 +196,10 @@ function keyed(result: WidgetResult): Map<string, unknown> {
 describe('the metadata rollup and raw spans agree', () => {
   it('holds every stored span once per key, and the data has the cases', async () => {
     const count = spec('count', 'count', { group_by: ['metadata.customer_tier'] });
-    const [rollup, raw] = await Promise.all([queryWidget(h().ctx, projectId, 'table', count, WEEK), queryWidget(h().ctx, projectId, 'table', count, WEEK, { raw: true })]);
+    const [rollup, raw] = await Promise.all([
+      queryWidget(h().ctx, projectId, 'table', count, WEEK),
+      queryWidget(h().ctx, projectId, 'table', count, WEEK, { raw: true }),
+    ]);
     expect(rollup.meta.source).toBe('span_rollup_meta_totals_1h');
     const total = (r: WidgetResult) => r.rows.reduce((n, row) => n + (row.at(-1) as number), 0);
     expect(total(raw)).toBe(SPANS.length);
@@ -122,7 +211,10 @@ describe('the metadata rollup and raw spans agree', () => {
     for (const [measure, aggregation] of MEASURES) {
       it(`${shape.label}: ${measure}/${aggregation}`, async () => {
         const s = spec(measure, aggregation, shape.extra);
-        const [rollup, raw] = await Promise.all([queryWidget(h().ctx, projectId, shape.type, s, WEEK), queryWidget(h().ctx, projectId, shape.type, s, WEEK, { raw: true })]);
+        const [rollup, raw] = await Promise.all([
+          queryWidget(h().ctx, projectId, shape.type, s, WEEK),
+          queryWidget(h().ctx, projectId, shape.type, s, WEEK, { raw: true }),
+        ]);
         expect(rollup.meta.source).toBe(shape.source);
         expect(raw.meta.source).toBe('spans');
         expect(rollup.columns).toEqual(raw.columns);
@@ -133,14 +225,17 @@ describe('the metadata rollup and raw spans agree', () => {
         const quantile = QUANTILES.has(aggregation);
         const a = keyed(rollup);
         const b = keyed(raw);
-        if (!quantile || shape.type === 'timeseries' || shape.type === 'stat') expect([...a.keys()].sort()).toEqual([...b.keys()].sort());
+        if (!quantile || shape.type === 'timeseries' || shape.type === 'stat')
+          expect([...a.keys()].sort()).toEqual([...b.keys()].sort());
         const mismatches: string[] = [];
         for (const [key, value] of a) {
           if (!b.has(key)) continue;
-          if (!sameNumber(value, b.get(key), quantile)) mismatches.push(`${key}: rollup ${String(value)} raw ${String(b.get(key))}`);
+          if (!sameNumber(value, b.get(key), quantile))
+            mismatches.push(`${key}: rollup ${String(value)} raw ${String(b.get(key))}`);
         }
         expect(mismatches, mismatches.slice(0, 5).join('\n')).toEqual([]);
-        if (!quantile && shape.type !== 'timeseries') expect(rollup.rows.map((r) => r.slice(0, -1))).toEqual(raw.rows.map((r) => r.slice(0, -1)));
+        if (!quantile && shape.type !== 'timeseries')
+          expect(rollup.rows.map((r) => r.slice(0, -1))).toEqual(raw.rows.map((r) => r.slice(0, -1)));
       });
     }
   }
@@ -150,10 +245,22 @@ describe('the metadata rollup and raw spans agree', () => {
       // Two keys; a field outside the rollup; a step finer than an hour.
       ['table', spec('count', 'count', { group_by: ['metadata.customer_tier'], filters: [REGION] }), WEEK],
       ['table', spec('count', 'count', { group_by: ['user_id'], filters: [REGION] }), WEEK],
-      ['table', spec('count', 'count', { group_by: ['metadata.customer_tier'], filters: [{ field: 'cost', op: 'gt', value: 0 }] }), WEEK],
-      ['timeseries', spec('count', 'count', { interval: '5m', filters: [REGION] }), { startMs: END - 6 * HOUR, endMs: END }],
+      [
+        'table',
+        spec('count', 'count', {
+          group_by: ['metadata.customer_tier'],
+          filters: [{ field: 'cost', op: 'gt', value: 0 }],
+        }),
+        WEEK,
+      ],
+      [
+        'timeseries',
+        spec('count', 'count', { interval: '5m', filters: [REGION] }),
+        { startMs: END - 6 * HOUR, endMs: END },
+      ],
       ['stat', spec('cost', 'max', { filters: [REGION] }), WEEK],
     ];
-    for (const [type, s, window] of cases) expect((await queryWidget(h().ctx, projectId, type, s, window)).meta.source, JSON.stringify(s)).toBe('spans');
+    for (const [type, s, window] of cases)
+      expect((await queryWidget(h().ctx, projectId, type, s, window)).meta.source, JSON.stringify(s)).toBe('spans');
   });
 });

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_SERIES_CELLS, MAX_SERIES_GROUPS, MAX_SERIES_POINTS, MAX_POINTS, planWidget, seriesStep } from '../../src/widgets/planner.js';
+import {
+  MAX_SERIES_CELLS,
+  MAX_SERIES_GROUPS,
+  MAX_SERIES_POINTS,
+  MAX_POINTS,
+  planWidget,
+  seriesStep,
+} from '../../src/widgets/planner.js';
 import { resolveWindow, WINDOW_END_SKEW_MS } from '../../src/widgets/data.js';
 import { RequestValidationError } from '../../src/errors.js';
 import type { WidgetSpec, WidgetType } from '../../src/widgets/spec.js';
@@ -12,7 +19,12 @@ import type { WidgetSpec, WidgetType } from '../../src/widgets/spec.js';
 const MIN = 60_000;
 const DAY = 86_400_000;
 const NOW = Date.UTC(2025, 5, 1, 12, 0, 0);
-const spec = (extra: Partial<WidgetSpec> = {}): WidgetSpec => ({ view: 'SPANS', measure: 'count', aggregation: 'count', ...extra });
+const spec = (extra: Partial<WidgetSpec> = {}): WidgetSpec => ({
+  view: 'SPANS',
+  measure: 'count',
+  aggregation: 'count',
+  ...extra,
+});
 
 function buckets(plan: ReturnType<typeof planWidget>): number {
   return Math.ceil((plan.rangeEndMs - plan.rangeStartMs) / (plan.stepSeconds * 1000));
@@ -44,13 +56,19 @@ describe('series steps', () => {
   });
 
   it('leaves "auto" as it was for the preset windows (at most 300 points)', () => {
-    for (const days of [1 / 48, 1, 7, 30, 90]) expect(seriesStep('auto', days * DAY, MAX_SERIES_GROUPS).maxBuckets).toBeLessThanOrEqual(MAX_POINTS + 1);
+    for (const days of [1 / 48, 1, 7, 30, 90])
+      expect(seriesStep('auto', days * DAY, MAX_SERIES_GROUPS).maxBuckets).toBeLessThanOrEqual(MAX_POINTS + 1);
   });
 });
 
 describe('plans', () => {
   it('plans the crash request of issue 9 within the caps', () => {
-    const window = resolveWindow({ start_time: '1970-01-01T00:00:00.000Z', end_time: '2100-01-01T00:00:00.000Z' }, NOW, 3650, 'body');
+    const window = resolveWindow(
+      { start_time: '1970-01-01T00:00:00.000Z', end_time: '2100-01-01T00:00:00.000Z' },
+      NOW,
+      3650,
+      'body',
+    );
     expect(window.endMs).toBe(NOW + WINDOW_END_SKEW_MS);
     const plan = planWidget('timeseries', spec({ interval: '1m' }), 'p', window);
     expect(buckets(plan)).toBeLessThanOrEqual(plan.maxBuckets);
@@ -60,7 +78,12 @@ describe('plans', () => {
 
   it('caps the groups of a series at MAX_SERIES_GROUPS whatever its limit; tables keep their limit', () => {
     const window = { startMs: NOW - 90 * DAY, endMs: NOW };
-    const series = planWidget('timeseries', spec({ group_by: ['model_name'], limit: 1000, interval: '1m' }), 'p', window);
+    const series = planWidget(
+      'timeseries',
+      spec({ group_by: ['model_name'], limit: 1000, interval: '1m' }),
+      'p',
+      window,
+    );
     expect(series.groupLimit).toBe(MAX_SERIES_GROUPS);
     expect(Object.values(series.query_params)).toContain(MAX_SERIES_GROUPS);
     expect(series.maxBuckets * MAX_SERIES_GROUPS).toBeLessThanOrEqual(MAX_SERIES_CELLS);
@@ -84,11 +107,14 @@ describe('plans', () => {
       for (const raw of [false, true]) {
         const plan = planWidget(type, s, 'p', window, { raw });
         const settings = plan.query.slice(plan.query.lastIndexOf('SETTINGS'));
-        for (const name of ['max_execution_time', 'max_memory_usage', 'max_result_rows', 'max_result_bytes']) expect(settings, `${type} ${JSON.stringify(s)}`).toContain(name);
+        for (const name of ['max_execution_time', 'max_memory_usage', 'max_result_rows', 'max_result_bytes'])
+          expect(settings, `${type} ${JSON.stringify(s)}`).toContain(name);
         expect(settings).toContain(`max_result_rows = ${plan.maxRows}`);
         expect(settings).toContain(`max_result_bytes = ${16 * 1024 * 1024}`);
         // A dashboard shares its answer among its widgets: each gets a smaller byte limit.
-        expect(planWidget(type, s, 'p', window, { raw, answerBytes: 4 * 1024 * 1024 }).query).toContain(`max_result_bytes = ${4 * 1024 * 1024}`);
+        expect(planWidget(type, s, 'p', window, { raw, answerBytes: 4 * 1024 * 1024 }).query).toContain(
+          `max_result_bytes = ${4 * 1024 * 1024}`,
+        );
         if (s.view === 'TRACES') expect(settings).toContain('do_not_merge_across_partitions_select_final = 1');
       }
     }
@@ -107,15 +133,29 @@ describe('windows', () => {
   };
 
   it('pulls an end past now + skew back to it; a past window stays as given', () => {
-    const w = resolveWindow({ start_time: new Date(NOW - DAY).toISOString(), end_time: new Date(NOW + 30 * DAY).toISOString() }, NOW, 30);
+    const w = resolveWindow(
+      { start_time: new Date(NOW - DAY).toISOString(), end_time: new Date(NOW + 30 * DAY).toISOString() },
+      NOW,
+      30,
+    );
     expect(w).toEqual({ range: null, startMs: NOW - DAY, endMs: NOW + WINDOW_END_SKEW_MS, clamped: false });
-    const past = resolveWindow({ start_time: new Date(NOW - DAY).toISOString(), end_time: new Date(NOW - MIN).toISOString() }, NOW, 30);
+    const past = resolveWindow(
+      { start_time: new Date(NOW - DAY).toISOString(), end_time: new Date(NOW - MIN).toISOString() },
+      NOW,
+      30,
+    );
     expect(past).toEqual({ range: null, startMs: NOW - DAY, endMs: NOW - MIN, clamped: false });
   });
 
   it('refuses a window entirely in the future, and unparsable bounds, at their own loc', () => {
-    expect(refused({ start_time: new Date(NOW + 2 * MIN).toISOString(), end_time: new Date(NOW + DAY).toISOString() })).toEqual([['body', 'start_time']]);
-    expect(refused({ start_time: 'not a date', end_time: new Date(NOW).toISOString() })).toEqual([['body', 'start_time']]);
-    expect(refused({ start_time: new Date(NOW - DAY).toISOString(), end_time: 'not a date' })).toEqual([['body', 'end_time']]);
+    expect(
+      refused({ start_time: new Date(NOW + 2 * MIN).toISOString(), end_time: new Date(NOW + DAY).toISOString() }),
+    ).toEqual([['body', 'start_time']]);
+    expect(refused({ start_time: 'not a date', end_time: new Date(NOW).toISOString() })).toEqual([
+      ['body', 'start_time'],
+    ]);
+    expect(refused({ start_time: new Date(NOW - DAY).toISOString(), end_time: 'not a date' })).toEqual([
+      ['body', 'end_time'],
+    ]);
   });
 });

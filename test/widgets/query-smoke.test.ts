@@ -17,7 +17,12 @@ beforeAll(async () => {
   projectId = setup.project.id;
   const spans = generateSpans({ traces: 200, startMs: start, endMs: end - 60_000, seed: 5 });
   for (let i = 0; i < spans.length; i += 500) {
-    const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key, payload: { spans: spans.slice(i, i + 500) } });
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/traces`,
+      token: key,
+      payload: { spans: spans.slice(i, i + 500) },
+    });
     expect(res.statusCode).toBe(200);
   }
 });
@@ -27,7 +32,15 @@ const cases: [WidgetType, WidgetSpec][] = [
   ['timeseries', { view: 'SPANS', measure: 'cost', aggregation: 'sum', interval: '5m', group_by: ['model_name'] }],
   ['stat', { view: 'SPANS', measure: 'error_rate', aggregation: 'avg' }],
   ['table', { view: 'SPANS', measure: 'total_tokens', aggregation: 'avg', group_by: ['kind', 'status'] }],
-  ['stat', { view: 'SPANS', measure: 'user_id', aggregation: 'uniq', filters: [{ field: 'span_kind', op: 'in', value: ['llm'] }] }],
+  [
+    'stat',
+    {
+      view: 'SPANS',
+      measure: 'user_id',
+      aggregation: 'uniq',
+      filters: [{ field: 'span_kind', op: 'in', value: ['llm'] }],
+    },
+  ],
   ['bar', { view: 'SPANS', measure: 'latency', aggregation: 'max', group_by: ['environment'] }],
 ];
 
@@ -41,13 +54,23 @@ describe('widget queries: rollup and raw agree', () => {
       expect(raw.meta.source).toBe('spans');
       expect(rollup.columns).toEqual(raw.columns);
       expect(rollup.rows.length).toBeGreaterThan(0);
-      const round = (rows: unknown[][]) => rows.map((r) => r.map((v) => (typeof v === 'number' ? Math.round(v * 1e6) / 1e6 : v)));
+      const round = (rows: unknown[][]) =>
+        rows.map((r) => r.map((v) => (typeof v === 'number' ? Math.round(v * 1e6) / 1e6 : v)));
       expect(round(rollup.rows)).toEqual(round(raw.rows));
     });
   }
 
   it('answers POST /widgets/query with filled buckets', async () => {
-    const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/widgets/query`, token: key, payload: { spec: { view: 'SPANS', measure: 'count', aggregation: 'count', interval: '1h' }, start_time: new Date(start - 2 * HOUR).toISOString(), end_time: new Date(end).toISOString() } });
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/widgets/query`,
+      token: key,
+      payload: {
+        spec: { view: 'SPANS', measure: 'count', aggregation: 'count', interval: '1h' },
+        start_time: new Date(start - 2 * HOUR).toISOString(),
+        end_time: new Date(end).toISOString(),
+      },
+    });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
     expect(body.status).toBe('ok');

@@ -22,7 +22,10 @@ function detailOf(status: number, body: unknown): string {
   if (Array.isArray(detail)) {
     // 422: [{loc, msg}]: name the field the server refused.
     return detail
-      .map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).filter((p) => p !== 'body' && p !== 'query').join('.')}: ${d.msg ?? 'invalid'}`)
+      .map(
+        (d: { loc?: unknown[]; msg?: string }) =>
+          `${(d.loc ?? []).filter((p) => p !== 'body' && p !== 'query').join('.')}: ${d.msg ?? 'invalid'}`,
+      )
       .join('; ');
   }
   return `request failed (${status})`;
@@ -56,7 +59,8 @@ export async function request<T>(url: string, options: CallOptions = {}): Promis
   }
   if (!res.ok) {
     const error = new ApiError(res.status, detailOf(res.status, body), body);
-    if (res.status === 401 && !url.startsWith('/api/auth/')) window.dispatchEvent(new CustomEvent('sightline:unauthorized'));
+    if (res.status === 401 && !url.startsWith('/api/auth/'))
+      window.dispatchEvent(new CustomEvent('sightline:unauthorized'));
     throw error;
   }
   return body as T;
@@ -68,5 +72,8 @@ export function api<T>(path: string, options: CallOptions = {}): Promise<T> {
 }
 
 export function isNotFound(error: unknown): boolean {
-  return error instanceof ApiError && (error.status === 404 || (error.status === 422 && /path/.test(JSON.stringify(error.body))));
+  return (
+    error instanceof ApiError &&
+    (error.status === 404 || (error.status === 422 && /path/.test(JSON.stringify(error.body))))
+  );
 }

@@ -34,7 +34,8 @@ export function RequireAuth({ children }: { children: ReactNode }) {
   }, [client]);
   if (session.isPending) return <Loading label="Checking your session…" />;
   if (session.error) {
-    if (session.error instanceof ApiError && session.error.status === 401) return <Navigate to={loginPath(location)} replace />;
+    if (session.error instanceof ApiError && session.error.status === 401)
+      return <Navigate to={loginPath(location)} replace />;
     return (
       <div className="page">
         <ErrorBox error={session.error} title="The server could not check your session" />

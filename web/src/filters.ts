@@ -5,14 +5,36 @@ import type { Predicate } from './types';
  * description per field: its label, its operators and what kind of value it takes.
  */
 export type FieldKind = 'text' | 'set' | 'number' | 'metadata';
-export type FieldDef = { field: Predicate['field']; label: string; kind: FieldKind; ops: string[]; options?: string[]; integer?: boolean; unit?: string };
+export type FieldDef = {
+  field: Predicate['field'];
+  label: string;
+  kind: FieldKind;
+  ops: string[];
+  options?: string[];
+  integer?: boolean;
+  unit?: string;
+};
 
 export const NUMERIC_OPS = ['gt', 'gte', 'lt', 'lte', 'eq'];
-export const OP_LABELS: Record<string, string> = { eq: '=', contains: 'contains', in: 'is', gt: '>', gte: '≥', lt: '<', lte: '≤' };
+export const OP_LABELS: Record<string, string> = {
+  eq: '=',
+  contains: 'contains',
+  in: 'is',
+  gt: '>',
+  gte: '≥',
+  lt: '<',
+  lte: '≤',
+};
 
 export const FILTER_FIELDS: FieldDef[] = [
   { field: 'status', label: 'Status', kind: 'set', ops: ['in'], options: ['ok', 'error', 'unset'] },
-  { field: 'span_kind', label: 'Span kind', kind: 'set', ops: ['in'], options: ['llm', 'tool', 'agent', 'chain', 'retriever', 'embedding', 'http', 'custom'] },
+  {
+    field: 'span_kind',
+    label: 'Span kind',
+    kind: 'set',
+    ops: ['in'],
+    options: ['llm', 'tool', 'agent', 'chain', 'retriever', 'embedding', 'http', 'custom'],
+  },
   { field: 'model_name', label: 'Model', kind: 'set', ops: ['in'] },
   { field: 'environment', label: 'Environment', kind: 'set', ops: ['in'] },
   { field: 'error_type', label: 'Error type', kind: 'set', ops: ['in'] },
@@ -45,7 +67,8 @@ export function describePredicate(p: Predicate): string {
   if (p.field === 'metadata') return `${p.key} ${OP_LABELS[p.op]} ${p.value}`;
   if (Array.isArray(p.value)) return `${def.label} ${p.value.length > 1 ? 'is one of' : 'is'} ${p.value.join(', ')}`;
   if (p.field === 'cost') return `${def.label} ${OP_LABELS[p.op]} $${p.value}`;
-  if (p.field === 'duration_ms' || p.field === 'time_to_first_token_ms') return `${def.label} ${OP_LABELS[p.op]} ${p.value} ms`;
+  if (p.field === 'duration_ms' || p.field === 'time_to_first_token_ms')
+    return `${def.label} ${OP_LABELS[p.op]} ${p.value} ms`;
   return `${def.label} ${OP_LABELS[p.op]} ${p.value}`;
 }
 
@@ -54,7 +77,11 @@ export function parseFilterParam(raw: string | null): Predicate[] {
   if (!raw) return [];
   try {
     const parsed = JSON.parse(raw);
-    return Array.isArray(parsed) ? parsed.filter((p) => p && typeof p === 'object' && typeof p.field === 'string' && typeof p.op === 'string').slice(0, 20) : [];
+    return Array.isArray(parsed)
+      ? parsed
+          .filter((p) => p && typeof p === 'object' && typeof p.field === 'string' && typeof p.op === 'string')
+          .slice(0, 20)
+      : [];
   } catch {
     return [];
   }

@@ -34,7 +34,14 @@ export function fmtTokens(n: number | null | undefined): string {
   return n === null || n === undefined ? '–' : `${fmtInt(n)} tok`;
 }
 
-const dateTime = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+const dateTime = new Intl.DateTimeFormat(undefined, {
+  year: 'numeric',
+  month: 'short',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+});
 const timeOnly = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
 
 export function fmtTime(iso: string | null | undefined, short = false): string {

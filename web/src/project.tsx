@@ -8,7 +8,11 @@ export function useProjects() {
 }
 
 export function useWorkspaces() {
-  return useQuery({ queryKey: ['workspaces'], queryFn: () => api<{ data: Workspace[] }>('/workspaces'), staleTime: 60_000 });
+  return useQuery({
+    queryKey: ['workspaces'],
+    queryFn: () => api<{ data: Workspace[] }>('/workspaces'),
+    staleTime: 60_000,
+  });
 }
 
 export type ProjectScope = { project: Project; role: Role | null };
@@ -18,7 +22,12 @@ export const ProjectContext = createContext<ProjectScope | null>(null);
 export function useProject(): ProjectScope & { projectId: string; canWrite: boolean; isAdmin: boolean } {
   const scope = useContext(ProjectContext);
   if (!scope) throw new Error('useProject outside a project page');
-  return { ...scope, projectId: scope.project.id, canWrite: scope.role === 'MEMBER' || scope.role === 'ADMIN', isAdmin: scope.role === 'ADMIN' };
+  return {
+    ...scope,
+    projectId: scope.project.id,
+    canWrite: scope.role === 'MEMBER' || scope.role === 'ADMIN',
+    isAdmin: scope.role === 'ADMIN',
+  };
 }
 
 const LAST_PROJECT = 'sightline:last-project';

@@ -85,7 +85,11 @@ export type Predicate =
   | { field: 'signal_id'; op: 'eq'; value: string }
   | { field: 'model_name' | 'environment' | 'span_kind' | 'status' | 'error_type' | 'name'; op: 'in'; value: string[] }
   | { field: 'cost' | 'total_tokens' | 'duration_ms' | 'errors'; op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte'; value: number }
-  | { field: 'time_to_first_token_ms' | 'output_tokens_per_second'; op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte'; value: number }
+  | {
+      field: 'time_to_first_token_ms' | 'output_tokens_per_second';
+      op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+      value: number;
+    }
   | { field: 'metadata'; op: 'eq' | 'contains'; value: string; key: string };
 
 export type WidgetType = 'timeseries' | 'stat' | 'table' | 'bar' | 'markdown';
@@ -132,9 +136,23 @@ export type DashboardData = {
 };
 
 export type SqlSchema = { tables: { name: string; columns: { name: string; type: string }[] }[] };
-export type SqlResult = { columns: { name: string; type: string }[]; rows: unknown[][]; row_count: number; truncated: boolean; elapsed_ms: number };
+export type SqlResult = {
+  columns: { name: string; type: string }[];
+  rows: unknown[][];
+  row_count: number;
+  truncated: boolean;
+  elapsed_ms: number;
+};
 
-export type ApiKey = { id: string; name: string; key_prefix: string; created_at: string; expires_at: string | null; last_used_at?: string | null; key?: string };
+export type ApiKey = {
+  id: string;
+  name: string;
+  key_prefix: string;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at?: string | null;
+  key?: string;
+};
 export type Member = { user_id: string; email: string; name: string; role: Role };
 
 export type SignalStatus = 'open' | 'resolved' | 'dismissed';
@@ -152,8 +170,21 @@ export type SignalItem = {
   rca_state: string;
 };
 export type RcaHint = { attribute: string; value: string; signal_share: number; baseline_share: number; lift: number };
-export type SignalDetail = SignalItem & { resolved_at: string | null; merged_into_id: string | null; rca?: { generated_at: string; hints: RcaHint[]; error?: string } | null };
-export type Finding = { finding_id: string; signal_id: string; detector_id: string; trace_id: string; span_id: string; trace_start_time: string; found_at: string; summary: string };
+export type SignalDetail = SignalItem & {
+  resolved_at: string | null;
+  merged_into_id: string | null;
+  rca?: { generated_at: string; hints: RcaHint[]; error?: string } | null;
+};
+export type Finding = {
+  finding_id: string;
+  signal_id: string;
+  detector_id: string;
+  trace_id: string;
+  span_id: string;
+  trace_start_time: string;
+  found_at: string;
+  summary: string;
+};
 
 export type AlertFilter = { field: string; op?: string; value: string | number | string[]; key?: string };
 export type Alert = {
@@ -186,10 +217,34 @@ export type Alert = {
   last_notify_error: string | null;
   groups?: { group: string; status: string; value: number | null; alerted_at: string | null }[];
 };
-export type AlertEvaluation = { window_start: string; window_end: string; value: number | null; state: string; previous_state: string; notified: boolean; error: string | null; evaluated_at: string };
+export type AlertEvaluation = {
+  window_start: string;
+  window_end: string;
+  value: number | null;
+  state: string;
+  previous_state: string;
+  notified: boolean;
+  error: string | null;
+  evaluated_at: string;
+};
 
-export type Evaluation = { id: string; evaluation_id: string; name: string; evaluation_key: string | null; run_count: number; created_at: string; updated_at: string };
-export type ScoreEntry = { name: string; direction: string; value_type: string; observed_count: number; unit?: string; value?: number };
+export type Evaluation = {
+  id: string;
+  evaluation_id: string;
+  name: string;
+  evaluation_key: string | null;
+  run_count: number;
+  created_at: string;
+  updated_at: string;
+};
+export type ScoreEntry = {
+  name: string;
+  direction: string;
+  value_type: string;
+  observed_count: number;
+  unit?: string;
+  value?: number;
+};
 export type RunSummary = {
   evaluation_run_id: string;
   evaluation_id: string;
@@ -216,11 +271,37 @@ export type RunSummary = {
   scores?: ScoreEntry[];
   metrics?: ScoreEntry[];
 };
-export type MeanDelta = { name: string; direction: string; unit?: string; run_value: number | null; other_value: number | null; delta: number | null; run_observed_count: number; other_observed_count: number };
-export type CaseChange = { test_case_id: string; run_passed: boolean | null; other_passed: boolean | null; scores: { name: string; run_value: number; other_value: number; delta: number }[] };
+export type MeanDelta = {
+  name: string;
+  direction: string;
+  unit?: string;
+  run_value: number | null;
+  other_value: number | null;
+  delta: number | null;
+  run_observed_count: number;
+  other_observed_count: number;
+};
+export type CaseChange = {
+  test_case_id: string;
+  run_passed: boolean | null;
+  other_passed: boolean | null;
+  scores: { name: string; run_value: number; other_value: number; delta: number }[];
+};
 export type RunComparison = {
-  run: { evaluation_run_id: string; run_number: number; candidate_version: string; environment: string; status: string };
-  other: { evaluation_run_id: string; run_number: number; candidate_version: string; environment: string; status: string };
+  run: {
+    evaluation_run_id: string;
+    run_number: number;
+    candidate_version: string;
+    environment: string;
+    status: string;
+  };
+  other: {
+    evaluation_run_id: string;
+    run_number: number;
+    candidate_version: string;
+    environment: string;
+    status: string;
+  };
   dataset_version_id: string;
   threshold: number;
   scores: MeanDelta[];

@@ -11,10 +11,39 @@ export const AGGREGATIONS = ['count', 'sum', 'avg', 'min', 'max', 'p50', 'p75', 
 export const INTERVALS = ['auto', '1m', '5m', '1h', '1d'] as const;
 export const MEASURES: Record<WidgetSpec['view'], string[]> = {
   SPANS: [
-    'count', 'latency', 'duration_ms', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count', 'error_rate', 'user_id', 'session_id', 'trace_id', 'model_name',
-    'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens', 'time_to_first_token_ms', 'output_tokens_per_second',
+    'count',
+    'latency',
+    'duration_ms',
+    'cost',
+    'input_tokens',
+    'output_tokens',
+    'total_tokens',
+    'error_count',
+    'error_rate',
+    'user_id',
+    'session_id',
+    'trace_id',
+    'model_name',
+    'cache_read_tokens',
+    'cache_write_tokens',
+    'reasoning_tokens',
+    'time_to_first_token_ms',
+    'output_tokens_per_second',
   ],
-  TRACES: ['count', 'latency', 'duration_ms', 'cost', 'input_tokens', 'output_tokens', 'total_tokens', 'error_count', 'error_rate', 'span_count', 'user_id', 'session_id'],
+  TRACES: [
+    'count',
+    'latency',
+    'duration_ms',
+    'cost',
+    'input_tokens',
+    'output_tokens',
+    'total_tokens',
+    'error_count',
+    'error_rate',
+    'span_count',
+    'user_id',
+    'session_id',
+  ],
 };
 export const GROUP_FIELDS: Record<WidgetSpec['view'], string[]> = {
   SPANS: ['model_name', 'environment', 'kind', 'status', 'name', 'error_type', 'user_id', 'session_id'],
@@ -30,8 +59,15 @@ export function valueFormatter(spec: Partial<WidgetSpec> | undefined): (v: numbe
   if (measure === 'latency' || measure === 'duration_ms') return (v) => fmtMs(v);
   if (measure === 'time_to_first_token_ms' && spec?.aggregation !== 'count') return (v) => fmtMs(v);
   if (measure === 'cost') return (v) => fmtCost(v);
-  if (measure === 'error_rate') return (v) => (v === null || v === undefined ? '–' : `${(v * 100).toFixed(v < 0.1 ? 2 : 1)}%`);
-  if (spec?.aggregation === 'count' || spec?.aggregation === 'uniq' || measure?.endsWith('tokens') || measure === 'count') return (v) => fmtInt(v);
+  if (measure === 'error_rate')
+    return (v) => (v === null || v === undefined ? '–' : `${(v * 100).toFixed(v < 0.1 ? 2 : 1)}%`);
+  if (
+    spec?.aggregation === 'count' ||
+    spec?.aggregation === 'uniq' ||
+    measure?.endsWith('tokens') ||
+    measure === 'count'
+  )
+    return (v) => fmtInt(v);
   return (v) => fmtNumber(v);
 }
 

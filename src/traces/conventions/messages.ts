@@ -178,7 +178,8 @@ export function traceloopEntity(wrapper: 'inputs' | 'outputs'): Reader<unknown> 
     const keys = Object.keys(call);
     const { args, kwargs } = call;
     if (!Array.isArray(args) || keys.some((k) => k !== 'args' && k !== 'kwargs')) return value;
-    const namedArgs = kwargs !== null && typeof kwargs === 'object' && !Array.isArray(kwargs) ? Object.keys(kwargs).length : 0;
+    const namedArgs =
+      kwargs !== null && typeof kwargs === 'object' && !Array.isArray(kwargs) ? Object.keys(kwargs).length : 0;
     if (args.length === 0 && namedArgs > 0) return kwargs;
     if (namedArgs === 0) return args.length === 1 ? args[0] : args;
     return value;

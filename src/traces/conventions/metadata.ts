@@ -14,7 +14,11 @@ const LIFTED_PREFIXES = [
 ];
 
 /** Attributes holding the user's metadata as one JSON object (OpenInference `metadata`, Langfuse's non-flat form). */
-const JSON_METADATA_KEYS: ReadonlySet<string> = new Set(['metadata', 'langfuse.observation.metadata', 'langfuse.trace.metadata']);
+const JSON_METADATA_KEYS: ReadonlySet<string> = new Set([
+  'metadata',
+  'langfuse.observation.metadata',
+  'langfuse.trace.metadata',
+]);
 
 /** The plain key of a lifted attribute, or '' when `key` is not one. */
 export function liftedKey(key: string): string {

@@ -29,7 +29,13 @@ export type Convention = 'sightline' | 'langfuse' | 'openinference' | 'otel' | '
 
 /** The order above; within a field, rows never go back up it (test/traces/conventions/precedence.test.ts). */
 export const CONVENTION_ORDER: Readonly<Record<Convention, number>> = {
-  sightline: 0, langfuse: 1, openinference: 2, otel: 2, gen_ai: 3, traceloop: 4, vercel: 5,
+  sightline: 0,
+  langfuse: 1,
+  openinference: 2,
+  otel: 2,
+  gen_ai: 3,
+  traceloop: 4,
+  vercel: 5,
 };
 
 export interface Row {
@@ -42,22 +48,57 @@ const row = (key: string, from: Convention, read: Reader): Row => ({ key, from, 
 
 /** Our kinds: llm, embedding, tool, agent, chain, retriever, reranker, guardrail, evaluator, http, custom. */
 const LANGFUSE_TYPES = {
-  generation: 'llm', embedding: 'embedding', agent: 'agent', tool: 'tool', chain: 'chain', retriever: 'retriever',
-  evaluator: 'evaluator', guardrail: 'guardrail',
+  generation: 'llm',
+  embedding: 'embedding',
+  agent: 'agent',
+  tool: 'tool',
+  chain: 'chain',
+  retriever: 'retriever',
+  evaluator: 'evaluator',
+  guardrail: 'guardrail',
   // Langfuse's untyped defaults say nothing about the work: a lower convention may, else `custom`.
-  span: '', event: '',
+  span: '',
+  event: '',
 };
 const OPENINFERENCE_KINDS = {
-  llm: 'llm', embedding: 'embedding', chain: 'chain', tool: 'tool', agent: 'agent', retriever: 'retriever',
-  reranker: 'reranker', guardrail: 'guardrail', evaluator: 'evaluator', unknown: '',
+  llm: 'llm',
+  embedding: 'embedding',
+  chain: 'chain',
+  tool: 'tool',
+  agent: 'agent',
+  retriever: 'retriever',
+  reranker: 'reranker',
+  guardrail: 'guardrail',
+  evaluator: 'evaluator',
+  unknown: '',
 };
 const GEN_AI_OPERATIONS = {
-  chat: 'llm', text_completion: 'llm', generate_content: 'llm', embeddings: 'embedding', retrieval: 'retriever',
-  execute_tool: 'tool', create_agent: 'agent', invoke_agent: 'agent', invoke_workflow: 'chain',
+  chat: 'llm',
+  text_completion: 'llm',
+  generate_content: 'llm',
+  embeddings: 'embedding',
+  retrieval: 'retriever',
+  execute_tool: 'tool',
+  create_agent: 'agent',
+  invoke_agent: 'agent',
+  invoke_workflow: 'chain',
 };
-const TRACELOOP_KINDS = { workflow: 'chain', task: 'chain', agent: 'agent', tool: 'tool', session: 'chain', unknown: '' };
+const TRACELOOP_KINDS = {
+  workflow: 'chain',
+  task: 'chain',
+  agent: 'agent',
+  tool: 'tool',
+  session: 'chain',
+  unknown: '',
+};
 /** Traceloop's model-call spans carry `llm.request.type` and no `traceloop.span.kind`. */
-const TRACELOOP_REQUEST_TYPES = { chat: 'llm', completion: 'llm', embedding: 'embedding', rerank: 'reranker', unknown: '' };
+const TRACELOOP_REQUEST_TYPES = {
+  chat: 'llm',
+  completion: 'llm',
+  embedding: 'embedding',
+  rerank: 'reranker',
+  unknown: '',
+};
 
 export const PRECEDENCE = {
   kind: [
@@ -223,7 +264,12 @@ export const COMPANIONS: ReadonlyMap<string, readonly string[]> = new Map([
 export type Field = keyof typeof PRECEDENCE;
 export const FIELDS = Object.keys(PRECEDENCE) as Field[];
 export const TOKEN_FIELDS = [
-  'input_tokens', 'output_tokens', 'total_tokens', 'cache_read_tokens', 'cache_write_tokens', 'reasoning_tokens',
+  'input_tokens',
+  'output_tokens',
+  'total_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'reasoning_tokens',
 ] as const;
 
 /** Attribute key → its field and rank, for the one pass over a span's attributes. */

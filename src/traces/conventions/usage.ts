@@ -48,7 +48,8 @@ export const langfuseUsage: Reader<Usage> = (value) => {
     const n = tokenCount(raw);
     if (n === undefined || BASE_KEYS.has(key)) continue;
     const k = key.toLowerCase();
-    if (k.includes('cache') && (k.includes('read') || k.includes('cached') || k.includes('hit'))) cacheRead = (cacheRead ?? 0) + n;
+    if (k.includes('cache') && (k.includes('read') || k.includes('cached') || k.includes('hit')))
+      cacheRead = (cacheRead ?? 0) + n;
     else if (k.includes('cache') && (k.includes('creat') || k.includes('write'))) cacheWrite = (cacheWrite ?? 0) + n;
     else if (k.includes('reasoning')) reasoning = (reasoning ?? 0) + n;
     else if (k.startsWith('input') || k.startsWith('prompt')) otherInput += n;
@@ -59,7 +60,8 @@ export const langfuseUsage: Reader<Usage> = (value) => {
   const outputParts = (reasoning ?? 0) + otherOutput;
   const usage: Usage = {
     input_tokens: input === undefined && inputParts === 0 ? undefined : (input ?? 0) + (inclusive ? 0 : inputParts),
-    output_tokens: output === undefined && outputParts === 0 ? undefined : (output ?? 0) + (inclusive ? 0 : outputParts),
+    output_tokens:
+      output === undefined && outputParts === 0 ? undefined : (output ?? 0) + (inclusive ? 0 : outputParts),
     total_tokens: total,
     cache_read_tokens: cacheRead,
     cache_write_tokens: cacheWrite,
@@ -93,7 +95,8 @@ export function fitParts(usage: Usage): Usage {
   const cached = (usage.cache_read_tokens ?? 0) + (usage.cache_write_tokens ?? 0);
   if (cached > 0 && (usage.input_tokens ?? 0) < cached) usage.input_tokens = (usage.input_tokens ?? 0) + cached;
   const reasoning = usage.reasoning_tokens ?? 0;
-  if (reasoning > 0 && (usage.output_tokens ?? 0) < reasoning) usage.output_tokens = (usage.output_tokens ?? 0) + reasoning;
+  if (reasoning > 0 && (usage.output_tokens ?? 0) < reasoning)
+    usage.output_tokens = (usage.output_tokens ?? 0) + reasoning;
   return usage;
 }
 

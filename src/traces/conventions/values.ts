@@ -52,7 +52,9 @@ export const content: Reader<unknown> = (value) => (value === null || value === 
 /** A string attribute holding a JSON object, parsed; undefined when it isn't one. */
 export function jsonObject(value: OtlpValue): Record<string, unknown> | undefined {
   const parsed = typeof value === 'string' ? (value.startsWith('{') ? parseJson(value) : undefined) : value;
-  return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+    ? (parsed as Record<string, unknown>)
+    : undefined;
 }
 
 export function parseJson(value: string): unknown {

@@ -13,7 +13,13 @@ import type { Reader } from './values.js';
  * naming each an agent would fill the agent views with single model calls. Their model calls are `llm`.
  */
 export const VERCEL_OUTER_OPERATIONS: ReadonlySet<string> = new Set([
-  'ai.generateText', 'ai.streamText', 'ai.generateObject', 'ai.streamObject', 'ai.embed', 'ai.embedMany', 'ai.rerank',
+  'ai.generateText',
+  'ai.streamText',
+  'ai.generateObject',
+  'ai.streamObject',
+  'ai.embed',
+  'ai.embedMany',
+  'ai.rerank',
 ]);
 
 const INNER_KINDS: ReadonlyMap<string, string> = new Map([

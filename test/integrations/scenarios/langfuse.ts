@@ -1,11 +1,33 @@
 import { LangfuseSpanProcessor } from '@langfuse/otel';
-import { propagateAttributes, setActiveTraceIO, setLangfuseTracerProvider, startActiveObservation, startObservation } from '@langfuse/tracing';
+import {
+  propagateAttributes,
+  setActiveTraceIO,
+  setLangfuseTracerProvider,
+  startActiveObservation,
+  startObservation,
+} from '@langfuse/tracing';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { useAsyncContext } from '../support/otel.js';
 import {
-  AGENT_NAME, ANSWER, FAILING_PROMPT, FAILURE_MESSAGE, MODEL, QUESTION, RESOURCE, SENT_COST, SESSION_ID, TENANT,
-  TOOL_ARGS, TOOL_CALL_ID, TOOL_NAME, TOOL_RESULT, USAGE, USER_ID, type ScenarioResult, type Target,
+  AGENT_NAME,
+  ANSWER,
+  FAILING_PROMPT,
+  FAILURE_MESSAGE,
+  MODEL,
+  QUESTION,
+  RESOURCE,
+  SENT_COST,
+  SESSION_ID,
+  TENANT,
+  TOOL_ARGS,
+  TOOL_CALL_ID,
+  TOOL_NAME,
+  TOOL_RESULT,
+  USAGE,
+  USER_ID,
+  type ScenarioResult,
+  type Target,
 } from '../support/scenario.js';
 
 /**
@@ -17,7 +39,12 @@ import {
  * reports the generation's details by hand, as here.
  */
 
-const usageDetails = { input: USAGE.input, output: USAGE.output, total: USAGE.input + USAGE.output, input_cached_tokens: USAGE.cachedInput };
+const usageDetails = {
+  input: USAGE.input,
+  output: USAGE.output,
+  total: USAGE.input + USAGE.output,
+  input_cached_tokens: USAGE.cachedInput,
+};
 const costDetails = { ...SENT_COST };
 
 export async function runLangfuse(target: Target): Promise<ScenarioResult> {
@@ -44,8 +71,16 @@ export async function runLangfuse(target: Target): Promise<ScenarioResult> {
         agent.update({ input: { question: QUESTION } });
         setActiveTraceIO({ input: { question: QUESTION } });
 
-        const toolCall = { id: TOOL_CALL_ID, type: 'function', function: { name: TOOL_NAME, arguments: JSON.stringify(TOOL_ARGS) } };
-        startObservation(`chat ${MODEL}`, { model: MODEL, input: messages, modelParameters: { temperature: 0 } }, { asType: 'generation' })
+        const toolCall = {
+          id: TOOL_CALL_ID,
+          type: 'function',
+          function: { name: TOOL_NAME, arguments: JSON.stringify(TOOL_ARGS) },
+        };
+        startObservation(
+          `chat ${MODEL}`,
+          { model: MODEL, input: messages, modelParameters: { temperature: 0 } },
+          { asType: 'generation' },
+        )
           .update({ output: { role: 'assistant', tool_calls: [toolCall] }, usageDetails, costDetails })
           .end();
 
@@ -56,12 +91,20 @@ export async function runLangfuse(target: Target): Promise<ScenarioResult> {
           { role: 'assistant', tool_calls: [toolCall] },
           { role: 'tool', tool_call_id: TOOL_CALL_ID, content: JSON.stringify(TOOL_RESULT) },
         ];
-        startObservation(`chat ${MODEL}`, { model: MODEL, input: followUp, modelParameters: { temperature: 0 } }, { asType: 'generation' })
+        startObservation(
+          `chat ${MODEL}`,
+          { model: MODEL, input: followUp, modelParameters: { temperature: 0 } },
+          { asType: 'generation' },
+        )
           .update({ output: { role: 'assistant', content: ANSWER }, usageDetails, costDetails })
           .end();
 
         // The failing call: Langfuse marks it with level ERROR and a status message.
-        startObservation(`chat ${MODEL}`, { model: MODEL, input: [{ role: 'user', content: `${FAILING_PROMPT} ${ANSWER}` }] }, { asType: 'generation' })
+        startObservation(
+          `chat ${MODEL}`,
+          { model: MODEL, input: [{ role: 'user', content: `${FAILING_PROMPT} ${ANSWER}` }] },
+          { asType: 'generation' },
+        )
           .update({ level: 'ERROR', statusMessage: FAILURE_MESSAGE })
           .end();
 
@@ -73,7 +116,9 @@ export async function runLangfuse(target: Target): Promise<ScenarioResult> {
   );
 
   await processor.forceFlush().catch((error: Error) => {
-    throw new Error(`the Langfuse exporter's POST to ${target.origin}/api/public/otel/v1/traces failed: ${error.message}`);
+    throw new Error(
+      `the Langfuse exporter's POST to ${target.origin}/api/public/otel/v1/traces failed: ${error.message}`,
+    );
   });
   await provider.shutdown();
   setLangfuseTracerProvider(null);

@@ -4,8 +4,21 @@ import { setMetadata, setSession, setUser, traceAgent, traceTool } from '@arizea
 import OpenAI from 'openai';
 import { otlpJsonProvider, useAsyncContext } from '../support/otel.js';
 import {
-  AGENT_NAME, ANSWER, FAILING_TOOL_ARGS, FAILING_TOOL_MESSAGE, FAILING_TOOL_NAME, MODEL, QUESTION, SESSION_ID, TENANT, TOOL_NAME, TOOL_RESULT, USER_ID,
-  WEATHER_TOOL, type ScenarioResult, type Target,
+  AGENT_NAME,
+  ANSWER,
+  FAILING_TOOL_ARGS,
+  FAILING_TOOL_MESSAGE,
+  FAILING_TOOL_NAME,
+  MODEL,
+  QUESTION,
+  SESSION_ID,
+  TENANT,
+  TOOL_NAME,
+  TOOL_RESULT,
+  USER_ID,
+  WEATHER_TOOL,
+  type ScenarioResult,
+  type Target,
 } from '../support/scenario.js';
 
 /**
@@ -26,7 +39,9 @@ export async function runOpenInference(target: Target): Promise<ScenarioResult> 
   instrumentation.manuallyInstrument(OpenAI);
   const client = new OpenAI({ apiKey: 'sk-fake', baseURL: target.openaiBaseUrl, maxRetries: 0 });
 
-  const getWeather = traceTool(async (args: { city: string }) => ({ ...TOOL_RESULT, city: args.city }), { name: TOOL_NAME });
+  const getWeather = traceTool(async (args: { city: string }) => ({ ...TOOL_RESULT, city: args.city }), {
+    name: TOOL_NAME,
+  });
   const bookTable = traceTool(
     async (_args: typeof FAILING_TOOL_ARGS): Promise<string> => {
       throw new Error(FAILING_TOOL_MESSAGE);
@@ -43,7 +58,11 @@ export async function runOpenInference(target: Target): Promise<ScenarioResult> 
       const call = first.choices[0]!.message.tool_calls![0]!;
       if (call.type !== 'function') throw new Error('expected a function call');
       const weather = await getWeather(JSON.parse(call.function.arguments));
-      messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: JSON.stringify(weather) });
+      messages.push(first.choices[0]!.message, {
+        role: 'tool',
+        tool_call_id: call.id,
+        content: JSON.stringify(weather),
+      });
       const second = await client.chat.completions.create({ model: MODEL, messages, tools });
       const answer = second.choices[0]!.message.content!;
       // The failing call is a tool: this instrumentation never ends the span of an `openai` call that

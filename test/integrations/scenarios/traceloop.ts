@@ -2,8 +2,19 @@ import { SpanStatusCode, trace } from '@opentelemetry/api';
 import * as traceloop from '@traceloop/node-server-sdk';
 import OpenAI from 'openai';
 import {
-  AGENT_NAME, ANSWER, FAILING_PROMPT, MODEL, QUESTION, SESSION_ID, TENANT, TOOL_NAME, TOOL_RESULT, USER_ID,
-  WEATHER_TOOL, type ScenarioResult, type Target,
+  AGENT_NAME,
+  ANSWER,
+  FAILING_PROMPT,
+  MODEL,
+  QUESTION,
+  SESSION_ID,
+  TENANT,
+  TOOL_NAME,
+  TOOL_RESULT,
+  USER_ID,
+  WEATHER_TOOL,
+  type ScenarioResult,
+  type Target,
 } from '../support/scenario.js';
 
 /**
@@ -36,33 +47,52 @@ export async function runTraceloop(target: Target): Promise<ScenarioResult> {
     { name: 'plan_trip', associationProperties: { userId: USER_ID, sessionId: SESSION_ID, tenant: TENANT } },
     async (question: string) => {
       traceId = trace.getActiveSpan()!.spanContext().traceId;
-      const reply: string = await traceloop.withAgent({ name: AGENT_NAME }, async (prompt: string) => {
-        const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
-          { role: 'system', content: 'You are a travel agent.' },
-          { role: 'user', content: prompt },
-        ];
-        const first = await client.chat.completions.create({ model: MODEL, messages, tools });
-        const call = first.choices[0]!.message.tool_calls![0]!;
-        if (call.type !== 'function') throw new Error('expected a function call');
-        const getWeather = async (args: { city: string }) => ({ ...TOOL_RESULT, city: args.city });
-        const weather = await traceloop.withTool({ name: TOOL_NAME }, getWeather, JSON.parse(call.function.arguments));
-        messages.push(first.choices[0]!.message, { role: 'tool', tool_call_id: call.id, content: JSON.stringify(weather) });
-        const second = await client.chat.completions.create({ model: MODEL, messages, tools });
-        return second.choices[0]!.message.content!;
-      }, question);
+      const reply: string = await traceloop.withAgent(
+        { name: AGENT_NAME },
+        async (prompt: string) => {
+          const messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[] = [
+            { role: 'system', content: 'You are a travel agent.' },
+            { role: 'user', content: prompt },
+          ];
+          const first = await client.chat.completions.create({ model: MODEL, messages, tools });
+          const call = first.choices[0]!.message.tool_calls![0]!;
+          if (call.type !== 'function') throw new Error('expected a function call');
+          const getWeather = async (args: { city: string }) => ({ ...TOOL_RESULT, city: args.city });
+          const weather = await traceloop.withTool(
+            { name: TOOL_NAME },
+            getWeather,
+            JSON.parse(call.function.arguments),
+          );
+          messages.push(first.choices[0]!.message, {
+            role: 'tool',
+            tool_call_id: call.id,
+            content: JSON.stringify(weather),
+          });
+          const second = await client.chat.completions.create({ model: MODEL, messages, tools });
+          return second.choices[0]!.message.content!;
+        },
+        question,
+      );
       // The failing call, in a task that reports it on its span and still answers: neither the task
       // wrapper nor the `openai` instrumentation ends its span when the wrapped call rejects, so an
       // uncaught failure would send no span at all.
-      await traceloop.withTask({ name: 'translate' }, async (text: string) => {
-        try {
-          return await client.chat.completions.create({ model: MODEL, messages: [{ role: 'user', content: `${FAILING_PROMPT} ${text}` }] });
-        } catch (error) {
-          const span = trace.getActiveSpan()!;
-          span.recordException(error as Error);
-          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-          return null;
-        }
-      }, reply);
+      await traceloop.withTask(
+        { name: 'translate' },
+        async (text: string) => {
+          try {
+            return await client.chat.completions.create({
+              model: MODEL,
+              messages: [{ role: 'user', content: `${FAILING_PROMPT} ${text}` }],
+            });
+          } catch (error) {
+            const span = trace.getActiveSpan()!;
+            span.recordException(error as Error);
+            span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+            return null;
+          }
+        },
+        reply,
+      );
       return reply;
     },
     QUESTION,

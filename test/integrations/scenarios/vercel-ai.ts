@@ -3,8 +3,23 @@ import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
 import { otlpJsonProvider, useAsyncContext } from '../support/otel.js';
 import {
-  AGENT_NAME, ANSWER, FAILING_TOOL_ARGS, FAILING_TOOL_MESSAGE, FAILING_TOOL_NAME, MODEL, QUESTION, SESSION_ID, TENANT,
-  TOOL_ARGS, TOOL_CALL_ID, TOOL_NAME, TOOL_RESULT, USAGE, USER_ID, type ScenarioResult, type Target,
+  AGENT_NAME,
+  ANSWER,
+  FAILING_TOOL_ARGS,
+  FAILING_TOOL_MESSAGE,
+  FAILING_TOOL_NAME,
+  MODEL,
+  QUESTION,
+  SESSION_ID,
+  TENANT,
+  TOOL_ARGS,
+  TOOL_CALL_ID,
+  TOOL_NAME,
+  TOOL_RESULT,
+  USAGE,
+  USER_ID,
+  type ScenarioResult,
+  type Target,
 } from '../support/scenario.js';
 
 /**
@@ -14,7 +29,12 @@ import {
  */
 
 const usage = {
-  inputTokens: { total: USAGE.input, noCache: USAGE.input - USAGE.cachedInput, cacheRead: USAGE.cachedInput, cacheWrite: undefined },
+  inputTokens: {
+    total: USAGE.input,
+    noCache: USAGE.input - USAGE.cachedInput,
+    cacheRead: USAGE.cachedInput,
+    cacheWrite: undefined,
+  },
   outputTokens: { total: USAGE.output, text: USAGE.output, reasoning: undefined },
 };
 const response = (id: string) => ({ id, modelId: 'gpt-4o-2024-08-06', timestamp: new Date() });
@@ -29,7 +49,12 @@ export async function runVercelAi(target: Target): Promise<ScenarioResult> {
       {
         content: [
           { type: 'tool-call', toolCallId: TOOL_CALL_ID, toolName: TOOL_NAME, input: JSON.stringify(TOOL_ARGS) },
-          { type: 'tool-call', toolCallId: 'call_book_1', toolName: FAILING_TOOL_NAME, input: JSON.stringify(FAILING_TOOL_ARGS) },
+          {
+            type: 'tool-call',
+            toolCallId: 'call_book_1',
+            toolName: FAILING_TOOL_NAME,
+            input: JSON.stringify(FAILING_TOOL_ARGS),
+          },
         ],
         finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
         usage,

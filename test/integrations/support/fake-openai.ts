@@ -1,6 +1,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ANSWER, FAILING_PROMPT, FAILURE_MESSAGE, FAILURE_STATUS, TOOL_ARGS, TOOL_CALL_ID, TOOL_NAME, USAGE } from './scenario.js';
+import {
+  ANSWER,
+  FAILING_PROMPT,
+  FAILURE_MESSAGE,
+  FAILURE_STATUS,
+  TOOL_ARGS,
+  TOOL_CALL_ID,
+  TOOL_NAME,
+  USAGE,
+} from './scenario.js';
 
 /**
  * A fake OpenAI-compatible provider on loopback for the instrumented `openai` client: answers
@@ -48,14 +57,19 @@ function chatAnswer(body: Record<string, unknown>, n: number): [number, unknown]
   const messages = (body.messages ?? []) as ChatMessage[];
   const text = (m: ChatMessage) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''));
   if (messages.some((m) => text(m).includes(FAILING_PROMPT))) {
-    return [FAILURE_STATUS, { error: { message: FAILURE_MESSAGE, type: 'requests', param: null, code: 'rate_limit_exceeded' } }];
+    return [
+      FAILURE_STATUS,
+      { error: { message: FAILURE_MESSAGE, type: 'requests', param: null, code: 'rate_limit_exceeded' } },
+    ];
   }
   const wantsTool = Array.isArray(body.tools) && !messages.some((m) => m.role === 'tool');
   const message = wantsTool
     ? {
         role: 'assistant',
         content: null,
-        tool_calls: [{ id: TOOL_CALL_ID, type: 'function', function: { name: TOOL_NAME, arguments: JSON.stringify(TOOL_ARGS) } }],
+        tool_calls: [
+          { id: TOOL_CALL_ID, type: 'function', function: { name: TOOL_NAME, arguments: JSON.stringify(TOOL_ARGS) } },
+        ],
         refusal: null,
       }
     : { role: 'assistant', content: ANSWER, refusal: null };
@@ -73,7 +87,12 @@ function chatAnswer(body: Record<string, unknown>, n: number): [number, unknown]
         completion_tokens: USAGE.output,
         total_tokens: USAGE.input + USAGE.output,
         prompt_tokens_details: { cached_tokens: USAGE.cachedInput, audio_tokens: 0 },
-        completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+        completion_tokens_details: {
+          reasoning_tokens: 0,
+          audio_tokens: 0,
+          accepted_prediction_tokens: 0,
+          rejected_prediction_tokens: 0,
+        },
       },
     },
   ];

@@ -29,7 +29,12 @@ export async function startOtlpCapture(): Promise<OtlpCapture> {
     req.on('end', () => {
       const contentType = String(req.headers['content-type'] ?? '');
       const auth = req.headers.authorization;
-      requests.push({ path: req.url ?? '', contentType, authScheme: auth ? auth.split(' ')[0]! : null, body: Buffer.concat(chunks) });
+      requests.push({
+        path: req.url ?? '',
+        contentType,
+        authScheme: auth ? auth.split(' ')[0]! : null,
+        body: Buffer.concat(chunks),
+      });
       const json = contentType.includes('json');
       res.writeHead(200, { 'content-type': json ? 'application/json' : 'application/x-protobuf' });
       res.end(json ? '{}' : Buffer.alloc(0));
@@ -37,12 +42,20 @@ export async function startOtlpCapture(): Promise<OtlpCapture> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { origin: `http://127.0.0.1:${port}`, requests, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
-type ProtoType = { decode(bytes: Uint8Array): unknown; toObject(message: unknown, options: Record<string, unknown>): Record<string, unknown> };
-const ExportTraceServiceRequest = (otlpRoot as unknown as { opentelemetry: { proto: { collector: { trace: { v1: Record<string, ProtoType> } } } } })
-  .opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest!;
+type ProtoType = {
+  decode(bytes: Uint8Array): unknown;
+  toObject(message: unknown, options: Record<string, unknown>): Record<string, unknown>;
+};
+const ExportTraceServiceRequest = (
+  otlpRoot as unknown as { opentelemetry: { proto: { collector: { trace: { v1: Record<string, ProtoType> } } } } }
+).opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest!;
 
 const ID_FIELDS = new Set(['traceId', 'spanId', 'parentSpanId']);
 
@@ -51,7 +64,8 @@ function hexIds(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(hexIds);
   if (node === null || typeof node !== 'object') return node;
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(node)) out[k] = ID_FIELDS.has(k) && typeof v === 'string' ? Buffer.from(v, 'base64').toString('hex') : hexIds(v);
+  for (const [k, v] of Object.entries(node))
+    out[k] = ID_FIELDS.has(k) && typeof v === 'string' ? Buffer.from(v, 'base64').toString('hex') : hexIds(v);
   return out;
 }
 
@@ -62,6 +76,12 @@ function hexIds(node: unknown): unknown {
 export function toOtlpJson(request: CapturedRequest): { resourceSpans: unknown[] } {
   if (request.contentType.includes('json')) return JSON.parse(request.body.toString('utf8'));
   const message = ExportTraceServiceRequest.decode(request.body);
-  const object = ExportTraceServiceRequest.toObject(message, { longs: String, enums: Number, bytes: String, defaults: false, arrays: true });
+  const object = ExportTraceServiceRequest.toObject(message, {
+    longs: String,
+    enums: Number,
+    bytes: String,
+    defaults: false,
+    arrays: true,
+  });
   return hexIds(object) as { resourceSpans: unknown[] };
 }

@@ -76,17 +76,26 @@ export interface StoredTrace {
  * Polls GET /traces/{id} until the trace holds `spanCount` spans (each export is answered once its
  * spans are stored, so this settles at once; the bound turns a lost export into a readable failure).
  */
-export async function waitForTrace(h: Harness, token: string, traceId: string, spanCount: number): Promise<StoredTrace> {
+export async function waitForTrace(
+  h: Harness,
+  token: string,
+  traceId: string,
+  spanCount: number,
+): Promise<StoredTrace> {
   let trace: StoredTrace | undefined;
   let last = '';
   try {
-    await waitUntil(async () => {
-      const res = await call(h.api, { method: 'GET', url: `${PUBLIC}/traces/${traceId}`, token });
-      last = `${res.statusCode} ${res.body.slice(0, 300)}`;
-      if (res.statusCode !== 200) return false;
-      trace = res.json() as StoredTrace;
-      return trace.spans.length >= spanCount;
-    }, `trace ${traceId} with ${spanCount} spans`, 20_000);
+    await waitUntil(
+      async () => {
+        const res = await call(h.api, { method: 'GET', url: `${PUBLIC}/traces/${traceId}`, token });
+        last = `${res.statusCode} ${res.body.slice(0, 300)}`;
+        if (res.statusCode !== 200) return false;
+        trace = res.json() as StoredTrace;
+        return trace.spans.length >= spanCount;
+      },
+      `trace ${traceId} with ${spanCount} spans`,
+      20_000,
+    );
   } catch (error) {
     throw new Error(`${(error as Error).message}; last answer: ${last}`);
   }
@@ -95,7 +104,12 @@ export async function waitForTrace(h: Harness, token: string, traceId: string, s
 
 /** The trace ids GET /traces answers for these filters. */
 export async function listTraceIds(h: Harness, token: string, filters: unknown[]): Promise<string[]> {
-  const res = await call(h.api, { method: 'GET', url: `${PUBLIC}/traces`, token, query: { filters: JSON.stringify(filters) } });
+  const res = await call(h.api, {
+    method: 'GET',
+    url: `${PUBLIC}/traces`,
+    token,
+    query: { filters: JSON.stringify(filters) },
+  });
   expect(res.statusCode, res.body).toBe(200);
   return (res.json().data as { trace_id: string }[]).map((t) => t.trace_id);
 }
@@ -103,7 +117,10 @@ export async function listTraceIds(h: Harness, token: string, filters: unknown[]
 /** The one span of this name (fails when there are none or several). */
 export function spanNamed(trace: StoredTrace, name: string): StoredSpan {
   const found = trace.spans.filter((s) => s.name === name);
-  expect(found.map((s) => s.name), `spans named ${name} among ${trace.spans.map((s) => s.name).join(', ')}`).toEqual([name]);
+  expect(
+    found.map((s) => s.name),
+    `spans named ${name} among ${trace.spans.map((s) => s.name).join(', ')}`,
+  ).toEqual([name]);
   return found[0]!;
 }
 

@@ -16,10 +16,18 @@ describe('Langfuse SDK, as recorded', () => {
     const ok = named(spans, 'chat gpt-4o').filter((s) => s.status !== 'error');
     expect(ok).toHaveLength(2);
     for (const s of ok) {
-      expect(s).toMatchObject({ model_name: 'gpt-4o', input_tokens: 120, output_tokens: 30, total_tokens: 150, cache_read_tokens: 40 });
+      expect(s).toMatchObject({
+        model_name: 'gpt-4o',
+        input_tokens: 120,
+        output_tokens: 30,
+        total_tokens: 150,
+        cache_read_tokens: 40,
+      });
       expect(s.cost).toBeCloseTo(0.0006, 10);
       expect(s.cost_source).toBe('sent');
-      expect(Object.keys(s.metadata).filter((k) => k.startsWith('langfuse.observation.'))).toEqual(['langfuse.observation.model.parameters']);
+      expect(Object.keys(s.metadata).filter((k) => k.startsWith('langfuse.observation.'))).toEqual([
+        'langfuse.observation.model.parameters',
+      ]);
     }
   });
 
@@ -48,13 +56,33 @@ describe('Langfuse SDK, as recorded', () => {
 
 describe('Langfuse attributes by hand', () => {
   it('adds disjoint usage types to the totals, as Langfuse prices them', () => {
-    const usage = JSON.stringify({ input: 80, output: 20, cache_read_input_tokens: 40, cache_creation_input_tokens: 10, output_reasoning_tokens: 5 });
+    const usage = JSON.stringify({
+      input: 80,
+      output: 20,
+      cache_read_input_tokens: 40,
+      cache_creation_input_tokens: 10,
+      output_reasoning_tokens: 5,
+    });
     expect(mapOne({ 'langfuse.observation.usage_details': usage })).toMatchObject({
-      input_tokens: 130, output_tokens: 25, cache_read_tokens: 40, cache_write_tokens: 10, reasoning_tokens: 5,
+      input_tokens: 130,
+      output_tokens: 25,
+      cache_read_tokens: 40,
+      cache_write_tokens: 10,
+      reasoning_tokens: 5,
     });
     // OpenAI's shape is inclusive.
-    const openAi = JSON.stringify({ promptTokens: 100, completionTokens: 20, totalTokens: 120, input_cached_tokens: 30 });
-    expect(mapOne({ 'langfuse.observation.usage_details': openAi })).toMatchObject({ input_tokens: 100, output_tokens: 20, total_tokens: 120, cache_read_tokens: 30 });
+    const openAi = JSON.stringify({
+      promptTokens: 100,
+      completionTokens: 20,
+      totalTokens: 120,
+      input_cached_tokens: 30,
+    });
+    expect(mapOne({ 'langfuse.observation.usage_details': openAi })).toMatchObject({
+      input_tokens: 100,
+      output_tokens: 20,
+      total_tokens: 120,
+      cache_read_tokens: 30,
+    });
   });
 
   it('takes the cost total, else the sum of the cost details', () => {
@@ -74,7 +102,12 @@ describe('Langfuse attributes by hand', () => {
   it('lets a lower convention type an untyped span, and wins over the others', () => {
     expect(mapOne({ 'langfuse.observation.type': 'span', 'openinference.span.kind': 'CHAIN' }).kind).toBe('chain');
     expect(mapOne({ 'langfuse.observation.type': 'event' }).kind).toBe('custom');
-    const both = mapOne({ 'langfuse.observation.type': 'generation', 'gen_ai.operation.name': 'embeddings', 'langfuse.observation.model.name': 'm1', 'gen_ai.request.model': 'm2' });
+    const both = mapOne({
+      'langfuse.observation.type': 'generation',
+      'gen_ai.operation.name': 'embeddings',
+      'langfuse.observation.model.name': 'm1',
+      'gen_ai.request.model': 'm2',
+    });
     expect(both).toMatchObject({ kind: 'llm', model_name: 'm1' });
     expect(both.metadata).toEqual({ 'gen_ai.operation.name': 'embeddings', 'gen_ai.request.model': 'm2' });
   });
@@ -88,12 +121,19 @@ describe('Langfuse attributes by hand', () => {
     });
     expect(span).toMatchObject({ user_id: 'u1', session_id: 's1' });
     expect(span.metadata).toEqual({ step: 'plan', tenant: 'acme', tier: '{"level":2}' });
-    expect(mapOne({ 'langfuse.trace.user_id': 'u2', 'langfuse.trace.session_id': 's2', 'user.id': 'other' })).toMatchObject({ user_id: 'u2', session_id: 's2' });
+    expect(
+      mapOne({ 'langfuse.trace.user_id': 'u2', 'langfuse.trace.session_id': 's2', 'user.id': 'other' }),
+    ).toMatchObject({ user_id: 'u2', session_id: 's2' });
   });
 
   it('keeps a WARNING level in metadata and the span unerrored', () => {
-    const [span] = normalize([mapOne({ 'langfuse.observation.level': 'WARNING', 'langfuse.observation.status_message': 'slow' })]);
+    const [span] = normalize([
+      mapOne({ 'langfuse.observation.level': 'WARNING', 'langfuse.observation.status_message': 'slow' }),
+    ]);
     expect(span!.status).toBe('unset');
-    expect(span!.metadata).toMatchObject({ 'langfuse.observation.level': 'WARNING', 'langfuse.observation.status_message': 'slow' });
+    expect(span!.metadata).toMatchObject({
+      'langfuse.observation.level': 'WARNING',
+      'langfuse.observation.status_message': 'slow',
+    });
   });
 });

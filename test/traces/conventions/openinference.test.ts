@@ -15,7 +15,13 @@ describe('OpenInference, as recorded', () => {
 
   it('reads llm.model_name and the token counts with their cache details', () => {
     for (const s of llm) {
-      expect(s).toMatchObject({ model_name: 'gpt-4o-2024-08-06', input_tokens: 120, output_tokens: 30, total_tokens: 150, cache_read_tokens: 40 });
+      expect(s).toMatchObject({
+        model_name: 'gpt-4o-2024-08-06',
+        input_tokens: 120,
+        output_tokens: 30,
+        total_tokens: 150,
+        cache_read_tokens: 40,
+      });
       expect(s.metadata['llm.model_name']).toBeUndefined();
       expect(s.metadata['llm.token_count.prompt']).toBeUndefined();
     }
@@ -28,11 +34,16 @@ describe('OpenInference, as recorded', () => {
       { role: 'user', content: 'What is the weather in Paris today?' },
     ]);
     expect(parsed(first!.output)).toEqual([
-      { role: 'assistant', tool_calls: [{ id: 'call_weather_1', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        tool_calls: [{ id: 'call_weather_1', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      },
     ]);
     expect(parsed(second!.output)).toEqual([{ role: 'assistant', content: 'It is 18°C and sunny in Paris.' }]);
     for (const s of llm) {
-      expect(Object.keys(s.metadata).some((k) => k.startsWith('llm.input_messages.') || k === 'input.value')).toBe(false);
+      expect(Object.keys(s.metadata).some((k) => k.startsWith('llm.input_messages.') || k === 'input.value')).toBe(
+        false,
+      );
     }
   });
 
@@ -57,13 +68,28 @@ describe('OpenInference, as recorded', () => {
 
   it('maps the failing tool to an error', () => {
     const failed = named(spans, 'book_table')[0]!;
-    expect(failed).toMatchObject({ kind: 'tool', status: 'error', error_type: 'Error', error_message: 'No table free at 20:00' });
+    expect(failed).toMatchObject({
+      kind: 'tool',
+      status: 'error',
+      error_type: 'Error',
+      error_message: 'No table free at 20:00',
+    });
   });
 });
 
 describe('OpenInference attributes by hand', () => {
   it('maps every OpenInference kind, and UNKNOWN to custom', () => {
-    for (const kind of ['LLM', 'EMBEDDING', 'CHAIN', 'TOOL', 'AGENT', 'RETRIEVER', 'RERANKER', 'GUARDRAIL', 'EVALUATOR']) {
+    for (const kind of [
+      'LLM',
+      'EMBEDDING',
+      'CHAIN',
+      'TOOL',
+      'AGENT',
+      'RETRIEVER',
+      'RERANKER',
+      'GUARDRAIL',
+      'EVALUATOR',
+    ]) {
       expect(mapOne({ 'openinference.span.kind': kind }).kind).toBe(kind.toLowerCase());
     }
     expect(mapOne({ 'openinference.span.kind': 'UNKNOWN' }).kind).toBe('custom');
@@ -79,7 +105,13 @@ describe('OpenInference attributes by hand', () => {
       'llm.token_count.completion_details.reasoning': 150,
       'llm.cost.total': 0.0123,
     });
-    expect(span).toMatchObject({ input_tokens: 1000, output_tokens: 200, cache_write_tokens: 300, reasoning_tokens: 150, cost: 0.0123 });
+    expect(span).toMatchObject({
+      input_tokens: 1000,
+      output_tokens: 200,
+      cache_write_tokens: 300,
+      reasoning_tokens: 150,
+      cost: 0.0123,
+    });
   });
 
   it('rebuilds multi-part contents and tool calls', () => {
@@ -93,7 +125,9 @@ describe('OpenInference attributes by hand', () => {
       'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments': '{"x":2}',
     });
     expect(span.input).toEqual([{ role: 'user', contents: [{ type: 'text', text: 'look' }, { type: 'image' }] }]);
-    expect(span.output).toEqual([{ role: 'assistant', tool_calls: [{ function: { name: 'zoom', arguments: '{"x":2}' } }] }]);
+    expect(span.output).toEqual([
+      { role: 'assistant', tool_calls: [{ function: { name: 'zoom', arguments: '{"x":2}' } }] },
+    ]);
   });
 
   it('keeps a metadata attribute that is no JSON object as it is', () => {

@@ -44,7 +44,10 @@ describe('OTel GenAI, as recorded', () => {
 
   it('maps an ERROR status with error.type', () => {
     const failed = chats.find((s) => s.status === 'error')!;
-    expect(failed).toMatchObject({ error_type: 'RateLimitError', error_message: '429 Rate limit reached for gpt-4o: retry after 20s' });
+    expect(failed).toMatchObject({
+      error_type: 'RateLimitError',
+      error_message: '429 Rate limit reached for gpt-4o: retry after 20s',
+    });
     expect(failed.metadata['error.type']).toBeUndefined();
   });
 });
@@ -52,33 +55,62 @@ describe('OTel GenAI, as recorded', () => {
 describe('OTel GenAI attributes by hand', () => {
   it('maps every listed operation', () => {
     const kinds = {
-      chat: 'llm', text_completion: 'llm', generate_content: 'llm', embeddings: 'embedding', retrieval: 'retriever',
-      execute_tool: 'tool', create_agent: 'agent', invoke_agent: 'agent', invoke_workflow: 'chain',
+      chat: 'llm',
+      text_completion: 'llm',
+      generate_content: 'llm',
+      embeddings: 'embedding',
+      retrieval: 'retriever',
+      execute_tool: 'tool',
+      create_agent: 'agent',
+      invoke_agent: 'agent',
+      invoke_workflow: 'chain',
     };
-    for (const [operation, kind] of Object.entries(kinds)) expect(mapOne({ 'gen_ai.operation.name': operation }).kind).toBe(kind);
+    for (const [operation, kind] of Object.entries(kinds))
+      expect(mapOne({ 'gen_ai.operation.name': operation }).kind).toBe(kind);
   });
 
   it('rebuilds input and output from the per-message events', () => {
     const event = (name: string, attrs: Record<string, string | number>) => ({
       name,
       timeUnixNano: String(START_NANOS + 1_000_000n),
-      attributes: Object.entries(attrs).map(([key, value]) => ({ key, value: typeof value === 'number' ? { intValue: value } : { stringValue: value } })),
+      attributes: Object.entries(attrs).map(([key, value]) => ({
+        key,
+        value: typeof value === 'number' ? { intValue: value } : { stringValue: value },
+      })),
     });
-    const span = mapOne({ 'gen_ai.operation.name': 'chat' }, {
-      events: [
-        event('gen_ai.system.message', { content: 'be brief' }),
-        event('gen_ai.user.message', { content: 'hi' }),
-        event('gen_ai.choice', { index: 0, finish_reason: 'stop', message: '{"role":"assistant","content":"hello"}' }),
-      ],
-    });
-    expect(span.input).toEqual([{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }]);
-    expect(span.output).toEqual([{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'hello' } }]);
+    const span = mapOne(
+      { 'gen_ai.operation.name': 'chat' },
+      {
+        events: [
+          event('gen_ai.system.message', { content: 'be brief' }),
+          event('gen_ai.user.message', { content: 'hi' }),
+          event('gen_ai.choice', {
+            index: 0,
+            finish_reason: 'stop',
+            message: '{"role":"assistant","content":"hello"}',
+          }),
+        ],
+      },
+    );
+    expect(span.input).toEqual([
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hi' },
+    ]);
+    expect(span.output).toEqual([
+      { index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'hello' } },
+    ]);
     expect(span.events!.map((e) => e.name)).toEqual(['gen_ai.system.message', 'gen_ai.user.message', 'gen_ai.choice']);
     expect(span.events![0]!.time).toBe('2023-11-14T22:13:20.001Z');
 
-    const older = mapOne({}, {
-      events: [event('gen_ai.content.prompt', { 'gen_ai.prompt': '[{"role":"user"}]' }), event('gen_ai.content.completion', { 'gen_ai.completion': 'done' })],
-    });
+    const older = mapOne(
+      {},
+      {
+        events: [
+          event('gen_ai.content.prompt', { 'gen_ai.prompt': '[{"role":"user"}]' }),
+          event('gen_ai.content.completion', { 'gen_ai.completion': 'done' }),
+        ],
+      },
+    );
     expect(older).toMatchObject({ input: '[{"role":"user"}]', output: 'done' });
   });
 
@@ -91,23 +123,38 @@ describe('OTel GenAI attributes by hand', () => {
       'gen_ai.usage.cost': 0.5,
       'gen_ai.server.time_to_first_token': 0.125,
     });
-    expect(span).toMatchObject({ input_tokens: 100, output_tokens: 40, reasoning_tokens: 25, cache_write_tokens: 10, cost: 0.5, time_to_first_token_ms: 125 });
+    expect(span).toMatchObject({
+      input_tokens: 100,
+      output_tokens: 40,
+      reasoning_tokens: 25,
+      cache_write_tokens: 10,
+      cost: 0.5,
+      time_to_first_token_ms: 125,
+    });
   });
 
   it('reads the exception event: type, message and stack trace', () => {
-    const span = mapOne({ 'error.type': 'fallback' }, {
-      events: [{
-        name: 'exception',
-        timeUnixNano: String(START_NANOS),
-        attributes: [
-          { key: 'exception.type', value: { stringValue: 'TimeoutError' } },
-          { key: 'exception.message', value: { stringValue: 'took too long' } },
-          { key: 'exception.stacktrace', value: { stringValue: 'TimeoutError: took too long\n at x' } },
+    const span = mapOne(
+      { 'error.type': 'fallback' },
+      {
+        events: [
+          {
+            name: 'exception',
+            timeUnixNano: String(START_NANOS),
+            attributes: [
+              { key: 'exception.type', value: { stringValue: 'TimeoutError' } },
+              { key: 'exception.message', value: { stringValue: 'took too long' } },
+              { key: 'exception.stacktrace', value: { stringValue: 'TimeoutError: took too long\n at x' } },
+            ],
+          },
         ],
-      }],
-    });
+      },
+    );
     expect(span).toMatchObject({ status: 'error', error_type: 'TimeoutError', error_message: 'took too long' });
-    expect(span.metadata).toEqual({ 'error.type': 'fallback', 'exception.stacktrace': 'TimeoutError: took too long\n at x' });
+    expect(span.metadata).toEqual({
+      'error.type': 'fallback',
+      'exception.stacktrace': 'TimeoutError: took too long\n at x',
+    });
     expect(span.events![0]!.attributes!['exception.type']).toBe('TimeoutError');
   });
 });

@@ -30,32 +30,72 @@ describe('the convention table', () => {
     expect(span.metadata).toEqual({ 'gen_ai.request.model': 'genai', 'ai.model.id': 'vercel' });
     expect(mapOne({ 'gen_ai.request.model': 'same', 'ai.model.id': 'same' }).metadata).toEqual({});
 
-    const users = mapOne({ 'ai.telemetry.metadata.userId': 'v', 'traceloop.association.properties.userId': 't', 'user.id': 'o', 'langfuse.user.id': 'l' });
+    const users = mapOne({
+      'ai.telemetry.metadata.userId': 'v',
+      'traceloop.association.properties.userId': 't',
+      'user.id': 'o',
+      'langfuse.user.id': 'l',
+    });
     expect(users.user_id).toBe('l');
     // Losing ids that differ stay in metadata, user metadata under its plain key: the first lifted
     // `userId` in arrival order, the second counted as dropped.
     expect(users.metadata).toEqual({ userId: 'v', 'user.id': 'o' });
     expect(users.dropped_attributes_count).toBe(1);
 
-    expect(mapOne({ 'sightline.span.kind': 'guardrail', 'langfuse.observation.type': 'tool', 'gen_ai.operation.name': 'chat' }).kind).toBe('guardrail');
-    expect(mapOne({ 'sightline.cost': 1, 'langfuse.observation.cost_details': '{"total":2}', 'llm.cost.total': 3, 'gen_ai.usage.cost': 4 }).cost).toBe(1);
+    expect(
+      mapOne({
+        'sightline.span.kind': 'guardrail',
+        'langfuse.observation.type': 'tool',
+        'gen_ai.operation.name': 'chat',
+      }).kind,
+    ).toBe('guardrail');
+    expect(
+      mapOne({
+        'sightline.cost': 1,
+        'langfuse.observation.cost_details': '{"total":2}',
+        'llm.cost.total': 3,
+        'gen_ai.usage.cost': 4,
+      }).cost,
+    ).toBe(1);
     expect(mapOne({ 'llm.cost.total': 3, 'gen_ai.usage.cost': 4 }).cost).toBe(3);
   });
 
   it('lets usage fields come from different conventions, parts never above their totals', () => {
-    const span = mapOne({ 'gen_ai.usage.input_tokens': 50, 'llm.token_count.prompt_details.cache_read': 20, 'ai.usage.reasoningTokens': 5, 'gen_ai.usage.output_tokens': 10 });
+    const span = mapOne({
+      'gen_ai.usage.input_tokens': 50,
+      'llm.token_count.prompt_details.cache_read': 20,
+      'ai.usage.reasoningTokens': 5,
+      'gen_ai.usage.output_tokens': 10,
+    });
     expect(span).toMatchObject({ input_tokens: 50, cache_read_tokens: 20, reasoning_tokens: 5, output_tokens: 10 });
-    expect(mapOne({ 'gen_ai.usage.cache_read.input_tokens': 30 })).toMatchObject({ input_tokens: 30, cache_read_tokens: 30 });
-    expect(mapOne({ 'gen_ai.usage.output_tokens': 2, 'gen_ai.usage.reasoning_tokens': 8 })).toMatchObject({ output_tokens: 10, reasoning_tokens: 8 });
+    expect(mapOne({ 'gen_ai.usage.cache_read.input_tokens': 30 })).toMatchObject({
+      input_tokens: 30,
+      cache_read_tokens: 30,
+    });
+    expect(mapOne({ 'gen_ai.usage.output_tokens': 2, 'gen_ai.usage.reasoning_tokens': 8 })).toMatchObject({
+      output_tokens: 10,
+      reasoning_tokens: 8,
+    });
   });
 });
 
 describe('environment, resource and metadata', () => {
   it('reads the environment from the span, then the resource, and keeps the resource apart', () => {
-    const resource = { 'service.name': 'svc', 'deployment.environment.name': 'prod', 'host.name': 'h1', 'process.pid': 42 };
+    const resource = {
+      'service.name': 'svc',
+      'deployment.environment.name': 'prod',
+      'host.name': 'h1',
+      'process.pid': 42,
+    };
     const span = mapOne({ 'langfuse.environment': 'canary' }, {}, resource);
     expect(span.environment).toBe('canary');
-    expect(span.resource).toEqual({ 'service.name': 'svc', 'deployment.environment.name': 'prod', 'host.name': 'h1', 'process.pid': '42', 'otel.scope.name': 'test' });
+    expect(span.resource).toEqual({
+      'service.name': 'svc',
+      'deployment.environment.name': 'prod',
+      'host.name': 'h1',
+      'process.pid': '42',
+      'otel.scope.name': 'test',
+    });
     expect(span.metadata).toEqual({});
     expect(mapOne({}, {}, resource).environment).toBe('prod');
   });
@@ -79,20 +119,33 @@ describe('events and links', () => {
   });
 
   it('keeps events and links bounded and counts the rest with what the producer dropped', () => {
-    const span = mapOne({}, {
-      events: [event(0, MAX_EVENT_ATTRIBUTES + 3), ...Array.from({ length: MAX_SPAN_EVENTS + 4 }, (_, i) => event(i + 1))],
-      links: [
-        { traceId: '0af7651916cd43dd8448eb211c80319d', spanId: '00f067aa0ba902b7', attributes: [{ key: 'rel', value: { stringValue: 'batch' } }], droppedAttributesCount: 2 },
-        { traceId: '', spanId: '00f067aa0ba902b8' },
-      ],
-      droppedAttributesCount: 7,
-      droppedEventsCount: 1,
-      droppedLinksCount: '2',
-    });
+    const span = mapOne(
+      {},
+      {
+        events: [
+          event(0, MAX_EVENT_ATTRIBUTES + 3),
+          ...Array.from({ length: MAX_SPAN_EVENTS + 4 }, (_, i) => event(i + 1)),
+        ],
+        links: [
+          {
+            traceId: '0af7651916cd43dd8448eb211c80319d',
+            spanId: '00f067aa0ba902b7',
+            attributes: [{ key: 'rel', value: { stringValue: 'batch' } }],
+            droppedAttributesCount: 2,
+          },
+          { traceId: '', spanId: '00f067aa0ba902b8' },
+        ],
+        droppedAttributesCount: 7,
+        droppedEventsCount: 1,
+        droppedLinksCount: '2',
+      },
+    );
     expect(span.events).toHaveLength(MAX_SPAN_EVENTS);
     expect(Object.keys(span.events![0]!.attributes!)).toHaveLength(MAX_EVENT_ATTRIBUTES);
     expect(span.events![1]).toEqual({ name: 'e1', time: '2023-11-14T22:13:20.001Z', attributes: { a0: '0' } });
-    expect(span.links).toEqual([{ trace_id: '0af7651916cd43dd8448eb211c80319d', span_id: '00f067aa0ba902b7', attributes: { rel: 'batch' } }]);
+    expect(span.links).toEqual([
+      { trace_id: '0af7651916cd43dd8448eb211c80319d', span_id: '00f067aa0ba902b7', attributes: { rel: 'batch' } },
+    ]);
     // 7 + 1 + 2 from the producer, 3 event attributes, 5 events, 2 link attributes, 1 link without ids.
     expect(span.dropped_attributes_count).toBe(7 + 1 + 2 + 3 + 5 + 2 + 1);
     const [normalized] = normalize([span]);

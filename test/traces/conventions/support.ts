@@ -43,12 +43,17 @@ export function anyValue(value: Value): unknown {
   return {};
 }
 
-export const attributes = (attrs: Record<string, Value>) => Object.entries(attrs).map(([key, value]) => ({ key, value: anyValue(value) }));
+export const attributes = (attrs: Record<string, Value>) =>
+  Object.entries(attrs).map(([key, value]) => ({ key, value: anyValue(value) }));
 
 export const START_NANOS = 1_700_000_000_000_000_000n;
 
 /** One hand-made OTLP span (started at START_NANOS, 1 s long) through the mapping, unvalidated. */
-export function mapOne(attrs: Record<string, Value>, extra: Record<string, unknown> = {}, resource: Record<string, Value> = {}): SpanInput {
+export function mapOne(
+  attrs: Record<string, Value>,
+  extra: Record<string, unknown> = {},
+  resource: Record<string, Value> = {},
+): SpanInput {
   const span = {
     traceId: '0af7651916cd43dd8448eb211c80319c',
     spanId: 'b7ad6b7169203331',
@@ -58,6 +63,12 @@ export function mapOne(attrs: Record<string, Value>, extra: Record<string, unkno
     attributes: attributes(attrs),
     ...extra,
   };
-  const [mapped] = otlpToSpans(decodeOtlpJson({ resourceSpans: [{ resource: { attributes: attributes(resource) }, scopeSpans: [{ scope: { name: 'test' }, spans: [span] }] }] }));
+  const [mapped] = otlpToSpans(
+    decodeOtlpJson({
+      resourceSpans: [
+        { resource: { attributes: attributes(resource) }, scopeSpans: [{ scope: { name: 'test' }, spans: [span] }] },
+      ],
+    }),
+  );
   return mapped!;
 }

@@ -11,7 +11,8 @@ describe('Traceloop, as recorded', () => {
     expect(named(spans, 'translate.task')[0]!.kind).toBe('chain');
     expect(named(spans, 'travel-agent.agent')[0]!.kind).toBe('agent');
     expect(named(spans, 'get_weather.tool')[0]!.kind).toBe('tool');
-    for (const s of named(spans, 'chat gpt-4o')) expect(s).toMatchObject({ kind: 'llm', model_name: 'gpt-4o', input_tokens: 120, output_tokens: 30 });
+    for (const s of named(spans, 'chat gpt-4o'))
+      expect(s).toMatchObject({ kind: 'llm', model_name: 'gpt-4o', input_tokens: 120, output_tokens: 30 });
   });
 
   it('unwraps the entity input and output of tools, tasks, agents and workflows', () => {
@@ -70,26 +71,49 @@ describe('Traceloop attributes by hand', () => {
       'gen_ai.usage.cache_read_input_tokens': 4,
       'gen_ai.usage.cache_creation_input_tokens': 2,
     });
-    expect(span).toMatchObject({ kind: 'llm', input_tokens: 11, output_tokens: 7, total_tokens: 18, cache_read_tokens: 4, cache_write_tokens: 2 });
-    expect(span.input).toEqual([{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }]);
-    expect(span.output).toEqual([{ role: 'assistant', finish_reason: 'tool_calls', tool_calls: [{ name: 'search', arguments: '{"q":"x"}' }] }]);
+    expect(span).toMatchObject({
+      kind: 'llm',
+      input_tokens: 11,
+      output_tokens: 7,
+      total_tokens: 18,
+      cache_read_tokens: 4,
+      cache_write_tokens: 2,
+    });
+    expect(span.input).toEqual([
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'hi' },
+    ]);
+    expect(span.output).toEqual([
+      { role: 'assistant', finish_reason: 'tool_calls', tool_calls: [{ name: 'search', arguments: '{"q":"x"}' }] },
+    ]);
     expect(span.metadata).toEqual({});
   });
 
   it('orders indexed messages by number, not by arrival', () => {
-    const span = mapOne({ 'gen_ai.prompt.10.content': 'c', 'gen_ai.prompt.2.content': 'b', 'gen_ai.prompt.0.content': 'a' });
+    const span = mapOne({
+      'gen_ai.prompt.10.content': 'c',
+      'gen_ai.prompt.2.content': 'b',
+      'gen_ai.prompt.0.content': 'a',
+    });
     expect(span.input).toEqual([{ content: 'a' }, { content: 'b' }, { content: 'c' }]);
   });
 
   it('maps llm.request.type and the snake_case association properties', () => {
     expect(mapOne({ 'llm.request.type': 'embedding' }).kind).toBe('embedding');
     expect(mapOne({ 'llm.request.type': 'rerank' }).kind).toBe('reranker');
-    const span = mapOne({ 'traceloop.span.kind': 'task', 'traceloop.association.properties.user_id': 'u', 'traceloop.association.properties.session_id': 's' });
+    const span = mapOne({
+      'traceloop.span.kind': 'task',
+      'traceloop.association.properties.user_id': 'u',
+      'traceloop.association.properties.session_id': 's',
+    });
     expect(span).toMatchObject({ kind: 'chain', user_id: 'u', session_id: 's' });
   });
 
   it('unwraps LangChain inputs/outputs and keeps a call with both kinds of arguments whole', () => {
-    const span = mapOne({ 'traceloop.entity.input': '{"inputs":{"question":"q"},"tags":[],"metadata":{}}', 'traceloop.entity.output': '{"outputs":{"answer":"a"},"kwargs":{}}' });
+    const span = mapOne({
+      'traceloop.entity.input': '{"inputs":{"question":"q"},"tags":[],"metadata":{}}',
+      'traceloop.entity.output': '{"outputs":{"answer":"a"},"kwargs":{}}',
+    });
     expect(span).toMatchObject({ input: { question: 'q' }, output: { answer: 'a' } });
     const both = '{"args":["a"],"kwargs":{"b":1}}';
     expect(mapOne({ 'traceloop.entity.input': both }).input).toBe(both);

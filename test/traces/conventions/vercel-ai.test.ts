@@ -17,7 +17,13 @@ describe('Vercel AI SDK, as recorded', () => {
 
   it('counts tokens on the model calls only: the outer call repeats their sum', () => {
     for (const s of steps) {
-      expect(s).toMatchObject({ model_name: 'gpt-4o', input_tokens: 120, output_tokens: 30, total_tokens: 150, cache_read_tokens: 40 });
+      expect(s).toMatchObject({
+        model_name: 'gpt-4o',
+        input_tokens: 120,
+        output_tokens: 30,
+        total_tokens: 150,
+        cache_read_tokens: 40,
+      });
       // gen_ai.usage.* and ai.usage.* said the same: neither stays in metadata.
       expect(s.metadata['ai.usage.inputTokens']).toBeUndefined();
       expect(s.metadata['gen_ai.usage.input_tokens']).toBeUndefined();
@@ -30,12 +36,18 @@ describe('Vercel AI SDK, as recorded', () => {
   });
 
   it('reads input and output of the call, the model calls and the tools', () => {
-    expect(parsed(root.input)).toEqual({ system: 'You are a travel agent.', prompt: 'What is the weather in Paris today?' });
+    expect(parsed(root.input)).toEqual({
+      system: 'You are a travel agent.',
+      prompt: 'What is the weather in Paris today?',
+    });
     expect(root.output).toBe('It is 18°C and sunny in Paris.');
     const [first, second] = steps;
     expect((parsed(first!.input) as { role: string }[]).map((m) => m.role)).toEqual(['system', 'user']);
     // The first step answered with tool calls only: its empty text gives way to them.
-    expect((parsed(first!.output) as { toolName: string }[]).map((c) => c.toolName)).toEqual(['get_weather', 'book_table']);
+    expect((parsed(first!.output) as { toolName: string }[]).map((c) => c.toolName)).toEqual([
+      'get_weather',
+      'book_table',
+    ]);
     expect(second!.output).toBe('It is 18°C and sunny in Paris.');
     const weather = tools.find((t) => t.metadata['ai.toolCall.name'] === 'get_weather')!;
     expect(parsed(weather.input)).toEqual({ city: 'Paris' });
@@ -70,7 +82,14 @@ describe('Vercel AI SDK attributes by hand', () => {
       'ai.response.msToFirstChunk': 312.5,
       'ai.response.avgCompletionTokensPerSecond': 42.5,
     });
-    expect(span).toMatchObject({ kind: 'llm', model_name: 'claude-3-5-sonnet', input_tokens: 10, output_tokens: 4, time_to_first_token_ms: 312.5, output_tokens_per_second: 42.5 });
+    expect(span).toMatchObject({
+      kind: 'llm',
+      model_name: 'claude-3-5-sonnet',
+      input_tokens: 10,
+      output_tokens: 4,
+      time_to_first_token_ms: 312.5,
+      output_tokens_per_second: 42.5,
+    });
   });
 
   it('reads v5+ cache and reasoning names, and adds cache tokens an input count left out', () => {
@@ -82,17 +101,36 @@ describe('Vercel AI SDK attributes by hand', () => {
       'ai.usage.inputTokenDetails.cacheWriteTokens': 20,
       'ai.usage.outputTokenDetails.reasoningTokens': 30,
     });
-    expect(v6).toMatchObject({ input_tokens: 100, output_tokens: 50, cache_read_tokens: 60, cache_write_tokens: 20, reasoning_tokens: 30 });
+    expect(v6).toMatchObject({
+      input_tokens: 100,
+      output_tokens: 50,
+      cache_read_tokens: 60,
+      cache_write_tokens: 20,
+      reasoning_tokens: 30,
+    });
     // v5's Anthropic provider: inputTokens without the cache reads.
-    const v5 = mapOne({ 'ai.operationId': 'ai.streamText.doStream', 'ai.usage.inputTokens': 5, 'ai.usage.cachedInputTokens': 900, 'ai.usage.reasoningTokens': 0 });
+    const v5 = mapOne({
+      'ai.operationId': 'ai.streamText.doStream',
+      'ai.usage.inputTokens': 5,
+      'ai.usage.cachedInputTokens': 900,
+      'ai.usage.reasoningTokens': 0,
+    });
     expect(v5).toMatchObject({ input_tokens: 905, cache_read_tokens: 900, reasoning_tokens: 0 });
   });
 
   it('maps embeddings and reranking, and keeps every outer call out of the token counts', () => {
-    expect(mapOne({ 'ai.operationId': 'ai.embedMany.doEmbed', 'ai.usage.tokens': 12 })).toMatchObject({ kind: 'embedding', input_tokens: 12 });
+    expect(mapOne({ 'ai.operationId': 'ai.embedMany.doEmbed', 'ai.usage.tokens': 12 })).toMatchObject({
+      kind: 'embedding',
+      input_tokens: 12,
+    });
     expect(mapOne({ 'ai.operationId': 'ai.rerank.doRerank' }).kind).toBe('reranker');
     for (const op of ['ai.streamText', 'ai.generateObject', 'ai.streamObject', 'ai.embed', 'ai.embedMany']) {
-      const outer = mapOne({ 'ai.operationId': op, 'ai.usage.tokens': 12, 'ai.usage.inputTokens': 12, 'ai.usage.outputTokens': 3 });
+      const outer = mapOne({
+        'ai.operationId': op,
+        'ai.usage.tokens': 12,
+        'ai.usage.inputTokens': 12,
+        'ai.usage.outputTokens': 3,
+      });
       expect(outer.kind).toBe('chain');
       expect(outer.input_tokens).toBeUndefined();
       expect(outer.output_tokens).toBeUndefined();
@@ -102,7 +140,12 @@ describe('Vercel AI SDK attributes by hand', () => {
   });
 
   it('reads user_id/session_id spellings and an object response', () => {
-    const span = mapOne({ 'ai.operationId': 'ai.generateObject', 'ai.telemetry.metadata.user_id': 'u', 'ai.telemetry.metadata.session_id': 's', 'ai.response.object': '{"a":1}' });
+    const span = mapOne({
+      'ai.operationId': 'ai.generateObject',
+      'ai.telemetry.metadata.user_id': 'u',
+      'ai.telemetry.metadata.session_id': 's',
+      'ai.response.object': '{"a":1}',
+    });
     expect(span).toMatchObject({ user_id: 'u', session_id: 's', output: '{"a":1}' });
   });
 });

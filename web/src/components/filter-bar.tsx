@@ -37,7 +37,17 @@ function useSuggestions(projectId: string, def: FieldDef) {
   });
 }
 
-function PredicateEditor({ projectId, initial, field, onApply }: { projectId: string; initial?: Predicate; field: Predicate['field']; onApply: (p: Predicate) => void }) {
+function PredicateEditor({
+  projectId,
+  initial,
+  field,
+  onApply,
+}: {
+  projectId: string;
+  initial?: Predicate;
+  field: Predicate['field'];
+  onApply: (p: Predicate) => void;
+}) {
   const def = fieldDef(field);
   const init = initial as (Predicate & { key?: string }) | undefined;
   const [op, setOp] = useState<string>(init?.op ?? def.ops[0]!);
@@ -50,7 +60,13 @@ function PredicateEditor({ projectId, initial, field, onApply }: { projectId: st
 
   const build = (): Predicate | null => {
     if (def.kind === 'set') {
-      const values = [...chosen, ...other.split(',').map((v) => v.trim()).filter(Boolean)];
+      const values = [
+        ...chosen,
+        ...other
+          .split(',')
+          .map((v) => v.trim())
+          .filter(Boolean),
+      ];
       return values.length ? ({ field: def.field, op: 'in', value: [...new Set(values)] } as Predicate) : null;
     }
     if (def.kind === 'number') {
@@ -58,7 +74,8 @@ function PredicateEditor({ projectId, initial, field, onApply }: { projectId: st
       if (text.trim() === '' || !Number.isFinite(n) || n < 0 || (def.integer && !Number.isInteger(n))) return null;
       return { field: def.field, op, value: n } as Predicate;
     }
-    if (def.kind === 'metadata') return key.trim() && text ? ({ field: 'metadata', op, key: key.trim(), value: text } as Predicate) : null;
+    if (def.kind === 'metadata')
+      return key.trim() && text ? ({ field: 'metadata', op, key: key.trim(), value: text } as Predicate) : null;
     return text ? ({ field: def.field, op, value: text } as Predicate) : null;
   };
   const built = build();
@@ -77,7 +94,9 @@ function PredicateEditor({ projectId, initial, field, onApply }: { projectId: st
       {def.kind === 'set' ? (
         <>
           <div className="options" role="group" aria-label={`${def.label} values`}>
-            {options.length === 0 && <span className="muted">{suggestions.isFetching ? 'Loading values…' : 'Type values below'}</span>}
+            {options.length === 0 && (
+              <span className="muted">{suggestions.isFetching ? 'Loading values…' : 'Type values below'}</span>
+            )}
             {options.map((o) => (
               <label key={o} className="inline">
                 <input
@@ -89,11 +108,25 @@ function PredicateEditor({ projectId, initial, field, onApply }: { projectId: st
               </label>
             ))}
           </div>
-          <input aria-label="Other values" placeholder="Other values, comma-separated" value={other} onChange={(e) => setOther(e.target.value)} />
+          <input
+            aria-label="Other values"
+            placeholder="Other values, comma-separated"
+            value={other}
+            onChange={(e) => setOther(e.target.value)}
+          />
         </>
       ) : (
         <div className="row">
-          {def.kind === 'metadata' && <input aria-label="Metadata key" placeholder="key" value={key} onChange={(e) => setKey(e.target.value)} className="grow" autoFocus />}
+          {def.kind === 'metadata' && (
+            <input
+              aria-label="Metadata key"
+              placeholder="key"
+              value={key}
+              onChange={(e) => setKey(e.target.value)}
+              className="grow"
+              autoFocus
+            />
+          )}
           <select aria-label="Operator" value={op} onChange={(e) => setOp(e.target.value)}>
             {def.ops.map((o) => (
               <option key={o} value={o}>
@@ -157,13 +190,23 @@ export function FilterBar({
           >
             {describePredicate(p)}
           </span>
-          <button type="button" aria-label={`Remove filter ${describePredicate(p)}`} onClick={() => onChange(filters.filter((_, j) => j !== i))}>
+          <button
+            type="button"
+            aria-label={`Remove filter ${describePredicate(p)}`}
+            onClick={() => onChange(filters.filter((_, j) => j !== i))}
+          >
             ×
           </button>
         </span>
       ))}
       <div className="menu">
-        <button type="button" className="small" onClick={() => setOpen(open ? null : { index: null, field: null })} disabled={filters.length >= 20} aria-expanded={open !== null}>
+        <button
+          type="button"
+          className="small"
+          onClick={() => setOpen(open ? null : { index: null, field: null })}
+          disabled={filters.length >= 20}
+          aria-expanded={open !== null}
+        >
           + Add filter
         </button>
         {open && (
@@ -171,8 +214,16 @@ export function FilterBar({
             {open.field === null ? (
               <div className="field-list" role="menu">
                 {FILTER_FIELDS.filter((f) => !exclude.includes(f.field)).map((f) => (
-                  <button type="button" key={f.field} role="menuitem" onClick={() => setOpen({ index: open.index, field: f.field })}>
-                    {f.label} <span className="muted">{f.kind === 'set' ? 'is one of' : f.kind === 'number' ? 'compare' : 'match'}</span>
+                  <button
+                    type="button"
+                    key={f.field}
+                    role="menuitem"
+                    onClick={() => setOpen({ index: open.index, field: f.field })}
+                  >
+                    {f.label}{' '}
+                    <span className="muted">
+                      {f.kind === 'set' ? 'is one of' : f.kind === 'number' ? 'compare' : 'match'}
+                    </span>
                   </button>
                 ))}
               </div>

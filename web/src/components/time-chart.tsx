@@ -1,7 +1,18 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 
-const PALETTE = ['#3b6fe0', '#e0793b', '#1f9d55', '#d23f3f', '#7c3aed', '#0891b2', '#b7791f', '#db2777', '#475467', '#65a30d'];
+const PALETTE = [
+  '#3b6fe0',
+  '#e0793b',
+  '#1f9d55',
+  '#d23f3f',
+  '#7c3aed',
+  '#0891b2',
+  '#b7791f',
+  '#db2777',
+  '#475467',
+  '#65a30d',
+];
 
 export type Series = { label: string; values: (number | null)[] };
 
@@ -9,7 +20,17 @@ export type Series = { label: string; values: (number | null)[] };
  * A time series drawn by uPlot (canvas; fast on thousands of points), sized to its container and
  * redrawn when that changes. `times` are epoch seconds.
  */
-export function TimeChart({ times, series, format, height = 220 }: { times: number[]; series: Series[]; format: (v: number | null) => string; height?: number }) {
+export function TimeChart({
+  times,
+  series,
+  format,
+  height = 220,
+}: {
+  times: number[];
+  series: Series[];
+  format: (v: number | null) => string;
+  height?: number;
+}) {
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
@@ -22,7 +43,13 @@ export function TimeChart({ times, series, format, height = 220 }: { times: numb
       scales: { x: { time: true } },
       axes: [
         { stroke: '#667085', grid: { stroke: '#eef0f3' }, ticks: { stroke: '#e3e6eb' } },
-        { stroke: '#667085', grid: { stroke: '#eef0f3' }, ticks: { stroke: '#e3e6eb' }, size: 64, values: (_u, vals) => vals.map((v) => format(v)) },
+        {
+          stroke: '#667085',
+          grid: { stroke: '#eef0f3' },
+          ticks: { stroke: '#e3e6eb' },
+          size: 64,
+          values: (_u, vals) => vals.map((v) => format(v)),
+        },
       ],
       series: [
         { value: (_u, v) => (v === null ? '–' : new Date(v * 1000).toLocaleString()) },

@@ -16,10 +16,26 @@ export function fromLocalInput(value: string): string | null {
   return Number.isNaN(d.getTime()) ? null : d.toISOString();
 }
 
-const LABELS: Record<string, string> = { all: 'All', '30m': '30m', '1h': '1h', '3h': '3h', '6h': '6h', '1d': '24h', '24h': '24h' };
+const LABELS: Record<string, string> = {
+  all: 'All',
+  '30m': '30m',
+  '1h': '1h',
+  '3h': '3h',
+  '6h': '6h',
+  '1d': '24h',
+  '24h': '24h',
+};
 
 /** Range presets plus explicit bounds (entered in the browser's zone). */
-export function TimeRange({ presets, value, onChange }: { presets: string[]; value: TimeValue; onChange: (v: TimeValue) => void }) {
+export function TimeRange({
+  presets,
+  value,
+  onChange,
+}: {
+  presets: string[];
+  value: TimeValue;
+  onChange: (v: TimeValue) => void;
+}) {
   const custom = value.range === null;
   const [editing, setEditing] = useState(custom);
   const [from, setFrom] = useState(toLocalInput(value.from));
@@ -53,7 +69,13 @@ export function TimeRange({ presets, value, onChange }: { presets: string[]; val
             if (f && t && t > f) onChange({ range: null, from: f, to: t });
           }}
         >
-          <input type="datetime-local" aria-label="From" value={from} onChange={(e) => setFrom(e.target.value)} required />
+          <input
+            type="datetime-local"
+            aria-label="From"
+            value={from}
+            onChange={(e) => setFrom(e.target.value)}
+            required
+          />
           <span className="muted">to</span>
           <input type="datetime-local" aria-label="To" value={to} onChange={(e) => setTo(e.target.value)} required />
           <button type="submit" className="small">

@@ -63,7 +63,17 @@ export function useTitle(title: string) {
   }, [title]);
 }
 
-export function Modal({ title, onClose, children, wide }: { title: string; onClose: () => void; children: ReactNode; wide?: boolean }) {
+export function Modal({
+  title,
+  onClose,
+  children,
+  wide,
+}: {
+  title: string;
+  onClose: () => void;
+  children: ReactNode;
+  wide?: boolean;
+}) {
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const onKey = (e: KeyboardEvent) => e.key === 'Escape' && onClose();
@@ -86,7 +96,17 @@ export function Modal({ title, onClose, children, wide }: { title: string; onClo
   );
 }
 
-export function Pager({ page, limit, total, onPage }: { page: number; limit: number; total: number; onPage: (p: number) => void }) {
+export function Pager({
+  page,
+  limit,
+  total,
+  onPage,
+}: {
+  page: number;
+  limit: number;
+  total: number;
+  onPage: (p: number) => void;
+}) {
   const pages = Math.max(1, Math.ceil(total / limit));
   const from = total === 0 ? 0 : page * limit + 1;
   const to = Math.min(total, (page + 1) * limit);
@@ -108,7 +128,15 @@ export function Pager({ page, limit, total, onPage }: { page: number; limit: num
   );
 }
 
-export function Badge({ tone = 'neutral', children, title }: { tone?: 'neutral' | 'ok' | 'error' | 'warn' | 'info'; children: ReactNode; title?: string }) {
+export function Badge({
+  tone = 'neutral',
+  children,
+  title,
+}: {
+  tone?: 'neutral' | 'ok' | 'error' | 'warn' | 'info';
+  children: ReactNode;
+  title?: string;
+}) {
   return (
     <span className={`badge ${tone}`} title={title}>
       {children}

@@ -19,20 +19,37 @@ function toSeries(answer: AnsweredWidget): { times: number[]; series: Series[] }
       index.set(String(t), times.length);
       times.push(t);
     }
-    const key = groupCount > 0 ? row.slice(1, 1 + groupCount).map((g) => (g === '' || g === null ? '(none)' : String(g))).join(' · ') : 'value';
+    const key =
+      groupCount > 0
+        ? row
+            .slice(1, 1 + groupCount)
+            .map((g) => (g === '' || g === null ? '(none)' : String(g)))
+            .join(' · ')
+        : 'value';
     if (!byGroup.has(key)) byGroup.set(key, new Map());
     const v = row[row.length - 1];
     byGroup.get(key)!.set(t, v === null || v === undefined ? null : Number(v));
   }
   // The biggest groups first; the rest would only be noise in a legend.
-  const totals = [...byGroup.entries()].map(([k, m]) => [k, [...m.values()].reduce<number>((a, v) => a + (v ?? 0), 0)] as const);
+  const totals = [...byGroup.entries()].map(
+    ([k, m]) => [k, [...m.values()].reduce<number>((a, v) => a + (v ?? 0), 0)] as const,
+  );
   totals.sort((a, b) => b[1] - a[1]);
-  const series = totals.slice(0, MAX_SERIES).map(([label]) => ({ label, values: times.map((t) => byGroup.get(label)!.get(t) ?? null) }));
+  const series = totals
+    .slice(0, MAX_SERIES)
+    .map(([label]) => ({ label, values: times.map((t) => byGroup.get(label)!.get(t) ?? null) }));
   return { times, series };
 }
 
 function Bars({ answer, format }: { answer: AnsweredWidget; format: (v: number | null) => string }) {
-  const rows = answer.rows.map((r) => ({ label: r.slice(0, -1).map((v) => (v === '' || v === null ? '(none)' : String(v))).join(' · ') || 'value', value: Number(r[r.length - 1]) || 0 }));
+  const rows = answer.rows.map((r) => ({
+    label:
+      r
+        .slice(0, -1)
+        .map((v) => (v === '' || v === null ? '(none)' : String(v)))
+        .join(' · ') || 'value',
+    value: Number(r[r.length - 1]) || 0,
+  }));
   const max = Math.max(...rows.map((r) => Math.abs(r.value)), 0) || 1;
   if (!rows.length) return <Empty title="No data in this window" />;
   return (
@@ -52,7 +69,15 @@ function Bars({ answer, format }: { answer: AnsweredWidget; format: (v: number |
   );
 }
 
-function ResultTable({ columns, rows, format }: { columns: string[]; rows: unknown[][]; format?: (v: number | null) => string }) {
+function ResultTable({
+  columns,
+  rows,
+  format,
+}: {
+  columns: string[];
+  rows: unknown[][];
+  format?: (v: number | null) => string;
+}) {
   if (!rows.length) return <Empty title="No rows in this window" />;
   return (
     <div className="table-wrap" style={{ maxHeight: 320 }}>
@@ -85,7 +110,13 @@ function ResultTable({ columns, rows, format }: { columns: string[]; rows: unkno
 /** A markdown widget's text, shown as plain paragraphs and headings (no HTML is ever injected). */
 export function MarkdownText({ spec }: { spec: unknown }) {
   const text =
-    typeof spec === 'string' ? spec : typeof (spec as { text?: unknown })?.text === 'string' ? (spec as { text: string }).text : typeof (spec as { markdown?: unknown })?.markdown === 'string' ? (spec as { markdown: string }).markdown : JSON.stringify(spec ?? '');
+    typeof spec === 'string'
+      ? spec
+      : typeof (spec as { text?: unknown })?.text === 'string'
+        ? (spec as { text: string }).text
+        : typeof (spec as { markdown?: unknown })?.markdown === 'string'
+          ? (spec as { markdown: string }).markdown
+          : JSON.stringify(spec ?? '');
   return (
     <div className="markdown">
       {text.split(/\n{2,}/).map((block, i) => {
@@ -108,10 +139,21 @@ export function MarkdownText({ spec }: { spec: unknown }) {
 }
 
 /** One answered widget drawn by its type; a failed one says why instead of drawing nothing. */
-export function WidgetBody({ type, spec, answer }: { type: string; spec: unknown; answer: AnsweredWidget | undefined }) {
+export function WidgetBody({
+  type,
+  spec,
+  answer,
+}: {
+  type: string;
+  spec: unknown;
+  answer: AnsweredWidget | undefined;
+}) {
   const parsed = asSpec(spec) as WidgetSpec | undefined;
   const format = useMemo(() => valueFormatter(parsed), [parsed]);
-  const series = useMemo(() => (answer && type === 'timeseries' && answer.status === 'ok' ? toSeries(answer) : null), [answer, type]);
+  const series = useMemo(
+    () => (answer && type === 'timeseries' && answer.status === 'ok' ? toSeries(answer) : null),
+    [answer, type],
+  );
   if (type === 'markdown') return <MarkdownText spec={spec} />;
   if (!answer) return <div className="skeleton" style={{ height: 220 }} />;
   if (answer.status === 'error') {
@@ -122,9 +164,14 @@ export function WidgetBody({ type, spec, answer }: { type: string; spec: unknown
       </div>
     );
   }
-  if (answer.status === 'skipped') return <Empty title="Not answered">{String(answer.meta?.reason ?? 'skipped for this request')}</Empty>;
+  if (answer.status === 'skipped')
+    return <Empty title="Not answered">{String(answer.meta?.reason ?? 'skipped for this request')}</Empty>;
   if (type === 'timeseries' && series) {
-    return series.times.length ? <TimeChart times={series.times} series={series.series} format={format} /> : <Empty title="No data in this window" />;
+    return series.times.length ? (
+      <TimeChart times={series.times} series={series.series} format={format} />
+    ) : (
+      <Empty title="No data in this window" />
+    );
   }
   if (type === 'stat') {
     const v = answer.rows[0]?.[answer.rows[0].length - 1];

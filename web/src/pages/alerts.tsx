@@ -22,7 +22,13 @@ const NO_DATA = [
 const LIMIT = 50;
 
 export function alertTone(status: string): 'error' | 'ok' | 'warn' | 'neutral' {
-  return status === 'ALERTING' || status === 'ERROR' ? 'error' : status === 'OK' ? 'ok' : status === 'NO_DATA' ? 'warn' : 'neutral';
+  return status === 'ALERTING' || status === 'ERROR'
+    ? 'error'
+    : status === 'OK'
+      ? 'ok'
+      : status === 'NO_DATA'
+        ? 'warn'
+        : 'neutral';
 }
 
 const SYMBOL_OPS: Record<string, string> = { '=': 'eq', '==': 'eq', '>': 'gt', '>=': 'gte', '<': 'lt', '<=': 'lte' };
@@ -38,9 +44,12 @@ function toPredicate(f: AlertFilter): Predicate | null {
     field = 'metadata';
   }
   const op = SYMBOL_OPS[f.op ?? '='] ?? f.op ?? 'eq';
-  if (SET_FIELDS.includes(field)) return { field, op: 'in', value: Array.isArray(f.value) ? f.value : [String(f.value)] } as Predicate;
-  if (['cost', 'total_tokens', 'duration_ms', 'errors'].includes(field)) return { field, op, value: Number(f.value) } as Predicate;
-  if (field === 'metadata') return { field, op: op === 'contains' ? 'contains' : 'eq', value: String(f.value), key: key ?? '' };
+  if (SET_FIELDS.includes(field))
+    return { field, op: 'in', value: Array.isArray(f.value) ? f.value : [String(f.value)] } as Predicate;
+  if (['cost', 'total_tokens', 'duration_ms', 'errors'].includes(field))
+    return { field, op, value: Number(f.value) } as Predicate;
+  if (field === 'metadata')
+    return { field, op: op === 'contains' ? 'contains' : 'eq', value: String(f.value), key: key ?? '' };
   if (field === 'trace_id') return { field, op: op === 'contains' ? 'contains' : 'eq', value: String(f.value) };
   return null;
 }
@@ -87,7 +96,15 @@ function initialForm(a?: Alert): FormState {
 }
 
 /** Create or edit an alert over the SPANS view (docs/alerts.md); the server checks the definition. */
-function AlertForm({ alert, onClose, onSaved }: { alert?: Alert; onClose: () => void; onSaved: (a: Alert, secret?: string) => void }) {
+function AlertForm({
+  alert,
+  onClose,
+  onSaved,
+}: {
+  alert?: Alert;
+  onClose: () => void;
+  onSaved: (a: Alert, secret?: string) => void;
+}) {
   const { projectId } = useProject();
   const [f, setF] = useState<FormState>(() => initialForm(alert));
   const set = (p: Partial<FormState>) => setF((s) => ({ ...s, ...p }));
@@ -128,7 +145,13 @@ function AlertForm({ alert, onClose, onSaved }: { alert?: Alert; onClose: () => 
       >
         <label>
           Name
-          <input value={f.name} onChange={(e) => set({ name: e.target.value })} required maxLength={200} placeholder="e.g. Error rate above 10%" />
+          <input
+            value={f.name}
+            onChange={(e) => set({ name: e.target.value })}
+            required
+            maxLength={200}
+            placeholder="e.g. Error rate above 10%"
+          />
         </label>
         <div className="grid-form">
           <label>
@@ -137,7 +160,16 @@ function AlertForm({ alert, onClose, onSaved }: { alert?: Alert; onClose: () => 
               value={f.measure}
               onChange={(e) => {
                 const measure = e.target.value;
-                set({ measure, aggregation: IDENTITY_MEASURES.includes(measure) ? 'uniq' : measure === 'count' ? 'count' : f.aggregation === 'count' || f.aggregation === 'uniq' ? 'avg' : f.aggregation });
+                set({
+                  measure,
+                  aggregation: IDENTITY_MEASURES.includes(measure)
+                    ? 'uniq'
+                    : measure === 'count'
+                      ? 'count'
+                      : f.aggregation === 'count' || f.aggregation === 'uniq'
+                        ? 'avg'
+                        : f.aggregation,
+                });
               }}
             >
               {MEASURES.SPANS.map((m) => (
@@ -163,7 +195,13 @@ function AlertForm({ alert, onClose, onSaved }: { alert?: Alert; onClose: () => 
           </label>
           <label>
             Threshold
-            <input type="number" step="any" value={f.threshold} onChange={(e) => set({ threshold: e.target.value })} required />
+            <input
+              type="number"
+              step="any"
+              value={f.threshold}
+              onChange={(e) => set({ threshold: e.target.value })}
+              required
+            />
           </label>
           <label>
             Window
@@ -203,20 +241,47 @@ function AlertForm({ alert, onClose, onSaved }: { alert?: Alert; onClose: () => 
         </div>
         <div className="stack" style={{ gap: '0.35rem' }}>
           <span style={{ fontWeight: 500 }}>Only spans where</span>
-          <FilterBar projectId={projectId} filters={f.filters} onChange={(filters) => set({ filters })} exclude={['signal_id']} />
-          {f.kept.length > 0 && <span className="muted">Also kept as written: {f.kept.map((k) => `${k.field} ${k.op ?? '='} ${String(k.value)}`).join(', ')}</span>}
+          <FilterBar
+            projectId={projectId}
+            filters={f.filters}
+            onChange={(filters) => set({ filters })}
+            exclude={['signal_id']}
+          />
+          {f.kept.length > 0 && (
+            <span className="muted">
+              Also kept as written: {f.kept.map((k) => `${k.field} ${k.op ?? '='} ${String(k.value)}`).join(', ')}
+            </span>
+          )}
         </div>
         <div className="grid-form">
           <label>
             Webhook URL (optional)
-            <input type="url" value={f.webhook} onChange={(e) => set({ webhook: e.target.value })} placeholder="https://…" />
+            <input
+              type="url"
+              value={f.webhook}
+              onChange={(e) => set({ webhook: e.target.value })}
+              placeholder="https://…"
+            />
           </label>
           <label className="inline" style={{ alignSelf: 'end' }}>
-            <input type="checkbox" checked={f.renotify} onChange={(e) => set({ renotify: e.target.checked })} /> Remind while alerting, every
-            <input type="number" min={1} max={10080} value={f.interval} onChange={(e) => set({ interval: e.target.value })} style={{ width: 80 }} disabled={!f.renotify} aria-label="Reminder interval (minutes)" /> min
+            <input type="checkbox" checked={f.renotify} onChange={(e) => set({ renotify: e.target.checked })} /> Remind
+            while alerting, every
+            <input
+              type="number"
+              min={1}
+              max={10080}
+              value={f.interval}
+              onChange={(e) => set({ interval: e.target.value })}
+              style={{ width: 80 }}
+              disabled={!f.renotify}
+              aria-label="Reminder interval (minutes)"
+            />{' '}
+            min
           </label>
         </div>
-        {save.error && <p className="form-error">{save.error instanceof ApiError ? save.error.detail : String(save.error)}</p>}
+        {save.error && (
+          <p className="form-error">{save.error instanceof ApiError ? save.error.detail : String(save.error)}</p>
+        )}
         <div className="row">
           <button className="primary" type="submit" disabled={save.isPending}>
             {alert ? 'Save alert' : 'Create alert'}
@@ -253,7 +318,11 @@ export function AlertsPage() {
           <div className="muted">Thresholds on a measure of your spans, checked every minute over a window.</div>
         </div>
         <div className="row">
-          <select aria-label="Status" value={status ?? ''} onChange={(e) => setParams(e.target.value ? { status: e.target.value } : {})}>
+          <select
+            aria-label="Status"
+            value={status ?? ''}
+            onChange={(e) => setParams(e.target.value ? { status: e.target.value } : {})}
+          >
             <option value="">All states</option>
             {STATUSES.map((s) => (
               <option key={s}>{s}</option>
@@ -271,7 +340,9 @@ export function AlertsPage() {
       ) : alerts.error ? (
         <ErrorBox error={alerts.error} />
       ) : alerts.data.data.length === 0 ? (
-        <Empty title="No alerts">{canWrite ? 'Create one to hear when error rate, latency or cost cross a line.' : ''}</Empty>
+        <Empty title="No alerts">
+          {canWrite ? 'Create one to hear when error rate, latency or cost cross a line.' : ''}
+        </Empty>
       ) : (
         <>
           <div className="table-wrap">
@@ -287,7 +358,12 @@ export function AlertsPage() {
               </thead>
               <tbody>
                 {alerts.data.data.map((a) => (
-                  <tr key={a.id} className="clickable" data-testid="alert-row" onClick={() => navigate(`/projects/${projectId}/alerts/${a.id}`)}>
+                  <tr
+                    key={a.id}
+                    className="clickable"
+                    data-testid="alert-row"
+                    onClick={() => navigate(`/projects/${projectId}/alerts/${a.id}`)}
+                  >
                     <td>
                       <Link to={`/projects/${projectId}/alerts/${a.id}`} onClick={(e) => e.stopPropagation()}>
                         {a.name}
@@ -306,7 +382,12 @@ export function AlertsPage() {
               </tbody>
             </table>
           </div>
-          <Pager page={page} limit={LIMIT} total={alerts.data.meta.total} onPage={(p) => setParams({ ...(status ? { status } : {}), ...(p ? { page: String(p) } : {}) })} />
+          <Pager
+            page={page}
+            limit={LIMIT}
+            total={alerts.data.meta.total}
+            onPage={(p) => setParams({ ...(status ? { status } : {}), ...(p ? { page: String(p) } : {}) })}
+          />
         </>
       )}
       {creating && (
@@ -327,9 +408,13 @@ function History({ alert }: { alert: Alert }) {
   const { projectId } = useProject();
   const history = useQuery({
     queryKey: ['alert-evaluations', projectId, alert.id],
-    queryFn: () => api<Page<AlertEvaluation>>(`/alerts/${alert.id}/evaluations`, { query: { project_id: projectId, limit: 200 } }),
+    queryFn: () =>
+      api<Page<AlertEvaluation>>(`/alerts/${alert.id}/evaluations`, { query: { project_id: projectId, limit: 200 } }),
   });
-  const format = useMemo(() => valueFormatter({ measure: alert.measure, aggregation: alert.aggregation } as never), [alert.measure, alert.aggregation]);
+  const format = useMemo(
+    () => valueFormatter({ measure: alert.measure, aggregation: alert.aggregation } as never),
+    [alert.measure, alert.aggregation],
+  );
   const chart = useMemo(() => {
     const rows = [...(history.data?.data ?? [])].reverse();
     const times = rows.map((r) => Math.floor(Date.parse(r.window_end) / 1000));
@@ -343,7 +428,8 @@ function History({ alert }: { alert: Alert }) {
   }, [history.data, alert.threshold]);
   if (history.isPending) return <Loading rows={2} />;
   if (history.error) return <ErrorBox error={history.error} />;
-  if (!history.data.data.length) return <Empty title="Not evaluated yet">The worker evaluates alerts every minute.</Empty>;
+  if (!history.data.data.length)
+    return <Empty title="Not evaluated yet">The worker evaluates alerts every minute.</Empty>;
   return (
     <div className="stack">
       <div className="card">
@@ -390,20 +476,27 @@ export function AlertPage() {
   const [editing, setEditing] = useState(false);
   // A webhook's signing secret is answered once, by the create: shown here once too.
   const location = useLocation();
-  const [secret, setSecret] = useState<string | null>((location.state as { webhookSecret?: string } | null)?.webhookSecret ?? null);
+  const [secret, setSecret] = useState<string | null>(
+    (location.state as { webhookSecret?: string } | null)?.webhookSecret ?? null,
+  );
   const key = ['alert', projectId, alertId];
-  const alert = useQuery({ queryKey: key, queryFn: () => api<Alert>(`/alerts/${encodeURIComponent(alertId)}`, { query: { project_id: projectId } }) });
+  const alert = useQuery({
+    queryKey: key,
+    queryFn: () => api<Alert>(`/alerts/${encodeURIComponent(alertId)}`, { query: { project_id: projectId } }),
+  });
   useTitle(alert.data?.name ?? 'Alert');
   const refresh = async () => {
     await client.invalidateQueries({ queryKey: key });
     await client.invalidateQueries({ queryKey: ['alerts', projectId] });
   };
   const toggle = useMutation({
-    mutationFn: (action: 'pause' | 'resume') => api(`/alerts/${encodeURIComponent(alertId)}/${action}`, { method: 'POST', body: { project_id: projectId } }),
+    mutationFn: (action: 'pause' | 'resume') =>
+      api(`/alerts/${encodeURIComponent(alertId)}/${action}`, { method: 'POST', body: { project_id: projectId } }),
     onSuccess: refresh,
   });
   const remove = useMutation({
-    mutationFn: () => api(`/alerts/${encodeURIComponent(alertId)}`, { method: 'DELETE', query: { project_id: projectId } }),
+    mutationFn: () =>
+      api(`/alerts/${encodeURIComponent(alertId)}`, { method: 'DELETE', query: { project_id: projectId } }),
     onSuccess: async () => {
       await client.invalidateQueries({ queryKey: ['alerts', projectId] });
       navigate(`/projects/${projectId}/alerts`);
@@ -411,7 +504,8 @@ export function AlertPage() {
   });
   if (alert.isPending) return <Loading rows={5} />;
   if (alert.error) {
-    if (isNotFound(alert.error)) return <NotFound what="alert" back={{ to: `/projects/${projectId}/alerts`, label: 'Back to alerts' }} />;
+    if (isNotFound(alert.error))
+      return <NotFound what="alert" back={{ to: `/projects/${projectId}/alerts`, label: 'Back to alerts' }} />;
     return <ErrorBox error={alert.error} />;
   }
   const a = alert.data;
@@ -434,7 +528,11 @@ export function AlertPage() {
         </div>
         {canWrite && (
           <div className="row">
-            <button className="primary" disabled={toggle.isPending} onClick={() => toggle.mutate(paused ? 'resume' : 'pause')}>
+            <button
+              className="primary"
+              disabled={toggle.isPending}
+              onClick={() => toggle.mutate(paused ? 'resume' : 'pause')}
+            >
               {paused ? 'Resume' : 'Pause'}
             </button>
             <button onClick={() => setEditing(true)}>Edit</button>
@@ -452,7 +550,16 @@ export function AlertPage() {
           <dt>No data</dt>
           <dd>{NO_DATA.find(([v]) => v === a.no_data_mode)?.[1] ?? a.no_data_mode}</dd>
           <dt>Filters</dt>
-          <dd>{a.filters.length ? a.filters.map((f) => `${f.key ? `${f.field}.${f.key}` : f.field} ${f.op ?? '='} ${Array.isArray(f.value) ? f.value.join(', ') : f.value}`).join(' · ') : 'all spans'}</dd>
+          <dd>
+            {a.filters.length
+              ? a.filters
+                  .map(
+                    (f) =>
+                      `${f.key ? `${f.field}.${f.key}` : f.field} ${f.op ?? '='} ${Array.isArray(f.value) ? f.value.join(', ') : f.value}`,
+                  )
+                  .join(' · ')
+              : 'all spans'}
+          </dd>
           <dt>Reminders</dt>
           <dd>{a.renotify.mode === 'INTERVAL' ? `every ${a.renotify.interval_minutes} min while alerting` : 'off'}</dd>
           <dt>Webhook</dt>

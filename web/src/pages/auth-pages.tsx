@@ -48,7 +48,12 @@ export function LoginPage() {
     setBusy(true);
     setError(null);
     try {
-      signIn(await request<SessionAnswer>('/api/auth/login', { method: 'POST', body: { email: form.get('email'), password: form.get('password') } }));
+      signIn(
+        await request<SessionAnswer>('/api/auth/login', {
+          method: 'POST',
+          body: { email: form.get('email'), password: form.get('password') },
+        }),
+      );
     } catch (err) {
       setError(err instanceof ApiError ? err.detail : 'the server could not be reached');
       setBusy(false);
@@ -56,7 +61,14 @@ export function LoginPage() {
   };
   const next = params.get('next');
   return (
-    <AuthFrame title="Log in" footer={<>No account yet? <Link to={`/signup${next ? `?next=${encodeURIComponent(next)}` : ''}`}>Sign up</Link></>}>
+    <AuthFrame
+      title="Log in"
+      footer={
+        <>
+          No account yet? <Link to={`/signup${next ? `?next=${encodeURIComponent(next)}` : ''}`}>Sign up</Link>
+        </>
+      }
+    >
       <form onSubmit={submit} className="stack">
         {error && (
           <p className="form-error" role="alert">
@@ -102,7 +114,14 @@ export function SignupPage() {
     }
   };
   return (
-    <AuthFrame title="Create your account" footer={<>Already have an account? <Link to="/login">Log in</Link></>}>
+    <AuthFrame
+      title="Create your account"
+      footer={
+        <>
+          Already have an account? <Link to="/login">Log in</Link>
+        </>
+      }
+    >
       <form onSubmit={submit} className="stack">
         {error && (
           <p className="form-error" role="alert">

@@ -53,7 +53,9 @@ function EvaluationList() {
       <div className="page-head">
         <div>
           <h1>Evaluations</h1>
-          <div className="muted">Offline runs of a candidate over a dataset version, scored; compare one run with another.</div>
+          <div className="muted">
+            Offline runs of a candidate over a dataset version, scored; compare one run with another.
+          </div>
         </div>
       </div>
       {list.isPending ? (
@@ -61,7 +63,9 @@ function EvaluationList() {
       ) : list.error ? (
         <ErrorBox error={list.error} />
       ) : list.data.data.length === 0 ? (
-        <Empty title="No evaluations yet">Runs are created by the SDK or CLI with a project API key (POST /evaluation-runs).</Empty>
+        <Empty title="No evaluations yet">
+          Runs are created by the SDK or CLI with a project API key (POST /evaluation-runs).
+        </Empty>
       ) : (
         <>
           <div className="table-wrap">
@@ -76,7 +80,11 @@ function EvaluationList() {
               </thead>
               <tbody>
                 {list.data.data.map((e) => (
-                  <tr key={e.id} className="clickable" onClick={() => navigate(`/projects/${projectId}/evaluations/${e.id}`)}>
+                  <tr
+                    key={e.id}
+                    className="clickable"
+                    onClick={() => navigate(`/projects/${projectId}/evaluations/${e.id}`)}
+                  >
                     <td>
                       <Link to={`/projects/${projectId}/evaluations/${e.id}`} onClick={(ev) => ev.stopPropagation()}>
                         {e.name}
@@ -92,7 +100,12 @@ function EvaluationList() {
               </tbody>
             </table>
           </div>
-          <Pager page={page} limit={LIMIT} total={list.data.meta.total} onPage={(p) => setParams(p ? { page: String(p) } : {})} />
+          <Pager
+            page={page}
+            limit={LIMIT}
+            total={list.data.meta.total}
+            onPage={(p) => setParams(p ? { page: String(p) } : {})}
+          />
         </>
       )}
     </div>
@@ -104,7 +117,10 @@ function useEvaluation(evaluationId: string, page = 0) {
   return useQuery({
     queryKey: ['evaluation', projectId, evaluationId, page],
     placeholderData: keepPreviousData,
-    queryFn: () => api<Evaluation & { runs: RunSummary[] }>(`/evaluations/${encodeURIComponent(evaluationId)}`, { query: { project_id: projectId, limit: LIMIT, page } }),
+    queryFn: () =>
+      api<Evaluation & { runs: RunSummary[] }>(`/evaluations/${encodeURIComponent(evaluationId)}`, {
+        query: { project_id: projectId, limit: LIMIT, page },
+      }),
   });
 }
 
@@ -119,7 +135,10 @@ function EvaluationPage() {
   useTitle(evaluation.data?.name ?? 'Evaluation');
   if (evaluation.isPending) return <Loading rows={4} />;
   if (evaluation.error) {
-    if (isNotFound(evaluation.error)) return <NotFound what="evaluation" back={{ to: `/projects/${projectId}/evaluations`, label: 'Back to evaluations' }} />;
+    if (isNotFound(evaluation.error))
+      return (
+        <NotFound what="evaluation" back={{ to: `/projects/${projectId}/evaluations`, label: 'Back to evaluations' }} />
+      );
     return <ErrorBox error={evaluation.error} />;
   }
   const e = evaluation.data;
@@ -141,7 +160,9 @@ function EvaluationPage() {
           className="primary"
           disabled={picked.length !== 2}
           title="Tick two runs to compare them"
-          onClick={() => navigate(`/projects/${projectId}/evaluations/${evaluationId}/runs/${picked[0]}/compare?other=${picked[1]}`)}
+          onClick={() =>
+            navigate(`/projects/${projectId}/evaluations/${evaluationId}/runs/${picked[0]}/compare?other=${picked[1]}`)
+          }
         >
           Compare selected
         </button>
@@ -172,7 +193,12 @@ function EvaluationPage() {
               {e.runs.map((r) => (
                 <tr key={r.evaluation_run_id}>
                   <td>
-                    <input type="checkbox" aria-label={`Select run ${r.run_number}`} checked={picked.includes(r.evaluation_run_id)} onChange={() => toggle(r.evaluation_run_id)} />
+                    <input
+                      type="checkbox"
+                      aria-label={`Select run ${r.run_number}`}
+                      checked={picked.includes(r.evaluation_run_id)}
+                      onChange={() => toggle(r.evaluation_run_id)}
+                    />
                   </td>
                   <td>
                     <Link to={r.run_path}>#{r.run_number}</Link>
@@ -207,7 +233,11 @@ function EvaluationPage() {
 
 function useRun(runId: string) {
   const { projectId } = useProject();
-  return useQuery({ queryKey: ['run', projectId, runId], queryFn: () => api<RunSummary>(`/evaluation-runs/${encodeURIComponent(runId)}`, { query: { project_id: projectId } }) });
+  return useQuery({
+    queryKey: ['run', projectId, runId],
+    queryFn: () =>
+      api<RunSummary>(`/evaluation-runs/${encodeURIComponent(runId)}`, { query: { project_id: projectId } }),
+  });
 }
 
 /** `/evaluations/runs/{run_id}` (from a span's evaluation_run_id): goes to the run's own page. */
@@ -216,7 +246,15 @@ function RunRedirect() {
   const { runId = '' } = useParams();
   const run = useRun(runId);
   if (run.isPending) return <Loading />;
-  if (run.error) return isNotFound(run.error) ? <NotFound what="evaluation run" back={{ to: `/projects/${projectId}/evaluations`, label: 'Back to evaluations' }} /> : <ErrorBox error={run.error} />;
+  if (run.error)
+    return isNotFound(run.error) ? (
+      <NotFound
+        what="evaluation run"
+        back={{ to: `/projects/${projectId}/evaluations`, label: 'Back to evaluations' }}
+      />
+    ) : (
+      <ErrorBox error={run.error} />
+    );
   return <Navigate to={run.data.run_path} replace />;
 }
 
@@ -261,12 +299,20 @@ function RunPage() {
   useTitle(run.data ? `${run.data.evaluation_name} #${run.data.run_number}` : 'Evaluation run');
   if (run.isPending) return <Loading rows={4} />;
   if (run.error) {
-    if (isNotFound(run.error)) return <NotFound what="evaluation run" back={{ to: `/projects/${projectId}/evaluations`, label: 'Back to evaluations' }} />;
+    if (isNotFound(run.error))
+      return (
+        <NotFound
+          what="evaluation run"
+          back={{ to: `/projects/${projectId}/evaluations`, label: 'Back to evaluations' }}
+        />
+      );
     return <ErrorBox error={run.error} />;
   }
   const r = run.data;
   if (r.evaluation_id !== evaluationId) return <Navigate to={r.run_path} replace />;
-  const others = (evaluation.data?.runs ?? []).filter((o) => o.evaluation_run_id !== r.evaluation_run_id && o.dataset_version_id === r.dataset_version_id);
+  const others = (evaluation.data?.runs ?? []).filter(
+    (o) => o.evaluation_run_id !== r.evaluation_run_id && o.dataset_version_id === r.dataset_version_id,
+  );
   const counts: [string, number][] = [
     ['Results', r.result_count],
     ['Scored', r.scored_count],
@@ -281,13 +327,15 @@ function RunPage() {
       <div className="page-head">
         <div>
           <div className="crumbs">
-            <Link to={`/projects/${projectId}/evaluations`}>Evaluations</Link> / <Link to={`/projects/${projectId}/evaluations/${r.evaluation_id}`}>{r.evaluation_name}</Link> /
+            <Link to={`/projects/${projectId}/evaluations`}>Evaluations</Link> /{' '}
+            <Link to={`/projects/${projectId}/evaluations/${r.evaluation_id}`}>{r.evaluation_name}</Link> /
           </div>
           <h1>
             {r.evaluation_name} · run #{r.run_number} <Badge tone={runTone(r.status)}>{r.status}</Badge>
           </h1>
           <div className="muted">
-            candidate <strong>{r.candidate_version || '–'}</strong> · {r.environment || 'no environment'} · started <Time iso={r.started_at} />
+            candidate <strong>{r.candidate_version || '–'}</strong> · {r.environment || 'no environment'} · started{' '}
+            <Time iso={r.started_at} />
             {r.completed_at && (
               <>
                 {' '}
@@ -299,7 +347,11 @@ function RunPage() {
         {others.length > 0 && (
           <label className="inline">
             Compare with
-            <select aria-label="Compare with run" value="" onChange={(e) => e.target.value && navigate(`${r.run_path}/compare?other=${e.target.value}`)}>
+            <select
+              aria-label="Compare with run"
+              value=""
+              onChange={(e) => e.target.value && navigate(`${r.run_path}/compare?other=${e.target.value}`)}
+            >
               <option value="">choose a run…</option>
               {others.map((o) => (
                 <option key={o.evaluation_run_id} value={o.evaluation_run_id}>
@@ -345,13 +397,23 @@ function DeltaTable({ title, rows }: { title: string; rows: MeanDelta[] }) {
           </thead>
           <tbody>
             {rows.map((d) => {
-              const better = d.delta === null || d.delta === 0 ? null : d.direction === 'lower_is_better' ? d.delta < 0 : d.direction === 'higher_is_better' ? d.delta > 0 : null;
+              const better =
+                d.delta === null || d.delta === 0
+                  ? null
+                  : d.direction === 'lower_is_better'
+                    ? d.delta < 0
+                    : d.direction === 'higher_is_better'
+                      ? d.delta > 0
+                      : null;
               return (
                 <tr key={d.name}>
                   <td className="mono">{d.name}</td>
                   <td className="num">{fmtNumber(d.run_value)}</td>
                   <td className="num">{fmtNumber(d.other_value)}</td>
-                  <td className="num" style={{ color: better === null ? undefined : better ? 'var(--ok)' : 'var(--error)' }}>
+                  <td
+                    className="num"
+                    style={{ color: better === null ? undefined : better ? 'var(--ok)' : 'var(--error)' }}
+                  >
                     {d.delta === null ? '–' : `${d.delta > 0 ? '+' : ''}${fmtNumber(d.delta)}`}
                   </td>
                 </tr>
@@ -376,12 +438,21 @@ function ComparePage() {
     enabled: Boolean(other),
     initialPageParam: undefined as string | undefined,
     getNextPageParam: (last: RunComparison) => last.next_cursor ?? undefined,
-    queryFn: ({ pageParam }) => api<RunComparison>(`/evaluation-runs/${encodeURIComponent(runId)}/compare`, { query: { project_id: projectId, other, limit: 100, cursor: pageParam } }),
+    queryFn: ({ pageParam }) =>
+      api<RunComparison>(`/evaluation-runs/${encodeURIComponent(runId)}/compare`, {
+        query: { project_id: projectId, other, limit: 100, cursor: pageParam },
+      }),
   });
   if (!other) return <Navigate to={`/projects/${projectId}/evaluations/${evaluationId}/runs/${runId}`} replace />;
   if (compare.isPending) return <Loading rows={4} />;
   if (compare.error) {
-    if (isNotFound(compare.error)) return <NotFound what="evaluation run" back={{ to: `/projects/${projectId}/evaluations/${evaluationId}`, label: 'Back to the evaluation' }} />;
+    if (isNotFound(compare.error))
+      return (
+        <NotFound
+          what="evaluation run"
+          back={{ to: `/projects/${projectId}/evaluations/${evaluationId}`, label: 'Back to the evaluation' }}
+        />
+      );
     return <ErrorBox error={compare.error} title="These runs can't be compared" />;
   }
   const first = compare.data.pages[0]!;
@@ -411,7 +482,11 @@ function ComparePage() {
                   <td>
                     {String(c.run_passed ?? '–')} → {String(c.other_passed ?? '–')}
                   </td>
-                  <td>{c.scores.map((s) => `${s.name} ${fmtNumber(s.run_value)} → ${fmtNumber(s.other_value)}`).join(' · ')}</td>
+                  <td>
+                    {c.scores
+                      .map((s) => `${s.name} ${fmtNumber(s.run_value)} → ${fmtNumber(s.other_value)}`)
+                      .join(' · ')}
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -431,7 +506,8 @@ function ComparePage() {
             Run #{first.run.run_number} vs #{first.other.run_number}
           </h1>
           <div className="muted">
-            baseline {first.run.candidate_version || '–'} ({first.run.status}) · other {first.other.candidate_version || '–'} ({first.other.status})
+            baseline {first.run.candidate_version || '–'} ({first.run.status}) · other{' '}
+            {first.other.candidate_version || '–'} ({first.other.status})
           </div>
         </div>
       </div>

@@ -18,7 +18,12 @@ type ModelPrice = {
   currency: 'USD';
   source: 'default' | 'project';
 };
-type ModelPriceList = { as_of: string; sources: { provider: string; name: string }[]; data: ModelPrice[]; match?: ModelPrice | null };
+type ModelPriceList = {
+  as_of: string;
+  sources: { provider: string; name: string }[];
+  data: ModelPrice[];
+  match?: ModelPrice | null;
+};
 
 const OPTIONAL = [
   ['cached_input_per_million', 'Cached input', 'input'],
@@ -53,7 +58,13 @@ function PriceFields({ price }: { price?: ModelPrice }) {
     <div className="grid-form">
       <label>
         Model pattern
-        <input name="model_pattern" required maxLength={256} defaultValue={price?.model_pattern} placeholder="e.g. gpt-4o or acme-*" />
+        <input
+          name="model_pattern"
+          required
+          maxLength={256}
+          defaultValue={price?.model_pattern}
+          placeholder="e.g. gpt-4o or acme-*"
+        />
       </label>
       <label>
         Input $/1M
@@ -66,7 +77,13 @@ function PriceFields({ price }: { price?: ModelPrice }) {
       {OPTIONAL.map(([name, label, fallback]) => (
         <label key={name}>
           {label} $/1M
-          <input name={name} {...number} defaultValue={price?.[name] ?? ''} placeholder="optional" title={`empty: the ${fallback} price applies`} />
+          <input
+            name={name}
+            {...number}
+            defaultValue={price?.[name] ?? ''}
+            placeholder="optional"
+            title={`empty: the ${fallback} price applies`}
+          />
         </label>
       ))}
     </div>
@@ -113,17 +130,28 @@ export function ModelPricesTab() {
   const key = ['model-prices', projectId];
   const [editing, setEditing] = useState<ModelPrice | null>(null);
   const [filter, setFilter] = useState('');
-  const prices = useQuery({ queryKey: key, queryFn: () => api<ModelPriceList>('/model-prices', { query: { project_id: projectId } }) });
+  const prices = useQuery({
+    queryKey: key,
+    queryFn: () => api<ModelPriceList>('/model-prices', { query: { project_id: projectId } }),
+  });
   const refresh = () => client.invalidateQueries({ queryKey: key });
-  const create = useMutation({ mutationFn: (body: PriceBody) => api<ModelPrice>('/model-prices', { method: 'POST', body: { project_id: projectId, ...body } }), onSuccess: refresh });
+  const create = useMutation({
+    mutationFn: (body: PriceBody) =>
+      api<ModelPrice>('/model-prices', { method: 'POST', body: { project_id: projectId, ...body } }),
+    onSuccess: refresh,
+  });
   const update = useMutation({
-    mutationFn: ({ id, body }: { id: string; body: PriceBody }) => api<ModelPrice>(`/model-prices/${id}`, { method: 'PATCH', body: { project_id: projectId, ...body } }),
+    mutationFn: ({ id, body }: { id: string; body: PriceBody }) =>
+      api<ModelPrice>(`/model-prices/${id}`, { method: 'PATCH', body: { project_id: projectId, ...body } }),
     onSuccess: async () => {
       setEditing(null);
       await refresh();
     },
   });
-  const remove = useMutation({ mutationFn: (id: string) => api(`/model-prices/${id}`, { method: 'DELETE', query: { project_id: projectId } }), onSuccess: refresh });
+  const remove = useMutation({
+    mutationFn: (id: string) => api(`/model-prices/${id}`, { method: 'DELETE', query: { project_id: projectId } }),
+    onSuccess: refresh,
+  });
   // Which price a model name gets, as the server matches it (canonical form, most specific pattern).
   const model = useDebounced(filter.trim(), 250);
   const match = useQuery({
@@ -135,13 +163,17 @@ export function ModelPricesTab() {
   if (prices.error) return <ErrorBox error={prices.error} />;
   const overrides = prices.data.data.filter((p) => p.source === 'project');
   const needle = filter.trim().toLowerCase();
-  const defaults = prices.data.data.filter((p) => p.source === 'default' && (needle === '' || p.model_pattern.includes(needle) || p.provider?.includes(needle)));
+  const defaults = prices.data.data.filter(
+    (p) =>
+      p.source === 'default' && (needle === '' || p.model_pattern.includes(needle) || p.provider?.includes(needle)),
+  );
   return (
     <section className="stack">
       <p className="muted">
-        Spans that arrive without a cost are priced from their model and tokens: with this project's prices when one matches, else with the default table. A price change applies to spans
-        ingested afterwards; stored spans keep their cost. Prices are USD per million tokens; an empty cached-input or cache-write price is the input price, an empty reasoning price the output
-        price.
+        Spans that arrive without a cost are priced from their model and tokens: with this project's prices when one
+        matches, else with the default table. A price change applies to spans ingested afterwards; stored spans keep
+        their cost. Prices are USD per million tokens; an empty cached-input or cache-write price is the input price, an
+        empty reasoning price the output price.
       </p>
       {canWrite && (
         <form
@@ -175,7 +207,10 @@ export function ModelPricesTab() {
                 <button className="small" onClick={() => setEditing(p)}>
                   Edit
                 </button>
-                <button className="small danger" onClick={() => confirm(`Delete the price of “${p.model_pattern}”?`) && remove.mutate(p.id!)}>
+                <button
+                  className="small danger"
+                  onClick={() => confirm(`Delete the price of “${p.model_pattern}”?`) && remove.mutate(p.id!)}
+                >
                   Delete
                 </button>
               </span>
@@ -189,14 +224,19 @@ export function ModelPricesTab() {
       <p className="muted">From the providers' list prices: {prices.data.sources.map((s) => s.name).join('; ')}.</p>
       <label>
         Find a model
-        <input value={filter} onChange={(e) => setFilter(e.target.value)} placeholder="e.g. claude, bedrock or us.anthropic.claude-3-5-sonnet-20241022-v2:0" />
+        <input
+          value={filter}
+          onChange={(e) => setFilter(e.target.value)}
+          placeholder="e.g. claude, bedrock or us.anthropic.claude-3-5-sonnet-20241022-v2:0"
+        />
       </label>
       {model !== '' && match.data && (
         <p data-testid="price-match">
           A span of model <code>{model}</code>{' '}
           {match.data.match ? (
             <>
-              is priced with <code>{match.data.match.model_pattern}</code> ({match.data.match.source === 'project' ? "this project's price" : 'default'}).
+              is priced with <code>{match.data.match.model_pattern}</code> (
+              {match.data.match.source === 'project' ? "this project's price" : 'default'}).
             </>
           ) : (
             'matches no price: its cost stays 0 unless the producer sends one.'

@@ -21,7 +21,11 @@ export function NewProjectPage() {
     try {
       const created = await api<{ id: string }>('/projects', {
         method: 'POST',
-        body: { name: form.get('name'), workspace_id: form.get('workspace_id'), trace_ttl_days: Number(form.get('ttl')) },
+        body: {
+          name: form.get('name'),
+          workspace_id: form.get('workspace_id'),
+          trace_ttl_days: Number(form.get('ttl')),
+        },
       });
       await client.invalidateQueries({ queryKey: ['projects'] });
       navigate(`/projects/${created.id}/traces`);
@@ -32,7 +36,9 @@ export function NewProjectPage() {
   return (
     <div className="page narrow">
       <h1>New project</h1>
-      <p className="muted">A project holds traces, dashboards, signals and API keys. Every project starts with an Overview dashboard.</p>
+      <p className="muted">
+        A project holds traces, dashboards, signals and API keys. Every project starts with an Overview dashboard.
+      </p>
       <form className="stack card" onSubmit={submit}>
         {error && (
           <p className="form-error" role="alert">

@@ -17,7 +17,8 @@ export function SessionsPage() {
   const sessions = useQuery({
     queryKey: ['sessions', projectId, page],
     placeholderData: keepPreviousData,
-    queryFn: ({ signal }) => api<Page<SessionSummary>>('/sessions', { signal, query: { project_id: projectId, limit: LIMIT, page } }),
+    queryFn: ({ signal }) =>
+      api<Page<SessionSummary>>('/sessions', { signal, query: { project_id: projectId, limit: LIMIT, page } }),
   });
   return (
     <div className="page">
@@ -50,9 +51,16 @@ export function SessionsPage() {
               </thead>
               <tbody>
                 {sessions.data.data.map((s) => (
-                  <tr key={s.session_id} className="clickable" onClick={() => navigate(`/projects/${projectId}/sessions/${encodeURIComponent(s.session_id)}`)}>
+                  <tr
+                    key={s.session_id}
+                    className="clickable"
+                    onClick={() => navigate(`/projects/${projectId}/sessions/${encodeURIComponent(s.session_id)}`)}
+                  >
                     <td className="ellipsis" style={{ maxWidth: 260 }}>
-                      <Link to={`/projects/${projectId}/sessions/${encodeURIComponent(s.session_id)}`} onClick={(e) => e.stopPropagation()}>
+                      <Link
+                        to={`/projects/${projectId}/sessions/${encodeURIComponent(s.session_id)}`}
+                        onClick={(e) => e.stopPropagation()}
+                      >
                         {s.session_id}
                       </Link>
                     </td>
@@ -73,7 +81,12 @@ export function SessionsPage() {
               </tbody>
             </table>
           </div>
-          <Pager page={page} limit={LIMIT} total={sessions.data.meta.total} onPage={(p) => setParams(p ? { page: String(p) } : {})} />
+          <Pager
+            page={page}
+            limit={LIMIT}
+            total={sessions.data.meta.total}
+            onPage={(p) => setParams(p ? { page: String(p) } : {})}
+          />
         </>
       )}
     </div>
@@ -110,7 +123,9 @@ function Turn({ trace, projectId }: { trace: TraceItem; projectId: string }) {
       {input && <div className="bubble user">{input.length > 2000 ? `${input.slice(0, 2000)}…` : input}</div>}
       {output && <div className="bubble assistant">{output.length > 2000 ? `${output.slice(0, 2000)}…` : output}</div>}
       <div className="turn-meta">
-        <Link to={`/projects/${projectId}/traces/${encodeURIComponent(trace.trace_id)}`}>{trace.name || 'trace'} →</Link>
+        <Link to={`/projects/${projectId}/traces/${encodeURIComponent(trace.trace_id)}`}>
+          {trace.name || 'trace'} →
+        </Link>
         <Time iso={trace.trace_start_time} />
         <span>{fmtMs(trace.duration_ms)}</span>
         <span>{fmtInt((trace.total_input_tokens ?? 0) + (trace.total_output_tokens ?? 0))} tokens</span>
@@ -127,11 +142,13 @@ export function SessionPage() {
   useTitle(`Session ${sessionId}`);
   const session = useQuery({
     queryKey: ['session', projectId, sessionId],
-    queryFn: ({ signal }) => api<SessionDetail>(`/sessions/${encodeURIComponent(sessionId)}`, { signal, query: { project_id: projectId } }),
+    queryFn: ({ signal }) =>
+      api<SessionDetail>(`/sessions/${encodeURIComponent(sessionId)}`, { signal, query: { project_id: projectId } }),
   });
   if (session.isPending) return <Loading rows={6} />;
   if (session.error) {
-    if (isNotFound(session.error)) return <NotFound what="session" back={{ to: `/projects/${projectId}/sessions`, label: 'Back to sessions' }} />;
+    if (isNotFound(session.error))
+      return <NotFound what="session" back={{ to: `/projects/${projectId}/sessions`, label: 'Back to sessions' }} />;
     return <ErrorBox error={session.error} />;
   }
   const s = session.data;
@@ -149,7 +166,10 @@ export function SessionPage() {
             {fmtInt(s.total_input_tokens + s.total_output_tokens)} tokens
           </div>
         </div>
-        <Link className="button" to={`/projects/${projectId}/traces?filters=&q=${encodeURIComponent(s.session_id)}&range=all`}>
+        <Link
+          className="button"
+          to={`/projects/${projectId}/traces?filters=&q=${encodeURIComponent(s.session_id)}&range=all`}
+        >
           As a trace list
         </Link>
       </div>
@@ -158,7 +178,9 @@ export function SessionPage() {
           <Turn key={t.trace_id} trace={t} projectId={projectId} />
         ))}
       </div>
-      {s.truncated && <div className="muted">Only the first {fmtInt(s.traces.length)} traces of this session are shown.</div>}
+      {s.truncated && (
+        <div className="muted">Only the first {fmtInt(s.traces.length)} traces of this session are shown.</div>
+      )}
     </div>
   );
 }

@@ -24,9 +24,13 @@ function ApiKeys() {
   const { projectId, canWrite } = useProject();
   const client = useQueryClient();
   const [created, setCreated] = useState<ApiKey | null>(null);
-  const keys = useQuery({ queryKey: ['api-keys', projectId], queryFn: () => api<{ data: ApiKey[] }>(`/projects/${projectId}/api-keys`) });
+  const keys = useQuery({
+    queryKey: ['api-keys', projectId],
+    queryFn: () => api<{ data: ApiKey[] }>(`/projects/${projectId}/api-keys`),
+  });
   const create = useMutation({
-    mutationFn: (body: { name: string; expires_at?: string }) => api<ApiKey>(`/projects/${projectId}/api-keys`, { method: 'POST', body }),
+    mutationFn: (body: { name: string; expires_at?: string }) =>
+      api<ApiKey>(`/projects/${projectId}/api-keys`, { method: 'POST', body }),
     onSuccess: (key) => {
       setCreated(key);
       void client.invalidateQueries({ queryKey: ['api-keys', projectId] });
@@ -39,7 +43,8 @@ function ApiKeys() {
   return (
     <section className="stack">
       <p className="muted">
-        API keys send traces and read this project's data. Use them as <code>Authorization: Bearer sl_…</code>. A key is shown once, when it is created.
+        API keys send traces and read this project's data. Use them as <code>Authorization: Bearer sl_…</code>. A key is
+        shown once, when it is created.
       </p>
       {canWrite && (
         <form
@@ -48,7 +53,10 @@ function ApiKeys() {
             e.preventDefault();
             const form = new FormData(e.currentTarget);
             const expires = String(form.get('expires') ?? '');
-            create.mutate({ name: String(form.get('name')), expires_at: expires ? new Date(`${expires}T23:59:59`).toISOString() : undefined });
+            create.mutate({
+              name: String(form.get('name')),
+              expires_at: expires ? new Date(`${expires}T23:59:59`).toISOString() : undefined,
+            });
             e.currentTarget.reset();
           }}
         >
@@ -93,11 +101,20 @@ function ApiKeys() {
                   <td>
                     <Time iso={k.created_at} />
                   </td>
-                  <td className="hide-phone">{k.expires_at ? <Time iso={k.expires_at} /> : <span className="muted">never</span>}</td>
-                  <td className="hide-phone">{k.last_used_at ? <Time iso={k.last_used_at} /> : <span className="muted">–</span>}</td>
+                  <td className="hide-phone">
+                    {k.expires_at ? <Time iso={k.expires_at} /> : <span className="muted">never</span>}
+                  </td>
+                  <td className="hide-phone">
+                    {k.last_used_at ? <Time iso={k.last_used_at} /> : <span className="muted">–</span>}
+                  </td>
                   <td className="num">
                     {canWrite && (
-                      <button className="small danger" onClick={() => confirm(`Revoke the key “${k.name}”? Anything using it stops at once.`) && revoke.mutate(k.id)}>
+                      <button
+                        className="small danger"
+                        onClick={() =>
+                          confirm(`Revoke the key “${k.name}”? Anything using it stops at once.`) && revoke.mutate(k.id)
+                        }
+                      >
                         Revoke
                       </button>
                     )}
@@ -132,19 +149,31 @@ function Members() {
   const client = useQueryClient();
   const workspaceId = project.workspace_id;
   const key = ['members', workspaceId];
-  const members = useQuery({ queryKey: key, queryFn: () => api<{ data: Member[] }>(`/workspaces/${workspaceId}/members`) });
+  const members = useQuery({
+    queryKey: key,
+    queryFn: () => api<{ data: Member[] }>(`/workspaces/${workspaceId}/members`),
+  });
   const refresh = () => client.invalidateQueries({ queryKey: key });
-  const add = useMutation({ mutationFn: (body: { email: string; role: Role }) => api(`/workspaces/${workspaceId}/members`, { method: 'POST', body }), onSuccess: refresh });
-  const change = useMutation({
-    mutationFn: ({ userId, role }: { userId: string; role: Role }) => api(`/workspaces/${workspaceId}/members/${userId}`, { method: 'PATCH', body: { role } }),
+  const add = useMutation({
+    mutationFn: (body: { email: string; role: Role }) =>
+      api(`/workspaces/${workspaceId}/members`, { method: 'POST', body }),
     onSuccess: refresh,
   });
-  const remove = useMutation({ mutationFn: (userId: string) => api(`/workspaces/${workspaceId}/members/${userId}`, { method: 'DELETE' }), onSuccess: refresh });
+  const change = useMutation({
+    mutationFn: ({ userId, role }: { userId: string; role: Role }) =>
+      api(`/workspaces/${workspaceId}/members/${userId}`, { method: 'PATCH', body: { role } }),
+    onSuccess: refresh,
+  });
+  const remove = useMutation({
+    mutationFn: (userId: string) => api(`/workspaces/${workspaceId}/members/${userId}`, { method: 'DELETE' }),
+    onSuccess: refresh,
+  });
   const failure = add.error ?? change.error ?? remove.error;
   return (
     <section className="stack">
       <p className="muted">
-        Members of the workspace <strong>{project.workspace_name}</strong> and their roles: viewers read, members also create and change, admins also manage members and delete.
+        Members of the workspace <strong>{project.workspace_name}</strong> and their roles: viewers read, members also
+        create and change, admins also manage members and delete.
       </p>
       {isAdmin && (
         <form
@@ -198,7 +227,11 @@ function Members() {
                   <td>{m.email}</td>
                   <td>
                     {isAdmin ? (
-                      <select aria-label={`Role of ${m.email}`} value={m.role} onChange={(e) => change.mutate({ userId: m.user_id, role: e.target.value as Role })}>
+                      <select
+                        aria-label={`Role of ${m.email}`}
+                        value={m.role}
+                        onChange={(e) => change.mutate({ userId: m.user_id, role: e.target.value as Role })}
+                      >
                         <option>VIEWER</option>
                         <option>MEMBER</option>
                         <option>ADMIN</option>
@@ -209,12 +242,20 @@ function Members() {
                   </td>
                   <td className="num">
                     {isAdmin && m.user_id !== session.data?.user.id && (
-                      <button className="small danger" onClick={() => confirm(`Remove ${m.email} from the workspace?`) && remove.mutate(m.user_id)}>
+                      <button
+                        className="small danger"
+                        onClick={() => confirm(`Remove ${m.email} from the workspace?`) && remove.mutate(m.user_id)}
+                      >
                         Remove
                       </button>
                     )}
                     {m.user_id === session.data?.user.id && (
-                      <button className="small danger" onClick={() => confirm(`Leave the workspace ${project.workspace_name}?`) && remove.mutate(m.user_id)}>
+                      <button
+                        className="small danger"
+                        onClick={() =>
+                          confirm(`Leave the workspace ${project.workspace_name}?`) && remove.mutate(m.user_id)
+                        }
+                      >
                         Leave
                       </button>
                     )}
@@ -229,16 +270,27 @@ function Members() {
   );
 }
 
-type ProjectDetail = { id: string; name: string; trace_ttl_days: number; workspace_name: string; created_at: string; role: Role };
+type ProjectDetail = {
+  id: string;
+  name: string;
+  trace_ttl_days: number;
+  workspace_name: string;
+  created_at: string;
+  role: Role;
+};
 
 function ProjectSettings() {
   const { projectId, project, isAdmin, canWrite } = useProject();
   const client = useQueryClient();
   const navigate = useNavigate();
   const [deleting, setDeleting] = useState(false);
-  const detail = useQuery({ queryKey: ['project', projectId], queryFn: () => api<ProjectDetail>(`/projects/${projectId}`) });
+  const detail = useQuery({
+    queryKey: ['project', projectId],
+    queryFn: () => api<ProjectDetail>(`/projects/${projectId}`),
+  });
   const save = useMutation({
-    mutationFn: (body: { name?: string; trace_ttl_days?: number }) => api<ProjectDetail>(`/projects/${projectId}`, { method: 'PATCH', body }),
+    mutationFn: (body: { name?: string; trace_ttl_days?: number }) =>
+      api<ProjectDetail>(`/projects/${projectId}`, { method: 'PATCH', body }),
     onSuccess: (p) => {
       client.setQueryData(['project', projectId], p);
       void client.invalidateQueries({ queryKey: ['projects'] });
@@ -262,7 +314,10 @@ function ProjectSettings() {
           const form = new FormData(e.currentTarget);
           const name = String(form.get('name')).trim();
           const ttl = Number(form.get('ttl'));
-          save.mutate({ ...(name !== detail.data.name ? { name } : {}), ...(ttl !== detail.data.trace_ttl_days ? { trace_ttl_days: ttl } : {}) });
+          save.mutate({
+            ...(name !== detail.data.name ? { name } : {}),
+            ...(ttl !== detail.data.trace_ttl_days ? { trace_ttl_days: ttl } : {}),
+          });
         }}
       >
         <div className="grid-form">
@@ -272,11 +327,21 @@ function ProjectSettings() {
           </label>
           <label>
             Retention: keep traces for (days)
-            <input name="ttl" type="number" min={1} max={3650} defaultValue={detail.data.trace_ttl_days} required disabled={!isAdmin} aria-describedby="ttl-help" />
+            <input
+              name="ttl"
+              type="number"
+              min={1}
+              max={3650}
+              defaultValue={detail.data.trace_ttl_days}
+              required
+              disabled={!isAdmin}
+              aria-describedby="ttl-help"
+            />
           </label>
         </div>
         <p className="muted" id="ttl-help">
-          New spans are kept this long; dashboards never reach further back. {isAdmin ? '' : 'Only workspace admins change the retention.'}
+          New spans are kept this long; dashboards never reach further back.{' '}
+          {isAdmin ? '' : 'Only workspace admins change the retention.'}
         </p>
         {save.error && <p className="form-error">{errorText(save.error)}</p>}
         {save.isSuccess && <p className="muted">Saved.</p>}
@@ -291,7 +356,10 @@ function ProjectSettings() {
       {isAdmin && (
         <div className="card stack">
           <h3>Delete this project</h3>
-          <p className="muted">The project leaves every list and its API keys stop working at once; its data stays until the retention ends.</p>
+          <p className="muted">
+            The project leaves every list and its API keys stop working at once; its data stays until the retention
+            ends.
+          </p>
           <div>
             <button className="danger" onClick={() => setDeleting(true)}>
               Delete project…
@@ -341,7 +409,12 @@ export function SettingsPage() {
       </div>
       <div className="tabs" role="tablist">
         {TABS.map(([id, label]) => (
-          <button key={id} role="tab" aria-selected={tab === id} onClick={() => setParams(id === 'keys' ? {} : { tab: id })}>
+          <button
+            key={id}
+            role="tab"
+            aria-selected={tab === id}
+            onClick={() => setParams(id === 'keys' ? {} : { tab: id })}
+          >
             {label}
           </button>
         ))}
@@ -366,7 +439,8 @@ function AccountSettings() {
   const client = useQueryClient();
   const navigate = useNavigate();
   const change = useMutation({
-    mutationFn: (body: { current_password: string; new_password: string }) => request<{ revoked_sessions: number }>('/api/auth/password', { method: 'POST', body }),
+    mutationFn: (body: { current_password: string; new_password: string }) =>
+      request<{ revoked_sessions: number }>('/api/auth/password', { method: 'POST', body }),
   });
   const everywhere = useMutation({
     mutationFn: () => request('/api/auth/logout-all', { method: 'POST' }),
@@ -400,7 +474,9 @@ function AccountSettings() {
           </label>
         </div>
         {change.error && <p className="form-error">{errorText(change.error)}</p>}
-        {change.isSuccess && <p className="muted">Password changed; {change.data.revoked_sessions} other session(s) logged out.</p>}
+        {change.isSuccess && (
+          <p className="muted">Password changed; {change.data.revoked_sessions} other session(s) logged out.</p>
+        )}
         <div>
           <button className="primary" type="submit" disabled={change.isPending}>
             Change password
@@ -411,7 +487,11 @@ function AccountSettings() {
         <h3>Log out everywhere</h3>
         <p className="muted">Ends every session of your account, this one too, and every CLI access token.</p>
         <div>
-          <button className="danger" onClick={() => confirm('Log out of every session?') && everywhere.mutate()} disabled={everywhere.isPending}>
+          <button
+            className="danger"
+            onClick={() => confirm('Log out of every session?') && everywhere.mutate()}
+            disabled={everywhere.isPending}
+          >
             Log out everywhere
           </button>
         </div>

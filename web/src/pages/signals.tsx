@@ -31,19 +31,27 @@ export function SignalsPage() {
   const signals = useQuery({
     queryKey: ['signals', projectId, status, page],
     placeholderData: keepPreviousData,
-    queryFn: ({ signal }) => api<Page<SignalItem>>('/signals', { signal, query: { project_id: projectId, status, limit: LIMIT, page } }),
+    queryFn: ({ signal }) =>
+      api<Page<SignalItem>>('/signals', { signal, query: { project_id: projectId, status, limit: LIMIT, page } }),
   });
   return (
     <div className="page">
       <div className="page-head">
         <div>
           <h1>Signals</h1>
-          <div className="muted">Problems the detectors found, grouped: resolve them, dismiss noise, merge duplicates.</div>
+          <div className="muted">
+            Problems the detectors found, grouped: resolve them, dismiss noise, merge duplicates.
+          </div>
         </div>
       </div>
       <div className="tabs" role="tablist">
         {STATUSES.map((s) => (
-          <button key={s} role="tab" aria-selected={s === status} onClick={() => setParams(s === 'open' ? {} : { status: s })}>
+          <button
+            key={s}
+            role="tab"
+            aria-selected={s === status}
+            onClick={() => setParams(s === 'open' ? {} : { status: s })}
+          >
             {s[0]!.toUpperCase() + s.slice(1)}
           </button>
         ))}
@@ -70,7 +78,12 @@ export function SignalsPage() {
               </thead>
               <tbody>
                 {signals.data.data.map((s) => (
-                  <tr key={s.signal_id} className="clickable" data-testid="signal-row" onClick={() => navigate(`/projects/${projectId}/signals/${s.signal_id}`)}>
+                  <tr
+                    key={s.signal_id}
+                    className="clickable"
+                    data-testid="signal-row"
+                    onClick={() => navigate(`/projects/${projectId}/signals/${s.signal_id}`)}
+                  >
                     <td>
                       <Link to={`/projects/${projectId}/signals/${s.signal_id}`} onClick={(e) => e.stopPropagation()}>
                         {s.title}
@@ -91,7 +104,12 @@ export function SignalsPage() {
               </tbody>
             </table>
           </div>
-          <Pager page={page} limit={LIMIT} total={signals.data.meta.total} onPage={(p) => setParams({ ...(status !== 'open' ? { status } : {}), ...(p ? { page: String(p) } : {}) })} />
+          <Pager
+            page={page}
+            limit={LIMIT}
+            total={signals.data.meta.total}
+            onPage={(p) => setParams({ ...(status !== 'open' ? { status } : {}), ...(p ? { page: String(p) } : {}) })}
+          />
         </>
       )}
     </div>
@@ -103,7 +121,8 @@ function Findings({ projectId, signalId }: { projectId: string; signalId: string
   const findings = useQuery({
     queryKey: ['findings', projectId, signalId, page],
     placeholderData: keepPreviousData,
-    queryFn: () => api<Page<Finding>>('/findings', { query: { project_id: projectId, signal_id: signalId, limit: 20, page } }),
+    queryFn: () =>
+      api<Page<Finding>>('/findings', { query: { project_id: projectId, signal_id: signalId, limit: 20, page } }),
   });
   if (findings.isPending) return <Loading rows={3} />;
   if (findings.error) return <ErrorBox error={findings.error} />;
@@ -127,7 +146,9 @@ function Findings({ projectId, signalId }: { projectId: string; signalId: string
                 </td>
                 <td>{f.summary}</td>
                 <td className="mono">
-                  <Link to={`/projects/${projectId}/traces/${encodeURIComponent(f.trace_id)}${f.span_id ? `?span=${encodeURIComponent(f.span_id)}` : ''}`}>
+                  <Link
+                    to={`/projects/${projectId}/traces/${encodeURIComponent(f.trace_id)}${f.span_id ? `?span=${encodeURIComponent(f.span_id)}` : ''}`}
+                  >
                     {f.trace_id.slice(0, 16)}…
                   </Link>
                 </td>
@@ -153,7 +174,10 @@ export function SignalPage() {
   const [dialog, setDialog] = useState<'resolve' | 'merge' | null>(null);
   const [conflict, setConflict] = useState<string | null>(null);
   const key = ['signal', projectId, signalId];
-  const signal = useQuery({ queryKey: key, queryFn: () => api<SignalDetail>(`/signals/${encodeURIComponent(signalId)}`, { query: { project_id: projectId } }) });
+  const signal = useQuery({
+    queryKey: key,
+    queryFn: () => api<SignalDetail>(`/signals/${encodeURIComponent(signalId)}`, { query: { project_id: projectId } }),
+  });
   useTitle(signal.data?.title ?? 'Signal');
   const done = async () => {
     setDialog(null);
@@ -168,7 +192,10 @@ export function SignalPage() {
   };
   const change = useMutation({
     mutationFn: (body: { status: 'open' | 'resolved'; reason?: string; note?: string }) =>
-      api(`/signals/${encodeURIComponent(signalId)}/status`, { method: 'PATCH', body: { project_id: projectId, expected_status: signal.data?.status, ...body } }),
+      api(`/signals/${encodeURIComponent(signalId)}/status`, {
+        method: 'PATCH',
+        body: { project_id: projectId, expected_status: signal.data?.status, ...body },
+      }),
     onSuccess: done,
     onError,
   });
@@ -177,13 +204,19 @@ export function SignalPage() {
   // expected_status too, for a server that checks it.
   const unchanged = async () => {
     const seen = signal.data?.status;
-    const now = await api<SignalDetail>(`/signals/${encodeURIComponent(signalId)}`, { query: { project_id: projectId } });
-    if (now.status !== seen || now.merged_into_id) throw new ApiError(409, `the signal is ${now.merged_into_id ? 'merged' : now.status} now`, null);
+    const now = await api<SignalDetail>(`/signals/${encodeURIComponent(signalId)}`, {
+      query: { project_id: projectId },
+    });
+    if (now.status !== seen || now.merged_into_id)
+      throw new ApiError(409, `the signal is ${now.merged_into_id ? 'merged' : now.status} now`, null);
   };
   const dismiss = useMutation({
     mutationFn: async () => {
       await unchanged();
-      return request(`/api/projects/${projectId}/signals/${encodeURIComponent(signalId)}/dismiss`, { method: 'POST', body: { expected_status: signal.data?.status } });
+      return request(`/api/projects/${projectId}/signals/${encodeURIComponent(signalId)}/dismiss`, {
+        method: 'POST',
+        body: { expected_status: signal.data?.status },
+      });
     },
     onSuccess: done,
     onError,
@@ -191,7 +224,10 @@ export function SignalPage() {
   const merge = useMutation({
     mutationFn: async (into: string) => {
       await unchanged();
-      return request(`/api/projects/${projectId}/signals/${encodeURIComponent(signalId)}/merge`, { method: 'POST', body: { into_signal_id: into, expected_status: signal.data?.status } });
+      return request(`/api/projects/${projectId}/signals/${encodeURIComponent(signalId)}/merge`, {
+        method: 'POST',
+        body: { into_signal_id: into, expected_status: signal.data?.status },
+      });
     },
     onSuccess: done,
     onError,
@@ -199,11 +235,14 @@ export function SignalPage() {
 
   if (signal.isPending) return <Loading rows={5} />;
   if (signal.error) {
-    if (isNotFound(signal.error)) return <NotFound what="signal" back={{ to: `/projects/${projectId}/signals`, label: 'Back to signals' }} />;
+    if (isNotFound(signal.error))
+      return <NotFound what="signal" back={{ to: `/projects/${projectId}/signals`, label: 'Back to signals' }} />;
     return <ErrorBox error={signal.error} />;
   }
   const s = signal.data;
-  const failure = [change.error, dismiss.error, merge.error].find((e) => e && !(e instanceof ApiError && e.status === 409));
+  const failure = [change.error, dismiss.error, merge.error].find(
+    (e) => e && !(e instanceof ApiError && e.status === 409),
+  );
   const busy = change.isPending || dismiss.isPending || merge.isPending;
   return (
     <div className="page">
@@ -216,7 +255,8 @@ export function SignalPage() {
             {s.title} <Badge tone={statusTone(s.status)}>{s.status}</Badge>
           </h1>
           <div className="muted">
-            {s.detector_name} · {fmtInt(s.hit_count)} hits · first <Time iso={s.first_seen_at} /> · last <Time iso={s.last_seen_at} />
+            {s.detector_name} · {fmtInt(s.hit_count)} hits · first <Time iso={s.first_seen_at} /> · last{' '}
+            <Time iso={s.last_seen_at} />
             {s.reopen_count > 0 && ` · reopened ${s.reopen_count}×`}
             {s.resolved_at && (
               <>
@@ -243,7 +283,13 @@ export function SignalPage() {
                 <button disabled={busy} onClick={() => setDialog('merge')}>
                   Merge into…
                 </button>
-                <button disabled={busy} onClick={() => confirm('Dismiss this signal? A dismissed signal never reopens on new findings.') && dismiss.mutate()}>
+                <button
+                  disabled={busy}
+                  onClick={() =>
+                    confirm('Dismiss this signal? A dismissed signal never reopens on new findings.') &&
+                    dismiss.mutate()
+                  }
+                >
                   Dismiss
                 </button>
               </>
@@ -269,18 +315,24 @@ export function SignalPage() {
       {failure ? <ErrorBox error={failure} title="The change was refused" /> : null}
       {s.merged_into_id && (
         <div className="refusal">
-          This signal was merged: its findings now count for <Link to={`/projects/${projectId}/signals/${s.merged_into_id}`}>the signal it was merged into</Link>.
+          This signal was merged: its findings now count for{' '}
+          <Link to={`/projects/${projectId}/signals/${s.merged_into_id}`}>the signal it was merged into</Link>.
         </div>
       )}
       <div className="row">
-        <Link className="button" to={`/projects/${projectId}/traces?range=all&filters=${encodeURIComponent(JSON.stringify([{ field: 'signal_id', op: 'eq', value: s.signal_id }]))}`}>
+        <Link
+          className="button"
+          to={`/projects/${projectId}/traces?range=all&filters=${encodeURIComponent(JSON.stringify([{ field: 'signal_id', op: 'eq', value: s.signal_id }]))}`}
+        >
           Traces of this signal →
         </Link>
       </div>
       <section className="card stack">
         <h2>Root-cause hints</h2>
         {s.rca_state === 'pending' && <p className="muted">Being worked out…</p>}
-        {s.rca_state === 'failed' && <p className="muted">The hints could not be computed{s.rca?.error ? `: ${s.rca.error}` : '.'}</p>}
+        {s.rca_state === 'failed' && (
+          <p className="muted">The hints could not be computed{s.rca?.error ? `: ${s.rca.error}` : '.'}</p>
+        )}
         {s.rca?.hints?.length ? (
           <table className="data compact" data-testid="rca-hints">
             <thead>
@@ -305,20 +357,43 @@ export function SignalPage() {
             </tbody>
           </table>
         ) : (
-          s.rca_state !== 'pending' && s.rca_state !== 'failed' && <p className="muted">No attribute stands out in this signal's traces.</p>
+          s.rca_state !== 'pending' &&
+          s.rca_state !== 'failed' && <p className="muted">No attribute stands out in this signal's traces.</p>
         )}
       </section>
       <section className="stack">
         <h2>Findings</h2>
         <Findings projectId={projectId} signalId={s.signal_id} />
       </section>
-      {dialog === 'resolve' && <ResolveDialog onClose={() => setDialog(null)} onResolve={(reason, note) => change.mutate({ status: 'resolved', reason, ...(note ? { note } : {}) })} busy={change.isPending} />}
-      {dialog === 'merge' && <MergeDialog projectId={projectId} signal={s} onClose={() => setDialog(null)} onMerge={(into) => merge.mutate(into)} busy={merge.isPending} />}
+      {dialog === 'resolve' && (
+        <ResolveDialog
+          onClose={() => setDialog(null)}
+          onResolve={(reason, note) => change.mutate({ status: 'resolved', reason, ...(note ? { note } : {}) })}
+          busy={change.isPending}
+        />
+      )}
+      {dialog === 'merge' && (
+        <MergeDialog
+          projectId={projectId}
+          signal={s}
+          onClose={() => setDialog(null)}
+          onMerge={(into) => merge.mutate(into)}
+          busy={merge.isPending}
+        />
+      )}
     </div>
   );
 }
 
-function ResolveDialog({ onClose, onResolve, busy }: { onClose: () => void; onResolve: (reason: string, note: string) => void; busy: boolean }) {
+function ResolveDialog({
+  onClose,
+  onResolve,
+  busy,
+}: {
+  onClose: () => void;
+  onResolve: (reason: string, note: string) => void;
+  busy: boolean;
+}) {
   const [reason, setReason] = useState<string>('fixed_by_pr');
   const [note, setNote] = useState('');
   return (
@@ -342,7 +417,14 @@ function ResolveDialog({ onClose, onResolve, busy }: { onClose: () => void; onRe
         </label>
         <label>
           Note {reason === 'other' ? '' : <span className="muted">(optional)</span>}
-          <textarea value={note} onChange={(e) => setNote(e.target.value)} maxLength={4000} rows={4} required={reason === 'other'} style={{ fontFamily: 'inherit' }} />
+          <textarea
+            value={note}
+            onChange={(e) => setNote(e.target.value)}
+            maxLength={4000}
+            rows={4}
+            required={reason === 'other'}
+            style={{ fontFamily: 'inherit' }}
+          />
         </label>
         <p className="muted">It reopens by itself if the detector finds the problem again in a newer trace.</p>
         <button className="primary" type="submit" disabled={busy || (reason === 'other' && !note.trim())}>
@@ -353,12 +435,26 @@ function ResolveDialog({ onClose, onResolve, busy }: { onClose: () => void; onRe
   );
 }
 
-function MergeDialog({ projectId, signal, onClose, onMerge, busy }: { projectId: string; signal: SignalDetail; onClose: () => void; onMerge: (into: string) => void; busy: boolean }) {
+function MergeDialog({
+  projectId,
+  signal,
+  onClose,
+  onMerge,
+  busy,
+}: {
+  projectId: string;
+  signal: SignalDetail;
+  onClose: () => void;
+  onMerge: (into: string) => void;
+  busy: boolean;
+}) {
   const candidates = useQuery({
     queryKey: ['merge-candidates', projectId],
     queryFn: async () => {
       const [open, resolved] = await Promise.all(
-        (['open', 'resolved'] as const).map((status) => api<Page<SignalItem>>('/signals', { query: { project_id: projectId, status, limit: 200 } })),
+        (['open', 'resolved'] as const).map((status) =>
+          api<Page<SignalItem>>('/signals', { query: { project_id: projectId, status, limit: 200 } }),
+        ),
       );
       return [...open!.data, ...resolved!.data];
     },

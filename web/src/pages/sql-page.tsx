@@ -89,10 +89,14 @@ export function SqlPage() {
               <>
                 <span className="grow" />
                 <span data-testid="sql-summary">
-                  {fmtInt(run.data.row_count)} {run.data.row_count === 1 ? 'row' : 'rows'} · {fmtMs(run.data.elapsed_ms)}
+                  {fmtInt(run.data.row_count)} {run.data.row_count === 1 ? 'row' : 'rows'} ·{' '}
+                  {fmtMs(run.data.elapsed_ms)}
                   {run.data.truncated && ' · truncated at 10,000 rows'}
                 </span>
-                <button className="small" onClick={() => download(`sightline-${new Date().toISOString().slice(0, 19)}.csv`, toCsv(run.data))}>
+                <button
+                  className="small"
+                  onClick={() => download(`sightline-${new Date().toISOString().slice(0, 19)}.csv`, toCsv(run.data))}
+                >
                   Download CSV
                 </button>
               </>
@@ -133,7 +137,11 @@ export function SqlPage() {
                     ))}
                   </tbody>
                 </table>
-                {run.data.rows.length > 1000 && <div className="muted" style={{ padding: '0.5rem' }}>The first 1,000 rows are shown; the CSV has all {fmtInt(run.data.rows.length)}.</div>}
+                {run.data.rows.length > 1000 && (
+                  <div className="muted" style={{ padding: '0.5rem' }}>
+                    The first 1,000 rows are shown; the CSV has all {fmtInt(run.data.rows.length)}.
+                  </div>
+                )}
               </div>
             ))}
         </div>
@@ -153,7 +161,9 @@ export function SqlPage() {
                       <button title={`Insert ${c.name}`} onClick={() => insert(c.name)}>
                         {c.name}
                       </button>
-                      <span className="muted" title={c.type}>{c.type}</span>
+                      <span className="muted" title={c.type}>
+                        {c.type}
+                      </span>
                     </li>
                   ))}
                 </ul>

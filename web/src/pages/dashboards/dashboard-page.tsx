@@ -22,26 +22,34 @@ export function DashboardPage() {
   const [editing, setEditing] = useState<Widget | 'new' | null>(null);
   const from = params.get('from');
   const to = params.get('to');
-  const time: TimeValue = from && to ? { range: null, from, to } : { range: params.get('range') ?? DEFAULT_RANGE, from: null, to: null };
+  const time: TimeValue =
+    from && to ? { range: null, from, to } : { range: params.get('range') ?? DEFAULT_RANGE, from: null, to: null };
   const win: WindowQuery = time.range ? { range: time.range } : { start_time: time.from!, end_time: time.to! };
 
   const dashboard = useQuery({
     queryKey: ['dashboard', projectId, dashboardId],
-    queryFn: ({ signal }) => api<Dashboard>(`/dashboards/${encodeURIComponent(dashboardId)}`, { signal, query: { project_id: projectId } }),
+    queryFn: ({ signal }) =>
+      api<Dashboard>(`/dashboards/${encodeURIComponent(dashboardId)}`, { signal, query: { project_id: projectId } }),
   });
   const data = useQuery({
     queryKey: ['dashboard-data', projectId, dashboardId, win],
     enabled: dashboard.isSuccess,
     placeholderData: keepPreviousData,
-    queryFn: ({ signal }) => api<DashboardData>(`/dashboards/${encodeURIComponent(dashboardId)}/data`, { signal, query: { project_id: projectId, ...win } }),
+    queryFn: ({ signal }) =>
+      api<DashboardData>(`/dashboards/${encodeURIComponent(dashboardId)}/data`, {
+        signal,
+        query: { project_id: projectId, ...win },
+      }),
   });
   useTitle(dashboard.data?.name ?? 'Dashboard');
   const removeWidget = useMutation({
-    mutationFn: (id: string) => api(`/widgets/${encodeURIComponent(id)}`, { method: 'DELETE', query: { project_id: projectId } }),
+    mutationFn: (id: string) =>
+      api(`/widgets/${encodeURIComponent(id)}`, { method: 'DELETE', query: { project_id: projectId } }),
     onSuccess: () => client.invalidateQueries({ queryKey: ['dashboard', projectId, dashboardId] }),
   });
   const removeDashboard = useMutation({
-    mutationFn: () => api(`/dashboards/${encodeURIComponent(dashboardId)}`, { method: 'DELETE', query: { project_id: projectId } }),
+    mutationFn: () =>
+      api(`/dashboards/${encodeURIComponent(dashboardId)}`, { method: 'DELETE', query: { project_id: projectId } }),
     onSuccess: async () => {
       await client.invalidateQueries({ queryKey: ['dashboards', projectId] });
       navigate(`/projects/${projectId}/dashboards`);
@@ -50,12 +58,16 @@ export function DashboardPage() {
 
   if (dashboard.isPending) return <Loading rows={6} />;
   if (dashboard.error) {
-    if (isNotFound(dashboard.error)) return <NotFound what="dashboard" back={{ to: `/projects/${projectId}/dashboards`, label: 'Back to dashboards' }} />;
+    if (isNotFound(dashboard.error))
+      return (
+        <NotFound what="dashboard" back={{ to: `/projects/${projectId}/dashboards`, label: 'Back to dashboards' }} />
+      );
     return <ErrorBox error={dashboard.error} />;
   }
   const d = dashboard.data;
   const answers = new Map((data.data?.widgets ?? []).map((w) => [w.id, w]));
-  const setTime = (t: TimeValue) => setParams(t.range ? (t.range === DEFAULT_RANGE ? {} : { range: t.range }) : { from: t.from!, to: t.to! });
+  const setTime = (t: TimeValue) =>
+    setParams(t.range ? (t.range === DEFAULT_RANGE ? {} : { range: t.range }) : { from: t.from!, to: t.to! });
   return (
     <div className="page">
       <div className="page-head">
@@ -71,7 +83,9 @@ export function DashboardPage() {
             <div className="muted" data-testid="dashboard-window">
               <Time iso={data.data.window.start_time} /> – <Time iso={data.data.window.end_time} />
               {data.data.window.clamped && ' · start moved forward to the project’s retention'}
-              {data.data.failed > 0 && <span style={{ color: 'var(--error)' }}> · {data.data.failed} widget(s) failed</span>}
+              {data.data.failed > 0 && (
+                <span style={{ color: 'var(--error)' }}> · {data.data.failed} widget(s) failed</span>
+              )}
               {data.isFetching && ' · updating…'}
             </div>
           )}
@@ -102,7 +116,12 @@ export function DashboardPage() {
           {d.widgets.map((w) => {
             const answer = answers.get(w.id);
             return (
-              <section key={w.id} className={`widget${answer?.status === 'error' ? ' failed' : ''}`} data-testid="widget" aria-label={w.title}>
+              <section
+                key={w.id}
+                className={`widget${answer?.status === 'error' ? ' failed' : ''}`}
+                data-testid="widget"
+                aria-label={w.title}
+              >
                 <div className="widget-head">
                   <h3 title={w.title}>{w.title}</h3>
                   {canWrite && (
@@ -128,13 +147,22 @@ export function DashboardPage() {
       )}
       {canWrite && !d.is_default && (
         <div>
-          <button className="danger small" onClick={() => confirm(`Delete the dashboard “${d.name}” and its widgets?`) && removeDashboard.mutate()}>
+          <button
+            className="danger small"
+            onClick={() => confirm(`Delete the dashboard “${d.name}” and its widgets?`) && removeDashboard.mutate()}
+          >
             Delete dashboard
           </button>
         </div>
       )}
       {editing && (
-        <WidgetEditor projectId={projectId} dashboardId={dashboardId} widget={editing === 'new' ? undefined : editing} window={win} onClose={() => setEditing(null)} />
+        <WidgetEditor
+          projectId={projectId}
+          dashboardId={dashboardId}
+          widget={editing === 'new' ? undefined : editing}
+          window={win}
+          onClose={() => setEditing(null)}
+        />
       )}
     </div>
   );

@@ -14,10 +14,12 @@ export function DashboardsPage() {
   const [creating, setCreating] = useState(false);
   const dashboards = useQuery({
     queryKey: ['dashboards', projectId],
-    queryFn: ({ signal }) => api<{ data: DashboardItem[] }>('/dashboards', { signal, query: { project_id: projectId } }),
+    queryFn: ({ signal }) =>
+      api<{ data: DashboardItem[] }>('/dashboards', { signal, query: { project_id: projectId } }),
   });
   const create = useMutation({
-    mutationFn: (body: { name: string; description: string }) => api<{ id: string }>('/dashboards', { method: 'POST', body: { project_id: projectId, ...body } }),
+    mutationFn: (body: { name: string; description: string }) =>
+      api<{ id: string }>('/dashboards', { method: 'POST', body: { project_id: projectId, ...body } }),
     onSuccess: async (created) => {
       await client.invalidateQueries({ queryKey: ['dashboards', projectId] });
       navigate(`/projects/${projectId}/dashboards/${created.id}`);
@@ -55,7 +57,11 @@ export function DashboardsPage() {
             </thead>
             <tbody>
               {dashboards.data.data.map((d) => (
-                <tr key={d.id} className="clickable" onClick={() => navigate(`/projects/${projectId}/dashboards/${d.id}`)}>
+                <tr
+                  key={d.id}
+                  className="clickable"
+                  onClick={() => navigate(`/projects/${projectId}/dashboards/${d.id}`)}
+                >
                   <td>
                     <Link to={`/projects/${projectId}/dashboards/${d.id}`} onClick={(e) => e.stopPropagation()}>
                       {d.name}
@@ -84,7 +90,11 @@ export function DashboardsPage() {
               create.mutate({ name: String(form.get('name')), description: String(form.get('description') ?? '') });
             }}
           >
-            {create.error && <p className="form-error">{create.error instanceof ApiError ? create.error.detail : String(create.error)}</p>}
+            {create.error && (
+              <p className="form-error">
+                {create.error instanceof ApiError ? create.error.detail : String(create.error)}
+              </p>
+            )}
             <label>
               Name
               <input name="name" required maxLength={200} />

@@ -5,7 +5,16 @@ import { useDebounced } from '../../hooks';
 import { FilterBar } from '../../components/filter-bar';
 import { ErrorBox, Modal } from '../../components/ui';
 import { MarkdownText, WidgetBody } from '../../components/widget-view';
-import { AGGREGATIONS, asSpec, defaultSpec, GROUP_FIELDS, IDENTITY_MEASURES, INTERVALS, MEASURES, VIEWS } from '../../widget-spec';
+import {
+  AGGREGATIONS,
+  asSpec,
+  defaultSpec,
+  GROUP_FIELDS,
+  IDENTITY_MEASURES,
+  INTERVALS,
+  MEASURES,
+  VIEWS,
+} from '../../widget-spec';
 import type { AnsweredWidget, Predicate, Widget, WidgetSpec, WidgetType } from '../../types';
 
 const TYPES: { value: WidgetType; label: string }[] = [
@@ -50,7 +59,9 @@ export function WidgetEditor({
   const [type, setType] = useState<WidgetType>(widget?.type ?? 'timeseries');
   const [spec, setSpec] = useState<WidgetSpec>(asSpec(widget?.spec) ?? defaultSpec());
   const [text, setText] = useState<string>(
-    widget?.type === 'markdown' ? String((widget.spec as { text?: string })?.text ?? (typeof widget.spec === 'string' ? widget.spec : '')) : '',
+    widget?.type === 'markdown'
+      ? String((widget.spec as { text?: string })?.text ?? (typeof widget.spec === 'string' ? widget.spec : ''))
+      : '',
   );
   const [metaKey, setMetaKey] = useState('');
   const patch = (p: Partial<WidgetSpec>) => setSpec((s) => ({ ...s, ...p }));
@@ -65,16 +76,30 @@ export function WidgetEditor({
     placeholderData: keepPreviousData,
     retry: false,
     queryFn: ({ signal }) => {
-      const { type: t, body: b, window: w } = JSON.parse(previewKey) as { type: WidgetType; body: WidgetSpec; window: WindowQuery };
-      return api<AnsweredWidget>('/widgets/query', { method: 'POST', signal, body: { project_id: projectId, type: t, spec: b, ...w } });
+      const {
+        type: t,
+        body: b,
+        window: w,
+      } = JSON.parse(previewKey) as { type: WidgetType; body: WidgetSpec; window: WindowQuery };
+      return api<AnsweredWidget>('/widgets/query', {
+        method: 'POST',
+        signal,
+        body: { project_id: projectId, type: t, spec: b, ...w },
+      });
     },
   });
 
   const save = useMutation({
     mutationFn: () =>
       widget
-        ? api(`/widgets/${encodeURIComponent(widget.id)}`, { method: 'PATCH', body: { project_id: projectId, title, type, spec: body } })
-        : api('/widgets', { method: 'POST', body: { project_id: projectId, dashboard_id: dashboardId, title, type, spec: body } }),
+        ? api(`/widgets/${encodeURIComponent(widget.id)}`, {
+            method: 'PATCH',
+            body: { project_id: projectId, title, type, spec: body },
+          })
+        : api('/widgets', {
+            method: 'POST',
+            body: { project_id: projectId, dashboard_id: dashboardId, title, type, spec: body },
+          }),
     onSuccess: async () => {
       await client.invalidateQueries({ queryKey: ['dashboard', projectId, dashboardId] });
       await client.invalidateQueries({ queryKey: ['dashboard-data', projectId, dashboardId] });
@@ -96,7 +121,13 @@ export function WidgetEditor({
         >
           <label>
             Title
-            <input value={title} onChange={(e) => setTitle(e.target.value)} required maxLength={200} placeholder="e.g. LLM cost by model" />
+            <input
+              value={title}
+              onChange={(e) => setTitle(e.target.value)}
+              required
+              maxLength={200}
+              placeholder="e.g. LLM cost by model"
+            />
           </label>
           <label>
             Type
@@ -125,7 +156,9 @@ export function WidgetEditor({
                       patch({
                         view,
                         measure: MEASURES[view].includes(spec.measure) ? spec.measure : 'count',
-                        group_by: spec.group_by?.filter((g) => GROUP_FIELDS[view].includes(g) || g.startsWith('metadata.')),
+                        group_by: spec.group_by?.filter(
+                          (g) => GROUP_FIELDS[view].includes(g) || g.startsWith('metadata.'),
+                        ),
                       });
                     }}
                   >
@@ -143,7 +176,16 @@ export function WidgetEditor({
                     onChange={(e) => {
                       const measure = e.target.value;
                       const id = IDENTITY_MEASURES.includes(measure);
-                      patch({ measure, aggregation: id ? 'uniq' : measure === 'count' ? 'count' : spec.aggregation === 'count' || spec.aggregation === 'uniq' ? 'avg' : spec.aggregation });
+                      patch({
+                        measure,
+                        aggregation: id
+                          ? 'uniq'
+                          : measure === 'count'
+                            ? 'count'
+                            : spec.aggregation === 'count' || spec.aggregation === 'uniq'
+                              ? 'avg'
+                              : spec.aggregation,
+                      });
                     }}
                   >
                     {MEASURES[spec.view].map((m) => (
@@ -166,7 +208,10 @@ export function WidgetEditor({
                 {type === 'timeseries' && (
                   <label>
                     Interval
-                    <select value={spec.interval ?? 'auto'} onChange={(e) => patch({ interval: e.target.value as WidgetSpec['interval'] })}>
+                    <select
+                      value={spec.interval ?? 'auto'}
+                      onChange={(e) => patch({ interval: e.target.value as WidgetSpec['interval'] })}
+                    >
                       {INTERVALS.map((i) => (
                         <option key={i} value={i}>
                           {i}
@@ -178,7 +223,14 @@ export function WidgetEditor({
                 {(type === 'table' || type === 'bar') && (
                   <label>
                     Limit
-                    <input type="number" min={1} max={1000} value={spec.limit ?? ''} placeholder="100" onChange={(e) => patch({ limit: e.target.value ? Number(e.target.value) : undefined })} />
+                    <input
+                      type="number"
+                      min={1}
+                      max={1000}
+                      value={spec.limit ?? ''}
+                      placeholder="100"
+                      onChange={(e) => patch({ limit: e.target.value ? Number(e.target.value) : undefined })}
+                    />
                   </label>
                 )}
               </div>
@@ -189,7 +241,11 @@ export function WidgetEditor({
                     {(spec.group_by ?? []).map((g) => (
                       <span className="chip" key={g}>
                         <span className="chip-text">{g}</span>
-                        <button type="button" aria-label={`Remove group ${g}`} onClick={() => patch({ group_by: spec.group_by!.filter((x) => x !== g) })}>
+                        <button
+                          type="button"
+                          aria-label={`Remove group ${g}`}
+                          onClick={() => patch({ group_by: spec.group_by!.filter((x) => x !== g) })}
+                        >
                           ×
                         </button>
                       </span>
@@ -199,7 +255,9 @@ export function WidgetEditor({
                         <select
                           aria-label="Add a group"
                           value=""
-                          onChange={(e) => e.target.value && patch({ group_by: [...(spec.group_by ?? []), e.target.value] })}
+                          onChange={(e) =>
+                            e.target.value && patch({ group_by: [...(spec.group_by ?? []), e.target.value] })
+                          }
                         >
                           <option value="">+ field…</option>
                           {groupOptions
@@ -210,7 +268,13 @@ export function WidgetEditor({
                               </option>
                             ))}
                         </select>
-                        <input aria-label="Metadata key to group by" placeholder="metadata key" value={metaKey} onChange={(e) => setMetaKey(e.target.value)} style={{ width: 130 }} />
+                        <input
+                          aria-label="Metadata key to group by"
+                          placeholder="metadata key"
+                          value={metaKey}
+                          onChange={(e) => setMetaKey(e.target.value)}
+                          style={{ width: 130 }}
+                        />
                         <button
                           type="button"
                           className="small"
@@ -229,11 +293,18 @@ export function WidgetEditor({
               )}
               <div className="stack" style={{ gap: '0.35rem' }}>
                 <span style={{ fontWeight: 500 }}>Filters</span>
-                <FilterBar projectId={projectId} filters={spec.filters ?? []} onChange={(filters: Predicate[]) => patch({ filters })} exclude={['signal_id']} />
+                <FilterBar
+                  projectId={projectId}
+                  filters={spec.filters ?? []}
+                  onChange={(filters: Predicate[]) => patch({ filters })}
+                  exclude={['signal_id']}
+                />
               </div>
             </>
           )}
-          {save.error && <p className="form-error">{save.error instanceof ApiError ? save.error.detail : String(save.error)}</p>}
+          {save.error && (
+            <p className="form-error">{save.error instanceof ApiError ? save.error.detail : String(save.error)}</p>
+          )}
           <div className="row">
             <button className="primary" type="submit" disabled={save.isPending || !title.trim()}>
               {widget ? 'Save widget' : 'Add widget'}

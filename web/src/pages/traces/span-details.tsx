@@ -38,7 +38,12 @@ export function Attributes({ values, label }: { values: Record<string, string>; 
 
 /** An OTel `exception` event: its type and message first, the stack trace as it was written. */
 function ExceptionEvent({ event }: { event: SpanEvent }) {
-  const { 'exception.type': type, 'exception.message': message, 'exception.stacktrace': stack, ...rest } = event.attributes;
+  const {
+    'exception.type': type,
+    'exception.message': message,
+    'exception.stacktrace': stack,
+    ...rest
+  } = event.attributes;
   return (
     <div className="error-detail stack" style={{ gap: '0.3rem' }}>
       <strong>{type ?? 'Exception'}</strong>
@@ -71,7 +76,11 @@ export function SpanEvents({ span }: { span: Span }) {
                   +{fmtMs(Math.max(0, Date.parse(e.time) - start))} · <Time iso={e.time} />
                 </span>
               </div>
-              {e.name === 'exception' ? <ExceptionEvent event={e} /> : <Attributes values={e.attributes} label={`${e.name} attributes`} />}
+              {e.name === 'exception' ? (
+                <ExceptionEvent event={e} />
+              ) : (
+                <Attributes values={e.attributes} label={`${e.name} attributes`} />
+              )}
             </li>
           ))}
         </ol>
@@ -89,7 +98,10 @@ export function SpanLinks({ span, projectId }: { span: Span; projectId: string }
       <ul className="span-events">
         {links.map((l, i) => (
           <li key={i}>
-            <Link className="mono" to={`/projects/${projectId}/traces/${encodeURIComponent(l.trace_id)}?span=${encodeURIComponent(l.span_id)}`}>
+            <Link
+              className="mono"
+              to={`/projects/${projectId}/traces/${encodeURIComponent(l.trace_id)}?span=${encodeURIComponent(l.span_id)}`}
+            >
               {l.trace_id} / {l.span_id}
             </Link>
             <Attributes values={l.attributes} label="Link attributes" />
@@ -107,7 +119,8 @@ export function SpanResource({ span }: { span: Span }) {
     <section data-testid="span-resource">
       <details>
         <summary>
-          <h3 style={{ display: 'inline' }}>Resource</h3> <span className="muted">({Object.keys(resource).length} attributes of the producer)</span>
+          <h3 style={{ display: 'inline' }}>Resource</h3>{' '}
+          <span className="muted">({Object.keys(resource).length} attributes of the producer)</span>
         </summary>
         <Attributes values={resource} label="Resource attributes" />
       </details>

@@ -91,7 +91,9 @@ export function SpanPanel({ span, projectId }: { span: Span; projectId: string }
           <>
             <dt>Session</dt>
             <dd>
-              <Link to={`/projects/${projectId}/sessions/${encodeURIComponent(span.session_id)}`}>{span.session_id}</Link>
+              <Link to={`/projects/${projectId}/sessions/${encodeURIComponent(span.session_id)}`}>
+                {span.session_id}
+              </Link>
             </dd>
           </>
         )}
@@ -99,7 +101,9 @@ export function SpanPanel({ span, projectId }: { span: Span; projectId: string }
           <>
             <dt>Evaluation run</dt>
             <dd>
-              <Link to={`/projects/${projectId}/evaluations/runs/${encodeURIComponent(span.evaluation_run_id)}`}>{span.evaluation_run_id}</Link>
+              <Link to={`/projects/${projectId}/evaluations/runs/${encodeURIComponent(span.evaluation_run_id)}`}>
+                {span.evaluation_run_id}
+              </Link>
             </dd>
           </>
         )}

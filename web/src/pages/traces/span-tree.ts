@@ -9,7 +9,13 @@ export type SpanNode = { span: Span; depth: number; children: SpanNode[]; startM
 export function buildTree(spans: Span[]): SpanNode[] {
   const nodes = new Map<string, SpanNode>();
   for (const span of spans) {
-    nodes.set(span.span_id, { span, depth: 0, children: [], startMs: Date.parse(span.start_time), endMs: span.end_time ? Date.parse(span.end_time) : null });
+    nodes.set(span.span_id, {
+      span,
+      depth: 0,
+      children: [],
+      startMs: Date.parse(span.start_time),
+      endMs: span.end_time ? Date.parse(span.end_time) : null,
+    });
   }
   const roots: SpanNode[] = [];
   for (const node of nodes.values()) {
@@ -45,7 +51,8 @@ export function flatten(roots: SpanNode[], collapsed: ReadonlySet<string>): Span
     if (seen.has(node)) continue;
     seen.add(node);
     out.push(node);
-    if (!collapsed.has(node.span.span_id)) for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!);
+    if (!collapsed.has(node.span.span_id))
+      for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!);
   }
   return out;
 }

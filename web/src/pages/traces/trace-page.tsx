@@ -26,7 +26,8 @@ export function TracePage() {
   const [params, setParams] = useSearchParams();
   const trace = useQuery({
     queryKey: ['trace', projectId, traceId],
-    queryFn: ({ signal }) => api<TraceDetail>(`/traces/${encodeURIComponent(traceId)}`, { signal, query: { project_id: projectId } }),
+    queryFn: ({ signal }) =>
+      api<TraceDetail>(`/traces/${encodeURIComponent(traceId)}`, { signal, query: { project_id: projectId } }),
   });
   useTitle(trace.data ? `${trace.data.name} · trace` : 'Trace');
   const [collapsed, setCollapsed] = useState<Set<string>>(() => new Set());
@@ -60,7 +61,8 @@ export function TracePage() {
 
   if (trace.isPending) return <Loading rows={10} label="Loading the trace…" />;
   if (trace.error) {
-    if (isNotFound(trace.error)) return <NotFound what="trace" back={{ to: `/projects/${projectId}/traces`, label: 'Back to traces' }} />;
+    if (isNotFound(trace.error))
+      return <NotFound what="trace" back={{ to: `/projects/${projectId}/traces`, label: 'Back to traces' }} />;
     return <ErrorBox error={trace.error} title="The trace could not be read" />;
   }
   const t = trace.data;
@@ -88,14 +90,24 @@ export function TracePage() {
         <Stat label="Started" value={<Time iso={t.trace_start_time} />} />
         <Stat label="Duration" value={fmtMs(t.duration_ms)} />
         <Stat label="Spans" value={fmtInt(t.span_count)} />
-        <Stat label="Errors" value={t.error_count ? <span style={{ color: 'var(--error)' }}>{fmtInt(t.error_count)}</span> : '0'} />
-        <Stat label="Tokens" value={fmtInt(totalTokens)} title={`${fmtInt(t.total_input_tokens)} in / ${fmtInt(t.total_output_tokens)} out`} />
+        <Stat
+          label="Errors"
+          value={t.error_count ? <span style={{ color: 'var(--error)' }}>{fmtInt(t.error_count)}</span> : '0'}
+        />
+        <Stat
+          label="Tokens"
+          value={fmtInt(totalTokens)}
+          title={`${fmtInt(t.total_input_tokens)} in / ${fmtInt(t.total_output_tokens)} out`}
+        />
         <Stat label="Cost" value={fmtCost(t.total_cost ?? 0)} />
         {models.length > 0 && <Stat label={models.length > 1 ? 'Models' : 'Model'} value={models.join(', ')} />}
         {t.user_id && <Stat label="User" value={t.user_id} />}
       </div>
       {t.truncated && (
-        <div className="refusal">This trace is too large to show whole: the first {fmtInt(t.spans.length)} of {fmtInt(t.span_count)} spans are shown.</div>
+        <div className="refusal">
+          This trace is too large to show whole: the first {fmtInt(t.spans.length)} of {fmtInt(t.span_count)} spans are
+          shown.
+        </div>
       )}
       <div className="trace-layout">
         <Waterfall
@@ -107,7 +119,11 @@ export function TracePage() {
           onSelect={onSelect}
           onToggle={onToggle}
         />
-        {selected ? <SpanPanel span={selected} projectId={projectId} /> : <div className="card muted">Select a span to see its input, output and metadata.</div>}
+        {selected ? (
+          <SpanPanel span={selected} projectId={projectId} />
+        ) : (
+          <div className="card muted">Select a span to see its input, output and metadata.</div>
+        )}
       </div>
     </div>
   );

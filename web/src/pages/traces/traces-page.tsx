@@ -13,7 +13,13 @@ import { Snippet, TEXT_SCOPES, type TextScope } from './text-match';
 
 const PRESETS = ['1h', '24h', '7d', '30d', '90d', 'all'];
 const DEFAULT_RANGE = '7d';
-const RANGE_MS: Record<string, number> = { '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000, '30d': 30 * 86_400_000, '90d': 90 * 86_400_000 };
+const RANGE_MS: Record<string, number> = {
+  '1h': 3_600_000,
+  '24h': 86_400_000,
+  '7d': 7 * 86_400_000,
+  '30d': 30 * 86_400_000,
+  '90d': 90 * 86_400_000,
+};
 const LIMIT = 50;
 
 /** The list's state lives in the URL (range, search, filters, page), so a view can be shared. */
@@ -75,7 +81,15 @@ export function TracesPage() {
     return () => clearTimeout(t);
   });
 
-  const key = JSON.stringify([state.time, state.search, state.filters, state.page, state.evaluations, state.text, state.scope]);
+  const key = JSON.stringify([
+    state.time,
+    state.search,
+    state.filters,
+    state.page,
+    state.evaluations,
+    state.text,
+    state.scope,
+  ]);
   const traces = useQuery({
     queryKey: ['traces', projectId, key],
     placeholderData: keepPreviousData,
@@ -132,7 +146,11 @@ export function TracesPage() {
           onChange={(e) => setText(e.target.value)}
           onKeyDown={(e) => e.key === 'Enter' && update({ text: text.trim() ? text : '' })}
         />
-        <select aria-label="Search text in" value={state.scope} onChange={(e) => update({ scope: e.target.value as TextScope })}>
+        <select
+          aria-label="Search text in"
+          value={state.scope}
+          onChange={(e) => update({ scope: e.target.value as TextScope })}
+        >
           {TEXT_SCOPES.map((x) => (
             <option key={x.value} value={x.value}>
               {x.label}
@@ -140,18 +158,28 @@ export function TracesPage() {
           ))}
         </select>
         <label className="inline">
-          <input type="checkbox" checked={state.evaluations} onChange={(e) => update({ evaluations: e.target.checked })} />
+          <input
+            type="checkbox"
+            checked={state.evaluations}
+            onChange={(e) => update({ evaluations: e.target.checked })}
+          />
           Include evaluation traces
         </label>
       </div>
-      <FilterBar projectId={projectId} filters={state.filters} onChange={(filters: Predicate[]) => update({ filters })} />
+      <FilterBar
+        projectId={projectId}
+        filters={state.filters}
+        onChange={(filters: Predicate[]) => update({ filters })}
+      />
       {traces.isPending ? (
         <Loading rows={8} />
       ) : traces.error ? (
         <ErrorBox error={traces.error} title="The traces could not be listed" />
       ) : traces.data.data.length === 0 ? (
         <Empty title="No traces match">
-          {state.filters.length || state.search || state.text ? 'Remove a filter or widen the time range.' : 'Send spans with an API key (Settings → API keys), or widen the time range.'}
+          {state.filters.length || state.search || state.text
+            ? 'Remove a filter or widen the time range.'
+            : 'Send spans with an API key (Settings → API keys), or widen the time range.'}
         </Empty>
       ) : (
         <>
@@ -196,7 +224,13 @@ export function TracesPage() {
                     </td>
                     <td className="num">{fmtMs(t.duration_ms)}</td>
                     <td className="num">{fmtInt(t.span_count)}</td>
-                    <td className="num">{t.error_count > 0 ? <span className="badge error">{fmtInt(t.error_count)}</span> : <span className="muted">0</span>}</td>
+                    <td className="num">
+                      {t.error_count > 0 ? (
+                        <span className="badge error">{fmtInt(t.error_count)}</span>
+                      ) : (
+                        <span className="muted">0</span>
+                      )}
+                    </td>
                     <td className="num hide-phone">
                       {fmtInt(t.total_input_tokens ?? 0)} / {fmtInt(t.total_output_tokens ?? 0)}
                     </td>
@@ -206,7 +240,10 @@ export function TracesPage() {
                     </td>
                     <td className="hide-phone ellipsis" style={{ maxWidth: 140 }}>
                       {t.session_id ? (
-                        <Link to={`/projects/${projectId}/sessions/${encodeURIComponent(t.session_id)}`} onClick={(e) => e.stopPropagation()}>
+                        <Link
+                          to={`/projects/${projectId}/sessions/${encodeURIComponent(t.session_id)}`}
+                          onClick={(e) => e.stopPropagation()}
+                        >
                           {t.session_id}
                         </Link>
                       ) : (

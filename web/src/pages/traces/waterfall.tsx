@@ -67,7 +67,14 @@ const Row = memo(function Row({ node, selected, collapsed, startMs, totalMs, onS
         {collapsed && <span className="muted">+{node.children.length}</span>}
       </div>
       <div className="span-track">
-        <div className={`span-bar ${error ? 'error' : ''}`} style={{ left: `${left}%`, width: `${Math.max(width, 0.2)}%`, background: `var(--${kindClass}, var(--kind-custom))` }} />
+        <div
+          className={`span-bar ${error ? 'error' : ''}`}
+          style={{
+            left: `${left}%`,
+            width: `${Math.max(width, 0.2)}%`,
+            background: `var(--${kindClass}, var(--kind-custom))`,
+          }}
+        />
         <span className="span-dur" style={durationLabel(left, width)}>
           {node.endMs === null ? 'running' : fmtMs(node.endMs - node.startMs)}
         </span>
@@ -97,7 +104,9 @@ export function Waterfall(props: {
       if (!row) return;
       e.preventDefault();
       onSelect(row.span.span_id);
-      requestAnimationFrame(() => document.querySelector<HTMLElement>(`[data-span-id="${CSS.escape(row.span.span_id)}"]`)?.focus());
+      requestAnimationFrame(() =>
+        document.querySelector<HTMLElement>(`[data-span-id="${CSS.escape(row.span.span_id)}"]`)?.focus(),
+      );
     };
     if (e.key === 'ArrowDown') move(i + 1);
     else if (e.key === 'ArrowUp') move(i - 1);
