@@ -15,14 +15,19 @@ import { CliError } from './errors.js';
 export type IngestOptions = {
   batch: number;
   maxAttempts: number;
-  progress: (sent: number, total: number | null) => void;
+  progress: Progress;
   sleep?: (ms: number) => Promise<void>;
 };
 export type IngestResult = {
   sent: number;
   accepted: number;
   rejected: { batch: number; index: number; span_id?: string; errors: string[] }[];
+  /** JSON-lines input only: lines that were not a JSON object, left out (1-based line numbers). */
+  skipped: { line: number; reason: string }[];
 };
+
+/** Where an ingest reports how far it got: the total is known before the first batch is sent. */
+export type Progress = { start: (total: number) => void; update: (sent: number) => void; stop: () => void };
 
 const RETRY_STATUSES = new Set([429, 502, 503, 504]);
 
@@ -34,7 +39,8 @@ export async function ingestFile(api: Api, file: string, options: IngestOptions)
 }
 
 async function ingestLines(api: Api, file: string, options: IngestOptions): Promise<IngestResult> {
-  const result: IngestResult = { sent: 0, accepted: 0, rejected: [] };
+  const result: IngestResult = { sent: 0, accepted: 0, rejected: [], skipped: [] };
+  options.progress.start(await countLines(file));
   const lines = readline.createInterface({ input: fs.createReadStream(file, 'utf8'), crlfDelay: Infinity });
   let batch: unknown[] = [];
   let lineNo = 0;
@@ -55,20 +61,45 @@ async function ingestLines(api: Api, file: string, options: IngestOptions): Prom
     for (const r of body.rejected) result.rejected.push({ batch: batchNo, ...r });
     batchNo++;
     batch = [];
-    options.progress(result.sent, null);
+    options.progress.update(result.sent + result.skipped.length);
   };
   for await (const line of lines) {
     lineNo++;
     if (!line.trim()) continue;
+    // A bad line is left out and reported, not the end of the file: the good spans around it still go.
+    let span: unknown;
     try {
-      batch.push(JSON.parse(line));
+      span = JSON.parse(line);
     } catch {
-      throw new CliError(`${file}:${lineNo} is not a JSON object (one span per line)`);
+      result.skipped.push({ line: lineNo, reason: 'not valid JSON' });
+      continue;
     }
+    if (span === null || typeof span !== 'object' || Array.isArray(span)) {
+      result.skipped.push({ line: lineNo, reason: 'not a JSON object (one span per line)' });
+      continue;
+    }
+    batch.push(span);
     if (batch.length >= options.batch) await flush();
   }
   await flush();
+  options.progress.stop();
   return result;
+}
+
+/** Non-blank lines of the file, counted in one pass over its bytes before anything is sent. */
+async function countLines(file: string): Promise<number> {
+  let count = 0;
+  let blank = true;
+  for await (const chunk of fs.createReadStream(file) as AsyncIterable<Buffer>) {
+    for (let i = 0; i < chunk.length; i++) {
+      const byte = chunk[i]!;
+      if (byte === 0x0a) {
+        if (!blank) count++;
+        blank = true;
+      } else if (blank && byte !== 0x20 && byte !== 0x09 && byte !== 0x0d) blank = false;
+    }
+  }
+  return blank ? count : count + 1;
 }
 
 async function ingestOtlp(api: Api, file: string, options: IngestOptions): Promise<IngestResult> {
@@ -81,7 +112,8 @@ async function ingestOtlp(api: Api, file: string, options: IngestOptions): Promi
   // One request per resource: an OTLP export keeps its resource's attributes with its spans.
   const resources = doc.resourceSpans ?? [];
   const total = resources.reduce((n, r) => n + (r.scopeSpans ?? []).reduce((m, s) => m + (s.spans?.length ?? 0), 0), 0);
-  const result: IngestResult = { sent: 0, accepted: 0, rejected: [] };
+  const result: IngestResult = { sent: 0, accepted: 0, rejected: [], skipped: [] };
+  options.progress.start(total);
   for (const resource of resources) {
     const count = (resource.scopeSpans ?? []).reduce((m, s) => m + (s.spans?.length ?? 0), 0);
     const body = (await sendWithRetry(
@@ -101,8 +133,9 @@ async function ingestOtlp(api: Api, file: string, options: IngestOptions): Promi
         index: -1,
         errors: [body.partialSuccess?.errorMessage ?? `${rejected} spans rejected`],
       });
-    options.progress(result.sent, total);
+    options.progress.update(result.sent);
   }
+  options.progress.stop();
   return result;
 }
 
@@ -148,14 +181,36 @@ function backoff(attempt: number, retryAfter: string | null): number {
   return Math.round(base * (1 + Math.random() / 5));
 }
 
-/** A one-line progress bar on a terminal; nothing when stderr is not one. */
-export function progressPrinter(stream: NodeJS.WriteStream): (sent: number, total: number | null) => void {
-  if (!stream.isTTY) return () => {};
-  return (sent, total) => {
-    const width = 30;
-    const bar = total ? `[${'#'.repeat(Math.round((sent / total) * width)).padEnd(width)}] ` : '';
-    stream.write(
-      `\r${bar}${sent.toLocaleString('en-US')}${total ? ` / ${total.toLocaleString('en-US')}` : ''} spans sent`,
-    );
+/**
+ * A progress bar on stderr (cli-progress): percent, spans sent of the total, rate and time left, redrawn
+ * in place on a terminal; when stderr is not a terminal (a log, CI), the same line every five seconds.
+ */
+export async function progressBar(stream: NodeJS.WriteStream): Promise<Progress> {
+  // Loaded here, not at the top: only `ingest` draws a bar, and every other command starts faster.
+  const { default: cliProgress } = await import('cli-progress');
+  const bar = new cliProgress.SingleBar({
+    stream,
+    format: '{bar} {percentage}% | {value}/{total} spans | {rate} spans/s | ETA {eta_formatted}',
+    barsize: 30,
+    // Block characters on a terminal; plain ASCII in logs.
+    barCompleteChar: stream.isTTY ? '\u2588' : '#',
+    barIncompleteChar: stream.isTTY ? '\u2591' : '-',
+    hideCursor: false,
+    clearOnComplete: false,
+    noTTYOutput: true,
+    notTTYSchedule: 5000,
+    etaBuffer: 20,
+    formatValue: (value, options, type) =>
+      type === 'value' || type === 'total' ? value.toLocaleString('en-US') : String(value),
+  });
+  const started = Date.now();
+  const rate = (sent: number) => {
+    const seconds = (Date.now() - started) / 1000;
+    return seconds > 0 ? Math.round(sent / seconds).toLocaleString('en-US') : '-';
+  };
+  return {
+    start: (total) => bar.start(total, 0, { rate: '-' }),
+    update: (sent) => bar.update(sent, { rate: rate(sent) }),
+    stop: () => bar.stop(),
   };
 }

@@ -4,7 +4,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { Api, connect, projectQuery } from './client.js';
 import { CliError } from './errors.js';
 import { FORMATS, render, rowsOf, table, type Format } from './format.js';
-import { ingestFile, progressPrinter } from './ingest.js';
+import { ingestFile, progressBar } from './ingest.js';
 import { browserLogin } from './login.js';
 import {
   credentialsPath,
@@ -227,18 +227,38 @@ export function buildProgram(io: Io): Command {
       const batch = Number(options.batch);
       if (!Number.isInteger(batch) || batch < 1 || batch > 10_000)
         throw new CliError('--batch must be an integer from 1 to 10000');
-      const result = await ingestFile(ctx.api('api-key'), file, {
-        batch,
-        maxAttempts: Math.max(1, Number(options.attempts) || 1),
-        progress: progressPrinter(process.stderr),
-      });
-      if (process.stderr.isTTY) process.stderr.write('\n');
+      const started = Date.now();
+      const progress = await progressBar(process.stderr);
+      let result;
+      try {
+        result = await ingestFile(ctx.api('api-key'), file, {
+          batch,
+          maxAttempts: Math.max(1, Number(options.attempts) || 1),
+          progress,
+        });
+      } finally {
+        // A failure's one line goes below the bar, not onto its end.
+        progress.stop();
+      }
+      const seconds = (Date.now() - started) / 1000;
+      io.err(
+        `sent ${result.sent.toLocaleString('en-US')} spans in ${seconds.toFixed(1)} s` +
+          (seconds > 0 ? ` (${Math.round(result.sent / seconds).toLocaleString('en-US')} spans/s)` : ''),
+      );
       io.out(`${result.accepted} of ${result.sent} spans accepted`);
       for (const r of result.rejected.slice(0, 20))
         io.err(
           `rejected: batch ${r.batch} index ${r.index}${r.span_id ? ` span ${r.span_id}` : ''}: ${r.errors.join('; ')}`,
         );
-      if (result.rejected.length) throw new CliError(`${result.sent - result.accepted} spans were rejected`);
+      for (const s of result.skipped.slice(0, 20)) io.err(`skipped: ${file}:${s.line}: ${s.reason}`);
+      if (result.skipped.length > 20) io.err(`skipped: ... and ${result.skipped.length - 20} more lines`);
+      const problems = [
+        result.rejected.length ? `${result.sent - result.accepted} spans were rejected` : '',
+        result.skipped.length
+          ? `${result.skipped.length} line${result.skipped.length === 1 ? ' was' : 's were'} not a span and skipped`
+          : '',
+      ].filter(Boolean);
+      if (problems.length) throw new CliError(problems.join('; '));
     });
 
   return program;

@@ -211,6 +211,33 @@ describe('sightline CLI', () => {
   );
 
   it(
+    'skips and reports lines that are not spans, sends the rest, and shows the total, rate and ETA',
+    { timeout: 60_000 },
+    async () => {
+      const file = path.join(home, 'mixed.jsonl');
+      const span = (i: number) =>
+        JSON.stringify({ trace_id: 'cli-mixed', span_id: `m${i}`, name: 'x', start_time: new Date().toISOString() });
+      fs.writeFileSync(file, [span(1), '{"trace_id": "cut off', '[1, 2]', '', span(2), span(3)].join('\n'));
+      const r = await run(['ingest', file, '--key', world.key.key, '--batch', '2']);
+      expectFailure(r, /^sightline: 2 lines were not a span and skipped$/m);
+      expect(r.out.trim()).toBe('3 of 3 spans accepted');
+      expect(r.err).toContain(`skipped: ${file}:2: not valid JSON`);
+      expect(r.err).toContain(`skipped: ${file}:3: not a JSON object (one span per line)`);
+      // Not a terminal: the bar is written as plain lines, with the total known before the first batch.
+      expect(r.err).toMatch(/\| 0\/5 spans \| - spans\/s \| ETA/);
+      expect(r.err).toMatch(/100% \| 5\/5 spans \| [\d,]+ spans\/s \| ETA 0s/);
+      expect(r.err).toMatch(/^sent 3 spans in \d+\.\d s \([\d,]+ spans\/s\)$/m);
+      const trace = await run(['traces', 'get', 'cli-mixed', '--key', world.key.key, '--format', 'json']);
+      expect(trace.code, trace.err).toBe(0);
+      expect(
+        JSON.parse(trace.out)
+          .spans.map((s: { span_id: string }) => s.span_id)
+          .sort(),
+      ).toEqual(['m1', 'm2', 'm3']);
+    },
+  );
+
+  it(
     'retries a batch the server answered 503 (after its Retry-After) and never sends a batch twice after a 200',
     { timeout: 60_000 },
     async () => {
