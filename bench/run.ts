@@ -13,6 +13,7 @@
 //                                         # the text-search rows and the candidate structures (issue 21)
 //   npm run bench -- --only dashboards --spans 3000000 --dir /tmp/bench-dash --keep
 //                                         # the dashboard rows alone (default and metadata dashboards)
+//   npm run bench -- --only cli           # start time of `sightline --help` (bench/cli-start.ts)
 //   npm run bench -- --only ready --spans 1000000 --keep   # time to ready (and to stop) of a server
 //                                         # process on the data set (bench/ready.ts)
 import fs from 'node:fs';
@@ -34,6 +35,7 @@ import { benchDetection } from './detection.js';
 import { benchEvaluations } from './evaluations.js';
 import { benchAlerts } from './alerts.js';
 import { benchReady } from './ready.js';
+import { benchCliStart } from './cli-start.js';
 import { benchTextSearch, compareTextStructures } from './text-search.js';
 
 const { values: args } = parseArgs({
@@ -60,8 +62,8 @@ const { values: args } = parseArgs({
   },
 });
 const ONLY = args.only;
-if (ONLY !== undefined && !['ingest', 'dashboards', 'lists', 'ready', 'text'].includes(ONLY))
-  throw new Error(`--only takes 'ingest', 'dashboards', 'lists', 'ready' or 'text', not '${ONLY}'`);
+if (ONLY !== undefined && !['ingest', 'dashboards', 'lists', 'ready', 'text', 'cli'].includes(ONLY))
+  throw new Error(`--only takes 'ingest', 'dashboards', 'lists', 'ready', 'text' or 'cli', not '${ONLY}'`);
 const SPANS = Number(args.spans ?? (ONLY === 'ingest' ? 0 : 10_000_000));
 const PROJECTS = Number(args.projects);
 const DAYS = Number(args.days);
@@ -85,6 +87,11 @@ type Dataset = {
 };
 
 async function main(): Promise<void> {
+  if (ONLY === 'cli') {
+    const rows: Row[] = [];
+    const cli = benchCliStart(RUNS, rows);
+    return report({ started_at: new Date().toISOString(), runs: RUNS, cli }, rows, 'cli');
+  }
   const reuse = args.keep && fs.existsSync(MARKER) && sameSize(JSON.parse(fs.readFileSync(MARKER, 'utf8')) as Dataset);
   if (!reuse) fs.rmSync(DIR, { recursive: true, force: true });
   fs.mkdirSync(DIR, { recursive: true });
