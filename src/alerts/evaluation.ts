@@ -5,7 +5,7 @@ import { closedWindowEnd, TICK_PATTERN } from './clock.js';
 import { commitGroup, type GroupOutcome } from './commit.js';
 import { enqueueNotifications, sweepNotifications } from './notifications.js';
 import { evaluationLimits, groupAlerts, groupQuery, readGroupAnswer, type EvaluationGroup } from './queries.js';
-import { limitErrorOf } from '../query-limits.js';
+import { limitErrorOf } from '../query/limits.js';
 
 /**
  * One tick of alert evaluation (issue 10, "Evaluation worker"): claim the alerts due for window end

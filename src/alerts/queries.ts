@@ -1,5 +1,5 @@
 import type { Query } from '../traces/queries.js';
-import { MIB, settingsClause, type QueryLimits } from '../query-limits.js';
+import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
 import { builder, planWidget, rawSpanValue, rollupValue, spanGroup, type Source } from '../widgets/planner.js';
 import { predicateCondition, type SpanPredicate } from '../widgets/predicates.js';
 import type { Aggregation } from '../widgets/spec.js';
@@ -23,13 +23,13 @@ import { widgetSpec, type AlertWindow, type Operator } from './schema.js';
 export const MAX_GROUPS = 100;
 
 /**
- * Each evaluation query's limits, in its own SETTINGS (src/query-limits.ts; never per-query client
+ * Each evaluation query's limits, in its own SETTINGS (src/query/limits.ts; never per-query client
  * settings on chdb). An answer is one row, or at most MAX_GROUPS rows per alert.
  */
 export function evaluationLimits(group: { groupBy: string | null; alerts: unknown[] }): QueryLimits {
   return {
     maxExecutionSeconds: 20,
-    maxMemoryBytes: 1_000_000_000,
+    maxMemoryBytes: READ_MEMORY_BYTES,
     maxResultRows: group.groupBy ? MAX_GROUPS * group.alerts.length : 1,
     maxResultBytes: 16 * MIB,
   };

@@ -1,7 +1,7 @@
 import type { Query } from '../traces/queries.js';
 import { builder } from '../widgets/planner.js';
 import { predicateCondition, type SpanPredicate } from '../widgets/predicates.js';
-import { MIB, settingsClause, type QueryLimits } from '../query-limits.js';
+import { MIB, SCAN_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
 import type { ThresholdConfig, ThresholdMeasure } from '../detectors/config.js';
 
 /**
@@ -20,7 +20,7 @@ import type { ThresholdConfig, ThresholdMeasure } from '../detectors/config.js';
 
 export const DETECTION_LIMITS: QueryLimits = {
   maxExecutionSeconds: 30,
-  maxMemoryBytes: 2_000_000_000,
+  maxMemoryBytes: SCAN_MEMORY_BYTES,
   maxResultRows: 1,
   maxResultBytes: 64 * MIB,
 };

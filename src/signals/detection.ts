@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { configPredicates, type DetectorType, type ErrorConfig, type ThresholdConfig } from '../detectors/config.js';
-import { settingsClause } from '../query-limits.js';
+import { settingsClause } from '../query/limits.js';
 import { commitPass, flushOutbox, type CommitOutcome, type NewFinding } from './commit.js';
 import { DETECTION_LIMITS, incrementalQuery, type CandidateRow } from './detection-queries.js';
 import {

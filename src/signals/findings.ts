@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { isUuid } from '../auth/principal.js';
-import { MIB, settingsClause, withinLimits, type QueryLimits } from '../query-limits.js';
+import { MIB, READ_MEMORY_BYTES, settingsClause, withinLimits, type QueryLimits } from '../query/limits.js';
 import { effectiveSignals, signalMembers, type Page } from './service.js';
 
 /**
@@ -24,7 +24,7 @@ export type FindingsQuery = { signal_id?: string; detector_id?: string; limit: n
 
 const LIMITS = (rows: number): QueryLimits => ({
   maxExecutionSeconds: 10,
-  maxMemoryBytes: 1_000_000_000,
+  maxMemoryBytes: READ_MEMORY_BYTES,
   maxResultRows: Math.max(1, rows),
   maxResultBytes: 16 * MIB,
 });

@@ -1,6 +1,6 @@
 import type { Query } from '../traces/queries.js';
 import { LATE_ROOT_SLACK_HOURS, USER } from '../traces/list-query.js';
-import { MIB, settingsClause, type QueryLimits } from '../query-limits.js';
+import { MIB, SCAN_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
 import type { RcaHint } from './service.js';
 
 /**
@@ -15,7 +15,7 @@ import type { RcaHint } from './service.js';
 
 export const RCA_LIMITS: QueryLimits = {
   maxExecutionSeconds: 30,
-  maxMemoryBytes: 2_000_000_000,
+  maxMemoryBytes: SCAN_MEMORY_BYTES,
   maxResultRows: 2000,
   maxResultBytes: 16 * MIB,
 };

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { limitErrorOf } from '../query-limits.js';
+import { limitErrorOf } from '../query/limits.js';
 import { rankHints, rcaQuery, RCA_LIMITS, TOTAL_ATTRIBUTE, type RcaRow } from './rca-query.js';
 import { signalMembers, type RcaAnswer } from './service.js';
 

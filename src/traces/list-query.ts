@@ -1,6 +1,6 @@
 import type { Predicate, SetField } from './filters.js';
 import { ROOT_SPAN_WITH, TRACE_ITEM_COLUMNS, type Query } from './queries.js';
-import { settingsClause, type QueryLimits } from '../query-limits.js';
+import { settingsClause, type QueryLimits } from '../query/limits.js';
 import { textTraceIdsSubquery, type TextSearch } from './text-search.js';
 
 /**
@@ -19,7 +19,7 @@ import { textTraceIdsSubquery, type TextSearch } from './text-search.js';
  * The hour can be later than the true start when spans that started later arrived before the root,
  * so an upper bound (`end_before`) reads `LATE_ROOT_SLACK_HOURS` further.
  *
- * Both queries run under the caller's limits (src/query-limits.ts), in their SETTINGS.
+ * Both queries run under the caller's limits (src/query/limits.ts), in their SETTINGS.
  */
 
 export type TraceListParams = {

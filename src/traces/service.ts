@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
-import { withinLimits, type QueryLimits } from '../query-limits.js';
+import { withinLimits, type QueryLimits } from '../query/limits.js';
 import type { SpanWriter } from './span-writer.js';
 import type { PriceBook } from '../model-prices/pricing.js';
 import { validateSpans, type NormalizedSpan, type RejectedSpan } from './span-input.js';
@@ -30,7 +30,7 @@ import {
 } from './trace-item.js';
 import { sessionListQuery, type SessionRow, type SessionWhere } from './session-query.js';
 import { snippetOf, textMatchQuery, type TextField, type TextSearch } from './text-search.js';
-import { settingsClause } from '../query-limits.js';
+import { settingsClause } from '../query/limits.js';
 import {
   answerLimits,
   DETAIL_BOUNDS,

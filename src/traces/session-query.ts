@@ -2,7 +2,7 @@ import type { Query } from './queries.js';
 import { SESSION, sessionTraceIdsSubquery, textCondition, traceFilterCondition, USER } from './list-query.js';
 import type { Predicate } from './filters.js';
 import type { TextSearch } from './text-search.js';
-import { settingsClause, type QueryLimits } from '../query-limits.js';
+import { settingsClause, type QueryLimits } from '../query/limits.js';
 
 /**
  * Sessions (docs/traces.md, "Sessions"): the traces sharing a `session_id`, summed. Built from the trace

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { QueryLimitError, RequestValidationError } from '../errors.js';
-import { MIB, withinLimits } from '../query-limits.js';
+import { MIB, withinLimits } from '../query/limits.js';
 import { planWidget, WIDGET_LIMITS, type WidgetPlan } from './planner.js';
 import { WidgetSpecSchema, type WidgetSpec, type WidgetType } from './spec.js';
 

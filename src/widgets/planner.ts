@@ -7,7 +7,7 @@ import {
   traceFilterCondition,
   USER,
 } from '../traces/list-query.js';
-import { MIB, settingsClause, type QueryLimits } from '../query-limits.js';
+import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
 import type { Aggregation, WidgetFilter, WidgetSpec, WidgetType } from './spec.js';
 
 /**
@@ -82,12 +82,12 @@ const DEFAULT_GROUPS = 10;
 const DEFAULT_ROWS = 100;
 
 /**
- * Each widget query's limits (src/query-limits.ts); its answer rows are bounded by the plan itself
+ * Each widget query's limits (src/query/limits.ts); its answer rows are bounded by the plan itself
  * (buckets × groups, or `limit`), so max_result_rows is set per plan.
  */
 export const WIDGET_LIMITS: Omit<QueryLimits, 'maxResultRows'> = {
   maxExecutionSeconds: 10,
-  maxMemoryBytes: 1_000_000_000,
+  maxMemoryBytes: READ_MEMORY_BYTES,
   maxResultBytes: 16 * MIB,
 };
 
