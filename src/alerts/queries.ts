@@ -1,6 +1,6 @@
-import type { Query } from '../traces/queries.js';
+import { paramBuilder, type Query } from '../query/params.js';
 import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
-import { builder, planWidget, rawSpanValue, rollupValue, spanGroup, type Source } from '../widgets/planner.js';
+import { planWidget, rawSpanValue, rollupValue, spanGroup, type Source } from '../widgets/planner.js';
 import { predicateCondition, type SpanPredicate } from '../widgets/predicates.js';
 import type { Aggregation } from '../widgets/spec.js';
 import { windowStart } from './clock.js';
@@ -95,14 +95,14 @@ export function groupAlerts<A extends MeasuredAlert>(alerts: A[], windowEndMs: n
  * `v<i>`; grouped, `g` first and `r<i>` (the group's rank for alert i) after each value.
  */
 export function groupQuery(group: EvaluationGroup): Query {
-  const b = builder(group.projectId);
+  const b = paramBuilder({ project: group.projectId });
   const rollup = group.source !== 'spans';
   const time = rollup ? 'bucket' : 'start_time';
   const from = b.param("DateTime64(3, 'UTC')", group.rangeStartMs / 1000);
   const to = b.param("DateTime64(3, 'UTC')", group.rangeEndMs / 1000);
   const predicates = group.alerts[0]!.predicates;
   const where = [
-    'project_id = {w_project:String}',
+    'project_id = {project:String}',
     `${time} >= ${from}`,
     `${time} < ${to}`,
     ...predicates.map((p) => predicateCondition(p, b)),

@@ -1,5 +1,4 @@
-import type { Query } from '../traces/queries.js';
-import { builder } from '../widgets/planner.js';
+import { paramBuilder, type Query } from '../query/params.js';
 import { predicateCondition, type SpanPredicate } from '../widgets/predicates.js';
 import { MIB, SCAN_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
 import type { ThresholdConfig, ThresholdMeasure } from '../detectors/config.js';
@@ -52,10 +51,10 @@ export function measureExpression(measure: ThresholdMeasure): string {
  * trace start ms (0 when the rollup has no row yet)].
  */
 export function incrementalQuery(p: IncrementalInput): Query {
-  const b = builder(p.projectId);
+  const b = paramBuilder({ project: p.projectId });
   const from = b.param("DateTime64(3, 'UTC')", p.fromMs / 1000);
   const detector = b.param('String', p.detectorId);
-  const where = ['project_id = {w_project:String}', `ingested_at > ${from}`, "evaluation_run_id = ''"];
+  const where = ['project_id = {project:String}', `ingested_at > ${from}`, "evaluation_run_id = ''"];
   let measured = '0';
   if (p.condition.type === 'error') where.push("status = 'error'");
   else {
@@ -66,7 +65,7 @@ export function incrementalQuery(p: IncrementalInput): Query {
   where.push(...p.predicates.map((predicate) => predicateCondition(predicate, b)));
   // Findings are stored after the spans they name, so found_at >= ingested_at > from.
   where.push(
-    `(trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM findings WHERE project_id = {w_project:String} AND detector_id = ${detector} AND found_at >= ${from})`,
+    `(trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM findings WHERE project_id = {project:String} AND detector_id = ${detector} AND found_at >= ${from})`,
   );
   return {
     query: `WITH cand AS (
@@ -78,13 +77,13 @@ export function incrementalQuery(p: IncrementalInput): Query {
   LIMIT ${b.param('UInt32', p.limit)}
 )
 SELECT
-  (SELECT toUnixTimestamp64Milli(max(ingested_at)) FROM spans WHERE project_id = {w_project:String} AND ingested_at > ${from}) AS seen,
+  (SELECT toUnixTimestamp64Milli(max(ingested_at)) FROM spans WHERE project_id = {project:String} AND ingested_at > ${from}) AS seen,
   groupArray((c.trace_id, c.span_id, c.span_name, c.error_type, c.message, toUnixTimestamp64Milli(c.start_time), toUnixTimestamp64Milli(c.ingested_at), c.measured,
               toUnixTimestamp64Milli(t.trace_start))) AS rows
 FROM cand AS c
 LEFT JOIN (
   SELECT trace_id, min(start_time) AS trace_start FROM traces
-  WHERE project_id = {w_project:String} AND (trace_start_hour, trace_id) IN (SELECT trace_start_hour, trace_id FROM cand)
+  WHERE project_id = {project:String} AND (trace_start_hour, trace_id) IN (SELECT trace_start_hour, trace_id FROM cand)
   GROUP BY trace_id
 ) AS t ON t.trace_id = c.trace_id
 ${settingsClause(DETECTION_LIMITS)}`,

@@ -1,4 +1,4 @@
-import type { Query } from '../traces/queries.js';
+import type { Query } from '../query/params.js';
 import { LATE_ROOT_SLACK_HOURS, USER } from '../traces/list-query.js';
 import { MIB, SCAN_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
 import type { RcaHint } from './service.js';

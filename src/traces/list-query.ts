@@ -1,5 +1,6 @@
 import type { Predicate, SetField } from './filters.js';
-import { ROOT_SPAN_WITH, TRACE_ITEM_COLUMNS, type Query } from './queries.js';
+import { ROOT_SPAN_WITH, TRACE_ITEM_COLUMNS } from './queries.js';
+import { paramBuilder, type Query } from '../query/params.js';
 import { settingsClause, type QueryLimits } from '../query/limits.js';
 import { textTraceIdsSubquery, type TextSearch } from './text-search.js';
 
@@ -87,12 +88,7 @@ type Built = { params: Record<string, unknown>; where: string[] };
 
 function build(p: TraceListParams): Built {
   const b: Built = { params: { project: p.projectId }, where: ['project_id = {project:String}'] };
-  let n = 0;
-  const param = (type: string, value: unknown) => {
-    const name = `p${n++}`;
-    b.params[name] = value;
-    return `{${name}:${type}}`;
-  };
+  const { param } = paramBuilder(b.params);
   let from: string | undefined;
   if (p.startAfter !== undefined) {
     from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);

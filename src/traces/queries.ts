@@ -6,9 +6,8 @@
  * rows per trace, merged here with GROUP BY trace_id).
  */
 
+import type { Query } from '../query/params.js';
 import { SCAN_MEMORY_BYTES, settingsClause, type QueryLimits, type WorkLimits } from '../query/limits.js';
-
-export type Query = { query: string; query_params: Record<string, unknown> };
 
 /** One row per stored trace of the batch: the hour it was filed under and which of the batch's spans it holds already. */
 export type ExistingTraceRow = { trace_id: string; trace_start_hour: string | number; stored_span_ids: string[] };

@@ -2,6 +2,7 @@ import type { AppContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
 import { withinLimits, type QueryLimits } from '../query/limits.js';
+import type { Query } from '../query/params.js';
 import type { SpanWriter } from './span-writer.js';
 import type { PriceBook } from '../model-prices/pricing.js';
 import { validateSpans, type NormalizedSpan, type RejectedSpan } from './span-input.js';
@@ -12,13 +13,7 @@ import {
   type PageKey,
   type TraceListParams,
 } from './list-query.js';
-import {
-  traceSpanBytesQuery,
-  traceSpansQuery,
-  type Query,
-  type StoredSpanRow,
-  type TraceAggregateRow,
-} from './queries.js';
+import { traceSpanBytesQuery, traceSpansQuery, type StoredSpanRow, type TraceAggregateRow } from './queries.js';
 import {
   deriveTrace,
   isoOf,

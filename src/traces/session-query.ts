@@ -1,4 +1,4 @@
-import type { Query } from './queries.js';
+import { paramBuilder, type Query } from '../query/params.js';
 import { SESSION, sessionTraceIdsSubquery, textCondition, traceFilterCondition, USER } from './list-query.js';
 import type { Predicate } from './filters.js';
 import type { TextSearch } from './text-search.js';
@@ -91,12 +91,7 @@ ${settingsClause(limits, ['do_not_merge_across_partitions_select_final = 1'])}`,
 /** Whether a trace (a FINAL-merged rollup row) matches the session list's filters and text: SQL, 1 when none. */
 function matchCondition(where: SessionWhere | undefined, params: Record<string, unknown>): string {
   if (!where) return '1';
-  let n = 0;
-  const param = (type: string, value: unknown) => {
-    const name = `w${n++}`;
-    params[name] = value;
-    return `{${name}:${type}}`;
-  };
+  const { param } = paramBuilder(params);
   const conditions = where.filters.map((f) => traceFilterCondition(f, param, where.signalIds));
   if (where.text) conditions.push(textCondition({ includeEvaluations: true }, where.text, param));
   return conditions.length ? `toUInt8(${conditions.join('\n    AND ')})` : '1';

@@ -1,4 +1,4 @@
-import type { Query } from '../traces/queries.js';
+import { paramBuilder, type ParamBuilder, type Query } from '../query/params.js';
 import {
   LATE_ROOT_SLACK_HOURS,
   OP_SQL,
@@ -156,19 +156,7 @@ const FILTER_DIMENSION: Record<string, string> = {
 
 // Exported with rawSpanValue, rollupValue, spanFilter and spanGroup for src/alerts/queries.ts, which
 // answers several specs sharing filters and window in one query with these same expressions.
-export type Builder = { params: Record<string, unknown>; param(type: string, value: unknown): string };
-export function builder(projectId: string): Builder {
-  let n = 0;
-  const params: Record<string, unknown> = { w_project: projectId };
-  return {
-    params,
-    param(type, value) {
-      const name = `w${n++}`;
-      params[name] = value;
-      return `{${name}:${type}}`;
-    },
-  };
-}
+export type Builder = ParamBuilder;
 
 /**
  * `raw: true` skips the rollups (the bench and the equality tests compare both paths);
@@ -197,7 +185,7 @@ export function planWidget(
   // Whole buckets of the coarsest table the step allows, so rollups and raw spans read the same range.
   const grainMs = (step % 86400 === 0 ? 86400 : step % 3600 === 0 ? 3600 : 60) * 1000;
   const rangeEndMs = Math.ceil(window.endMs / grainMs) * grainMs;
-  const b = builder(projectId);
+  const b = paramBuilder({ project: projectId });
   const range = {
     from: b.param("DateTime64(3, 'UTC')", rangeStartMs / 1000),
     to: b.param("DateTime64(3, 'UTC')", rangeEndMs / 1000),
@@ -312,13 +300,7 @@ function metadataQuery(
       ? `meta_value = ${b.param('String', f.value)}`
       : `position(meta_value, ${b.param('String', f.value)}) > 0`;
   });
-  const where = [
-    `project_id = {w_project:String}`,
-    rows,
-    `bucket >= ${range.from}`,
-    `bucket < ${range.to}`,
-    ...filters,
-  ];
+  const where = [`project_id = {project:String}`, rows, `bucket >= ${range.from}`, `bucket < ${range.to}`, ...filters];
   const groups = (spec.group_by ?? []).map((g) => (g.startsWith('metadata.') ? 'meta_value' : spanGroup(g, b)));
   const parts = {
     where,
@@ -495,7 +477,7 @@ function spansQuery(
   const rollup = source !== 'spans';
   const time = rollup ? 'bucket' : 'start_time';
   const where = [
-    `project_id = {w_project:String}`,
+    `project_id = {project:String}`,
     `${time} >= ${range.from}`,
     `${time} < ${range.to}`,
     ...(spec.filters ?? []).map((f) => spanFilter(f, b)),
@@ -544,7 +526,7 @@ function tracesQuery(
         : `toFloat64(${aggregate(spec.aggregation, column[spec.measure]!)})`;
 
   const where = [
-    'project_id = {w_project:String}',
+    'project_id = {project:String}',
     `trace_start_hour >= toStartOfHour(${range.from})`,
     `trace_start_hour < toStartOfHour(${range.to}) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR`,
     `start_time >= ${range.from}`,
@@ -552,7 +534,7 @@ function tracesQuery(
     'is_evaluation = 0',
     // The same conditions as the trace list's predicates (one row per trace after FINAL).
     ...(spec.filters ?? []).map((f) =>
-      traceFilterCondition(f, b.param, undefined, { project: '{w_project:String}', from: range.from }),
+      traceFilterCondition(f, b.param, undefined, { project: '{project:String}', from: range.from }),
     ),
   ];
   const groups = (spec.group_by ?? []).map((g) => {
