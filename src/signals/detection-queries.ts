@@ -1,4 +1,5 @@
 import { paramBuilder, type Query } from '../query/params.js';
+import { DURATION_MS_OR_NULL } from '../query/expressions.js';
 import { predicateCondition, type SpanPredicate } from '../widgets/predicates.js';
 import { MIB, SCAN_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
 import type { ThresholdConfig, ThresholdMeasure } from '../detectors/config.js';
@@ -37,12 +38,9 @@ export type IncrementalInput = {
   limit: number;
 };
 
-const DURATION =
-  'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
-
 /** A span's value of a threshold measure (latency is duration_ms, as in widgets). */
 export function measureExpression(measure: ThresholdMeasure): string {
-  return measure === 'latency' || measure === 'duration_ms' ? DURATION : `toFloat64(${measure})`;
+  return measure === 'latency' || measure === 'duration_ms' ? DURATION_MS_OR_NULL : `toFloat64(${measure})`;
 }
 
 /**

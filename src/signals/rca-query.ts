@@ -1,5 +1,5 @@
 import type { Query } from '../query/params.js';
-import { LATE_ROOT_SLACK_HOURS, USER } from '../traces/list-query.js';
+import { elapsedMs, FINAL_SETTINGS, LATE_ROOT_SLACK_HOURS, USER } from '../query/expressions.js';
 import { MIB, SCAN_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
 import type { RcaHint } from './service.js';
 
@@ -46,7 +46,7 @@ export function rcaQuery(projectId: string, signalIds: string[]): Query {
 SELECT kv.1 AS attribute, kv.2 AS value, countIf(in_signal) AS s, countIf(NOT in_signal) AS b
 FROM (
   SELECT trace_id IN (${signal}) AS in_signal,
-         if(end_time IS NULL, 0, toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)) AS duration,
+         if(end_time IS NULL, 0, ${elapsedMs()}) AS duration,
          ${USER} AS uid,
          arrayConcat(
            [('${TOTAL}', '')],
@@ -70,7 +70,7 @@ GROUP BY attribute, value
 HAVING attribute = '${TOTAL}' OR s >= ${MIN_SUPPORT}
 ORDER BY attribute = '${TOTAL}' DESC, s DESC, attribute, value
 LIMIT ${RCA_LIMITS.maxResultRows}
-${settingsClause(RCA_LIMITS, ['do_not_merge_across_partitions_select_final = 1'])}`,
+${settingsClause(RCA_LIMITS, FINAL_SETTINGS)}`,
     query_params: { project: projectId, signals: signalIds },
   };
 }

@@ -1,6 +1,16 @@
 import type { Predicate, SetField } from './filters.js';
 import { ROOT_SPAN_WITH, TRACE_ITEM_COLUMNS } from './queries.js';
 import { paramBuilder, type Query } from '../query/params.js';
+import {
+  DURATION_MS,
+  FINAL_SETTINGS,
+  LATE_ROOT_SLACK_HOURS,
+  OP_SQL,
+  ROOT_HEAD_JSON,
+  ROOT_NAME,
+  SESSION,
+  USER,
+} from '../query/expressions.js';
 import { settingsClause, type QueryLimits } from '../query/limits.js';
 import { textTraceIdsSubquery, type TextSearch } from './text-search.js';
 
@@ -53,8 +63,6 @@ export type TraceListParams = {
   text?: TextSearch;
 };
 
-export const LATE_ROOT_SLACK_HOURS = 24;
-
 const SET_COLUMN: Record<SetField, string> = {
   model_name: 'model_names',
   environment: 'environments',
@@ -69,21 +77,8 @@ const NUMERIC_EXPR = {
   cost: 'total_cost',
   total_tokens: 'total_tokens',
   errors: 'error_count',
-  duration_ms: '(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time))',
+  duration_ms: DURATION_MS,
 } as const;
-/**
- * The root span's `[name, {metadata}]` as JSON, after the 16-character rank `root_head` starts with
- * (clickhouse/0005_trace_list_filters.sql): name and metadata conditions read this small column,
- * never `root`, whose state carries the root's input and output.
- */
-export const ROOT_HEAD_JSON = 'substring(root_head, 17)';
-const ROOT_NAME = `JSONExtractString(${ROOT_HEAD_JSON}, 1)`;
-/** The trace's user and session after the 17-character rank of their heads (same migration). */
-export const USER = 'substring(user_head, 18)';
-export const SESSION = 'substring(session_head, 18)';
-
-export const OP_SQL = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
-
 type Built = { params: Record<string, unknown>; where: string[] };
 
 function build(p: TraceListParams): Built {
@@ -215,8 +210,6 @@ export function textCondition(
   if (!p.includeEvaluations) window.push("evaluation_run_id = ''");
   return `trace_id IN (${textTraceIdsSubquery(text, param, window)})`;
 }
-
-const FINAL_SETTINGS = ['do_not_merge_across_partitions_select_final = 1'];
 
 /** Phase 1. Rows: trace_id, hour (epoch s of its rollup key), total (matches in the window). */
 export function selectTracesQuery(p: TraceListParams, limits: QueryLimits): Query {

@@ -7,6 +7,7 @@
  */
 
 import type { Query } from '../query/params.js';
+import { ROOT_HEAD_JSON, ROOT_NAME, SESSION, USER } from '../query/expressions.js';
 import { SCAN_MEMORY_BYTES, settingsClause, type QueryLimits, type WorkLimits } from '../query/limits.js';
 
 /** One row per stored trace of the batch: the hour it was filed under and which of the batch's spans it holds already. */
@@ -58,12 +59,12 @@ export const TRACE_ITEM_COLUMNS = `
     trace_id,
     toUnixTimestamp64Milli(start_time) AS start_ms,
     if(end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(end_time))) AS end_ms,
-    JSONExtractString(substring(root_head, 17), 1) AS name,
-    JSONExtract(substring(root_head, 17), 2, 'Map(String, String)') AS root_metadata,
+    ${ROOT_NAME} AS name,
+    JSONExtract(${ROOT_HEAD_JSON}, 2, 'Map(String, String)') AS root_metadata,
     root_span.5 AS input,
     root_span.6 AS output,
-    substring(user_head, 18) AS trace_user,
-    substring(session_head, 18) AS trace_session,
+    ${USER} AS trace_user,
+    ${SESSION} AS trace_session,
     span_count,
     error_count,
     total_cost,

@@ -1,5 +1,6 @@
 import { paramBuilder, type Query } from '../query/params.js';
-import { SESSION, sessionTraceIdsSubquery, textCondition, traceFilterCondition, USER } from './list-query.js';
+import { sessionTraceIdsSubquery, textCondition, traceFilterCondition } from './list-query.js';
+import { FINAL_SETTINGS, SESSION, USER } from '../query/expressions.js';
 import type { Predicate } from './filters.js';
 import type { TextSearch } from './text-search.js';
 import { settingsClause, type QueryLimits } from '../query/limits.js';
@@ -83,7 +84,7 @@ GROUP BY trace_session
 HAVING max(trace_matched)
 ORDER BY last_ms DESC, session_id DESC
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}
-${settingsClause(limits, ['do_not_merge_across_partitions_select_final = 1'])}`,
+${settingsClause(limits, FINAL_SETTINGS)}`,
     query_params: params,
   };
 }

@@ -1,12 +1,16 @@
 import { paramBuilder, type ParamBuilder, type Query } from '../query/params.js';
+import { traceFilterCondition } from '../traces/list-query.js';
 import {
+  DURATION_MS,
+  DURATION_MS_OR_NULL,
+  FINAL_SETTINGS,
   LATE_ROOT_SLACK_HOURS,
   OP_SQL,
   ROOT_HEAD_JSON,
+  ROOT_NAME,
   SESSION,
-  traceFilterCondition,
   USER,
-} from '../traces/list-query.js';
+} from '../query/expressions.js';
 import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
 import type { Aggregation, WidgetFilter, WidgetSpec, WidgetType } from './spec.js';
 
@@ -343,8 +347,7 @@ function aggregate(aggregation: Aggregation, x: string): string {
 
 /** The value over raw spans. */
 export function rawSpanValue(spec: WidgetSpec): string {
-  const duration =
-    'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
+  const duration = DURATION_MS_OR_NULL;
   switch (spec.measure) {
     case 'count':
       return 'toFloat64(count())';
@@ -451,7 +454,7 @@ export function spanFilter(f: WidgetFilter, b: Builder): string {
         cost: 'cost',
         total_tokens: 'total_tokens',
         errors: "toUInt8(status = 'error')",
-        duration_ms: '(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time))',
+        duration_ms: DURATION_MS,
       }[f.field];
       return `${f.field === 'duration_ms' ? 'end_time IS NOT NULL AND ' : ''}${expr} ${op} ${b.param('Float64', f.value)}`;
     }
@@ -497,8 +500,7 @@ function tracesQuery(
   limits: QueryLimits,
 ): Query {
   // Name, metadata, user and session from the small heads the trace list reads (list-query.ts).
-  const duration =
-    'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
+  const duration = DURATION_MS_OR_NULL;
   const column: Record<string, string> = {
     latency: duration,
     duration_ms: duration,
@@ -538,7 +540,7 @@ function tracesQuery(
     ),
   ];
   const groups = (spec.group_by ?? []).map((g) => {
-    if (g === 'name') return `JSONExtractString(${ROOT_HEAD_JSON}, 1)`;
+    if (g === 'name') return ROOT_NAME;
     if (g === 'user_id' || g === 'session_id') return column[g]!;
     const key = b.param('String', g.slice('metadata.'.length));
     return `if(JSONHas(${ROOT_HEAD_JSON}, 2, ${key}), JSONExtractString(${ROOT_HEAD_JSON}, 2, ${key}), arrayFirst(kv -> kv.1 = ${key}, metadata_pairs).2)`;
@@ -551,7 +553,7 @@ function tracesQuery(
     time: 'start_time',
     step,
     shape,
-    settings: settingsClause(limits, ['do_not_merge_across_partitions_select_final = 1']),
+    settings: settingsClause(limits, FINAL_SETTINGS),
   });
 }
 
