@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AGGREGATIONS, GROUP_FIELDS, WidgetSpecSchema, type Aggregation, type WidgetSpec } from '../widgets/spec.js';
-import { normalizePredicate, PredicateInput, type SpanPredicate } from '../widgets/predicates.js';
+import { normalizePredicate, PredicateInput, type SpanPredicate } from '../query/predicates.js';
 
 /**
  * The alert contract (docs/alerts.md, "Definition"): enums, request

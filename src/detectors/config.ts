@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { normalizePredicate, PredicateInput, type SpanPredicate } from '../widgets/predicates.js';
+import { normalizePredicate, PredicateInput, type SpanPredicate } from '../query/predicates.js';
 import { guardSql } from '../sql/guard.js';
 import { SqlRefused } from '../sql/lexer.js';
 

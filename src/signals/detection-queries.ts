@@ -1,6 +1,7 @@
 import { paramBuilder, type Query } from '../query/params.js';
 import { DURATION_MS_OR_NULL } from '../query/expressions.js';
-import { predicateCondition, type SpanPredicate } from '../widgets/predicates.js';
+import { predicateCondition } from '../query/conditions.js';
+import type { SpanPredicate } from '../query/predicates.js';
 import { MIB, SCAN_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
 import type { ThresholdConfig, ThresholdMeasure } from '../detectors/config.js';
 

@@ -1,16 +1,8 @@
-import type { Predicate, SetField } from './filters.js';
+import type { Predicate } from './filters.js';
+import { traceCondition } from '../query/conditions.js';
 import { ROOT_SPAN_WITH, TRACE_ITEM_COLUMNS } from './queries.js';
 import { paramBuilder, type Query } from '../query/params.js';
-import {
-  DURATION_MS,
-  FINAL_SETTINGS,
-  LATE_ROOT_SLACK_HOURS,
-  OP_SQL,
-  ROOT_HEAD_JSON,
-  ROOT_NAME,
-  SESSION,
-  USER,
-} from '../query/expressions.js';
+import { FINAL_SETTINGS, LATE_ROOT_SLACK_HOURS, ROOT_NAME, SESSION, USER } from '../query/expressions.js';
 import { settingsClause, type QueryLimits } from '../query/limits.js';
 import { textTraceIdsSubquery, type TextSearch } from './text-search.js';
 
@@ -63,22 +55,6 @@ export type TraceListParams = {
   text?: TextSearch;
 };
 
-const SET_COLUMN: Record<SetField, string> = {
-  model_name: 'model_names',
-  environment: 'environments',
-  span_kind: 'span_kinds',
-  status: 'statuses',
-  error_type: 'error_types',
-  name: 'span_names',
-};
-
-// Row-level expressions over a FINAL-merged rollup row (one row = one trace).
-const NUMERIC_EXPR = {
-  cost: 'total_cost',
-  total_tokens: 'total_tokens',
-  errors: 'error_count',
-  duration_ms: DURATION_MS,
-} as const;
 type Built = { params: Record<string, unknown>; where: string[] };
 
 function build(p: TraceListParams): Built {
@@ -110,73 +86,9 @@ function build(p: TraceListParams): Built {
       .push(`(positionCaseInsensitiveUTF8(trace_id, ${q}) > 0 OR positionCaseInsensitiveUTF8(${ROOT_NAME}, ${q}) > 0
       OR positionCaseInsensitiveUTF8(${SESSION}, ${q}) > 0 OR positionCaseInsensitiveUTF8(${USER}, ${q}) > 0)`);
   }
-  for (const f of p.filters)
-    b.where.push(traceFilterCondition(f, param, p.signalIds, { project: '{project:String}', from }));
+  for (const f of p.filters) b.where.push(traceCondition(f, param, p.signalIds, { project: '{project:String}', from }));
   if (p.text) b.where.push(textCondition(p, p.text, param));
   return b;
-}
-
-/**
- * Where the spans of the traces a query reads lie: the project's placeholder, and the window's
- * lower bound when it has one (a trace's spans never start before the trace).
- */
-export type SpanScope = { project: string; from?: string };
-
-/**
- * One predicate of the predicate table as a condition on a FINAL-merged `traces` row (one row per
- * trace). Shared by the trace list and the TRACES view of widgets, so a filter means the same in both.
- * `signalIds`: by named signal, the signals whose findings a `signal_id` predicate matches (the one named, by default).
- */
-export function traceFilterCondition(
-  f: Predicate,
-  param: (type: string, value: unknown) => string,
-  signalIds?: Readonly<Record<string, readonly string[]>>,
-  scope: SpanScope = { project: '{project:String}' },
-): string {
-  switch (f.field) {
-    case 'trace_id':
-      return f.op === 'eq'
-        ? `trace_id = ${param('String', f.value)}`
-        : `position(trace_id, ${param('String', f.value)}) > 0`;
-    case 'signal_id':
-      return `trace_id IN (SELECT trace_id FROM findings WHERE project_id = {project:String} AND signal_id IN ${param('Array(String)', signalIds?.[f.value] ?? [f.value])})`;
-    case 'cost':
-    case 'total_tokens':
-    case 'errors':
-    case 'duration_ms': {
-      const guard = f.field === 'duration_ms' ? 'end_time IS NOT NULL AND ' : '';
-      return `(${guard}${NUMERIC_EXPR[f.field]} ${OP_SQL[f.op]} ${param('Float64', f.value)})`;
-    }
-    case 'time_to_first_token_ms':
-    case 'output_tokens_per_second': {
-      // Any span of the trace compares as asked (docs/filters.md); spans without the timing never do.
-      // Read from `spans` (clickhouse/0007_span_details.sql) rather than a rollup column: ingest
-      // feeds no extra view for these rare filters, and the window's lower bound prunes the scan.
-      const window = scope.from === undefined ? '' : ` AND start_time >= ${scope.from}`;
-      return `trace_id IN (SELECT trace_id FROM spans WHERE project_id = ${scope.project}${window}
-      AND ${f.field} ${OP_SQL[f.op]} ${param('Float64', f.value)})`;
-    }
-    case 'metadata': {
-      const key = param('String', f.key);
-      const value = param('String', f.value);
-      // The root's value wins; otherwise any span's value for the key (metadata_map, docs/concepts.md).
-      // `metadata_kv` holds every span's pairs as '<key length>:<key><value>' and `root_head` the
-      // root's as JSON (clickhouse/0005_trace_list_filters.sql). A trace matches when some span
-      // has a matching value and the root, if it has the key, is one of them: the cheap has() over
-      // short strings runs first, the JSON of the root only for the traces it lets through.
-      const prefix = `concat(toString(length(${key})), ':', ${key})`;
-      if (f.op === 'eq') {
-        return `(has(metadata_kv, concat(${prefix}, ${value}))
-      AND if(JSONHas(${ROOT_HEAD_JSON}, 2, ${key}), JSONExtractString(${ROOT_HEAD_JSON}, 2, ${key}) = ${value}, 1))`;
-      }
-      return `(arrayExists(kv -> position(kv, ${value}) > 0, metadata_kv)
-      AND if(JSONHas(${ROOT_HEAD_JSON}, 2, ${key}), position(JSONExtractString(${ROOT_HEAD_JSON}, 2, ${key}), ${value}) > 0,
-        arrayExists(kv -> startsWith(kv, ${prefix}) AND position(substring(kv, length(${prefix}) + 1), ${value}) > 0, metadata_kv)))`;
-    }
-    default:
-      // The trace's set is the union of its spans' (docs/filters.md): any span with one of the values matches.
-      return `hasAny(${SET_COLUMN[f.field]}, ${param('Array(String)', f.value)})`;
-  }
 }
 
 /**

@@ -1,5 +1,6 @@
 import { paramBuilder, type Query } from '../query/params.js';
-import { sessionTraceIdsSubquery, textCondition, traceFilterCondition } from './list-query.js';
+import { sessionTraceIdsSubquery, textCondition } from './list-query.js';
+import { traceCondition } from '../query/conditions.js';
 import { FINAL_SETTINGS, SESSION, USER } from '../query/expressions.js';
 import type { Predicate } from './filters.js';
 import type { TextSearch } from './text-search.js';
@@ -93,7 +94,7 @@ ${settingsClause(limits, FINAL_SETTINGS)}`,
 function matchCondition(where: SessionWhere | undefined, params: Record<string, unknown>): string {
   if (!where) return '1';
   const { param } = paramBuilder(params);
-  const conditions = where.filters.map((f) => traceFilterCondition(f, param, where.signalIds));
+  const conditions = where.filters.map((f) => traceCondition(f, param, where.signalIds));
   if (where.text) conditions.push(textCondition({ includeEvaluations: true }, where.text, param));
   return conditions.length ? `toUInt8(${conditions.join('\n    AND ')})` : '1';
 }

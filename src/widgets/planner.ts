@@ -1,5 +1,5 @@
 import { paramBuilder, type ParamBuilder, type Query } from '../query/params.js';
-import { traceFilterCondition } from '../traces/list-query.js';
+import { FILTER_DIMENSION, spanCondition, traceCondition } from '../query/conditions.js';
 import {
   DURATION_MS,
   DURATION_MS_OR_NULL,
@@ -149,15 +149,6 @@ const SPAN_DIMENSIONS: Record<string, string> = {
   name: 'name',
   error_type: 'error_type',
 };
-const FILTER_DIMENSION: Record<string, string> = {
-  model_name: 'model_name',
-  environment: 'environment',
-  span_kind: 'kind',
-  status: 'status',
-  error_type: 'error_type',
-  name: 'name',
-};
-
 // Exported with rawSpanValue, rollupValue, spanFilter and spanGroup for src/alerts/queries.ts, which
 // answers several specs sharing filters and window in one query with these same expressions.
 export type Builder = ParamBuilder;
@@ -299,7 +290,7 @@ function metadataQuery(
   const filtered = (spec.filters ?? []).some((f) => f.field === 'metadata');
   const rows = filtered ? `meta_key = ${k}` : `(meta_key = ${k} OR (meta_key = '' AND NOT has(key_set, ${k})))`;
   const filters = (spec.filters ?? []).map((f) => {
-    if (f.field !== 'metadata') return spanFilter(f, b);
+    if (f.field !== 'metadata') return spanCondition(f, b);
     return f.op === 'eq'
       ? `meta_value = ${b.param('String', f.value)}`
       : `position(meta_value, ${b.param('String', f.value)}) > 0`;
@@ -429,40 +420,6 @@ export function rollupValue(spec: WidgetSpec): string | null {
   }
 }
 
-export function spanFilter(f: WidgetFilter, b: Builder): string {
-  switch (f.field) {
-    case 'trace_id':
-      return f.op === 'eq'
-        ? `trace_id = ${b.param('String', f.value)}`
-        : `position(trace_id, ${b.param('String', f.value)}) > 0`;
-    case 'metadata': {
-      const value = `metadata[${b.param('String', f.key)}]`;
-      return f.op === 'eq'
-        ? `${value} = ${b.param('String', f.value)}`
-        : `position(${value}, ${b.param('String', f.value)}) > 0`;
-    }
-    case 'time_to_first_token_ms':
-    case 'output_tokens_per_second':
-      // A span without the timing (NULL) matches no comparison.
-      return `${f.field} ${OP_SQL[f.op]} ${b.param('Float64', f.value)}`;
-    case 'cost':
-    case 'total_tokens':
-    case 'duration_ms':
-    case 'errors': {
-      const op = OP_SQL[f.op];
-      const expr = {
-        cost: 'cost',
-        total_tokens: 'total_tokens',
-        errors: "toUInt8(status = 'error')",
-        duration_ms: DURATION_MS,
-      }[f.field];
-      return `${f.field === 'duration_ms' ? 'end_time IS NOT NULL AND ' : ''}${expr} ${op} ${b.param('Float64', f.value)}`;
-    }
-    default:
-      return `${FILTER_DIMENSION[f.field]} IN ${b.param('Array(String)', f.value)}`;
-  }
-}
-
 export function spanGroup(field: string, b: Builder): string {
   if (field.startsWith('metadata.')) return `metadata[${b.param('String', field.slice('metadata.'.length))}]`;
   return `toString(${field})`;
@@ -483,7 +440,7 @@ function spansQuery(
     `project_id = {project:String}`,
     `${time} >= ${range.from}`,
     `${time} < ${range.to}`,
-    ...(spec.filters ?? []).map((f) => spanFilter(f, b)),
+    ...(spec.filters ?? []).map((f) => spanCondition(f, b)),
   ];
   const value = rollup ? rollupValue(spec)! : rawSpanValue(spec);
   const groups = (spec.group_by ?? []).map((g) => spanGroup(g, b));
@@ -536,7 +493,7 @@ function tracesQuery(
     'is_evaluation = 0',
     // The same conditions as the trace list's predicates (one row per trace after FINAL).
     ...(spec.filters ?? []).map((f) =>
-      traceFilterCondition(f, b.param, undefined, { project: '{project:String}', from: range.from }),
+      traceCondition(f, b.param, undefined, { project: '{project:String}', from: range.from }),
     ),
   ];
   const groups = (spec.group_by ?? []).map((g) => {
