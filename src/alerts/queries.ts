@@ -1,9 +1,9 @@
 import { paramBuilder, type Query } from '../query/params.js';
 import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
-import { planWidget, rawSpanValue, rollupValue, spanGroup, type Source } from '../widgets/planner.js';
+import { planWidget, type Source } from '../query/span-plan.js';
+import { rawSpanValue, rollupValue, spanGroup, type Aggregation } from '../query/measures.js';
 import { predicateCondition } from '../query/conditions.js';
 import type { SpanPredicate } from '../query/predicates.js';
-import type { Aggregation } from '../widgets/spec.js';
 import { windowStart } from './clock.js';
 import { widgetSpec, type AlertWindow, type Operator } from './schema.js';
 

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import { QueryLimitError, RequestValidationError } from '../errors.js';
 import { MIB, withinLimits } from '../query/limits.js';
-import { planWidget, WIDGET_LIMITS, type WidgetPlan } from './planner.js';
+import { planWidget, WIDGET_LIMITS, type WidgetPlan } from '../query/span-plan.js';
 import { WidgetSpecSchema, type WidgetSpec, type WidgetType } from './spec.js';
 
 /**

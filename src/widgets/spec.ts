@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SpanFilterSchema, type SpanFilter } from '../query/predicates.js';
+import { AGGREGATIONS } from '../query/measures.js';
 
 /**
  * A query widget's spec (docs/dashboards.md): one contract for writes (422 on an invalid spec), the
@@ -13,8 +14,7 @@ export type WidgetType = (typeof WIDGET_TYPES)[number];
 export const VIEWS = ['SPANS', 'TRACES'] as const;
 export type View = (typeof VIEWS)[number];
 
-export const AGGREGATIONS = ['sum', 'avg', 'count', 'max', 'min', 'p50', 'p75', 'p90', 'p95', 'p99', 'uniq'] as const;
-export type Aggregation = (typeof AGGREGATIONS)[number];
+export { AGGREGATIONS, type Aggregation } from '../query/measures.js';
 
 export const INTERVALS = ['auto', '1m', '5m', '1h', '1d'] as const;
 export type Interval = (typeof INTERVALS)[number];
