@@ -122,13 +122,7 @@ async function evaluateGroup(
 /** One ClickHouse query for the group; any failure becomes the group's error outcome. */
 export async function measureGroup(ctx: AppContext, group: EvaluationGroup): Promise<GroupOutcome> {
   try {
-    const q = groupQuery(group);
-    const result = await ctx.ch.client.query({
-      query: q.query,
-      query_params: q.query_params,
-      format: 'JSONCompactEachRow',
-    });
-    const rows = (await result.json()) as unknown as unknown[][];
+    const rows = await ctx.ch.compactRows(groupQuery(group));
     return { ok: true, answers: readGroupAnswer(group, rows) };
   } catch (error) {
     const limit = limitErrorOf(error, evaluationLimits(group), "narrow the alert's filters or shorten its window");

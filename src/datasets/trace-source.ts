@@ -121,10 +121,7 @@ export function jsonOfText(text: string | null): RawJson {
 }
 
 async function query<T>(ctx: AppContext, q: { query: string; query_params: Record<string, unknown> }): Promise<T[]> {
-  return withinLimits(LIMITS, ADVICE, async () => {
-    const result = await ctx.ch.client.query({ ...q, format: 'JSONEachRow' });
-    return result.json<T>();
-  });
+  return withinLimits(LIMITS, ADVICE, () => ctx.ch.rows<T>(q));
 }
 
 /**

@@ -69,10 +69,7 @@ export async function storeSpans(
 }
 
 async function rows<T>(ctx: AppContext, q: Query, limits: QueryLimits, advice: string): Promise<T[]> {
-  return withinLimits(limits, advice, async () => {
-    const result = await ctx.ch.client.query({ ...q, format: 'JSONEachRow' });
-    return result.json<T>();
-  });
+  return withinLimits(limits, advice, () => ctx.ch.rows<T>(q));
 }
 
 export type Page<T> = { data: T[]; meta: { page: number; limit: number; total: number } };
