@@ -6,7 +6,7 @@ import { normalizePredicate, PredicateInput, type SpanPredicate } from '../query
  * The alert contract (docs/alerts.md, "Definition"): enums, request
  * bodies, and the rules a definition must meet. An alert measures the SPANS view exactly as a widget
  * does, so its measure, aggregation, filters and group-by are checked by the widget spec itself
- * (WidgetSpecSchema) after its filters are normalised (src/widgets/predicates.ts). Pure.
+ * (WidgetSpecSchema) after its filters are normalised (src/query/predicates.ts). Pure.
  */
 
 export const ALERT_STATUSES = ['OK', 'ALERTING', 'NO_DATA', 'ERROR', 'PAUSED'] as const;

@@ -4,7 +4,7 @@ import { AGGREGATIONS } from '../query/measures.js';
 
 /**
  * A query widget's spec (docs/dashboards.md): one contract for writes (422 on an invalid spec), the
- * planner (planner.ts) and `POST /widgets/query`. Pure.
+ * planner (src/query/span-plan.ts) and `POST /widgets/query`. Pure.
  */
 
 export const WIDGET_TYPES = ['timeseries', 'stat', 'table', 'bar', 'markdown'] as const;
