@@ -28,6 +28,16 @@ export const OP_SQL = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as con
  */
 export const LATE_ROOT_SLACK_HOURS = 24;
 
+/** Rows (of `traces`, or of `spans`, which carry their trace's hour) of traces that start at or after `from`. */
+export function traceHourFrom(from: string): string {
+  return `trace_start_hour >= toStartOfHour(${from})`;
+}
+
+/** Rows of traces that start before `to`: the late-root slack further, where a late root's trace is filed. */
+export function traceHourBefore(to: string): string {
+  return `trace_start_hour < toStartOfHour(${to}) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR`;
+}
+
 /**
  * FINAL over the trace rollup need not merge across its month partitions: they never split a trace
  * (the rollup key starts with the trace's hour).

@@ -3,10 +3,11 @@ import { FILTER_DIMENSION, spanCondition, traceCondition } from './conditions.js
 import {
   DURATION_MS_OR_NULL,
   FINAL_SETTINGS,
-  LATE_ROOT_SLACK_HOURS,
   ROOT_HEAD_JSON,
   ROOT_NAME,
   SESSION,
+  traceHourBefore,
+  traceHourFrom,
   USER,
 } from './expressions.js';
 import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from './limits.js';
@@ -345,8 +346,8 @@ function tracesQuery(
 
   const where = [
     'project_id = {project:String}',
-    `trace_start_hour >= toStartOfHour(${range.from})`,
-    `trace_start_hour < toStartOfHour(${range.to}) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR`,
+    traceHourFrom(range.from),
+    traceHourBefore(range.to),
     `start_time >= ${range.from}`,
     `start_time < ${range.to}`,
     'is_evaluation = 0',

@@ -1,5 +1,5 @@
 import type { Query } from '../query/params.js';
-import { elapsedMs, FINAL_SETTINGS, LATE_ROOT_SLACK_HOURS, USER } from '../query/expressions.js';
+import { elapsedMs, FINAL_SETTINGS, traceHourBefore, traceHourFrom, USER } from '../query/expressions.js';
 import { MIB, SCAN_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
 import type { RcaHint } from './service.js';
 
@@ -60,8 +60,8 @@ FROM (
          ) AS pairs
   FROM traces FINAL
   WHERE project_id = {project:String}
-    AND trace_start_hour >= toStartOfHour(lo)
-    AND trace_start_hour < toStartOfHour(hi) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR
+    AND ${traceHourFrom('lo')}
+    AND ${traceHourBefore('hi')}
     AND start_time >= lo AND start_time <= hi
     AND is_evaluation = 0
 )

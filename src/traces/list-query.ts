@@ -2,7 +2,7 @@ import type { Predicate } from './filters.js';
 import { traceCondition } from '../query/conditions.js';
 import { ROOT_SPAN_WITH, TRACE_ITEM_COLUMNS } from './queries.js';
 import { paramBuilder, type Query } from '../query/params.js';
-import { FINAL_SETTINGS, LATE_ROOT_SLACK_HOURS, ROOT_NAME, SESSION, USER } from '../query/expressions.js';
+import { FINAL_SETTINGS, ROOT_NAME, SESSION, traceHourBefore, traceHourFrom, USER } from '../query/expressions.js';
 import { settingsClause, type QueryLimits } from '../query/limits.js';
 import { textTraceIdsSubquery, type TextSearch } from './text-search.js';
 
@@ -63,14 +63,11 @@ function build(p: TraceListParams): Built {
   let from: string | undefined;
   if (p.startAfter !== undefined) {
     from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);
-    b.where.push(`trace_start_hour >= toStartOfHour(${from})`, `start_time >= ${from}`);
+    b.where.push(traceHourFrom(from), `start_time >= ${from}`);
   }
   if (p.endBefore !== undefined) {
     const to = param("DateTime64(3, 'UTC')", p.endBefore / 1000);
-    b.where.push(
-      `trace_start_hour < toStartOfHour(${to}) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR`,
-      `start_time < ${to}`,
-    );
+    b.where.push(traceHourBefore(to), `start_time < ${to}`);
   }
   if (!p.includeEvaluations) b.where.push('is_evaluation = 0');
   if (p.traceIds) b.where.push(`trace_id IN ${param('Array(String)', p.traceIds)}`);
@@ -113,11 +110,11 @@ export function textCondition(
   const window: string[] = [];
   if (p.startAfter !== undefined) {
     const from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);
-    window.push(`start_time >= ${from}`, `trace_start_hour >= toStartOfHour(${from})`);
+    window.push(`start_time >= ${from}`, traceHourFrom(from));
   }
   if (p.endBefore !== undefined) {
     const to = param("DateTime64(3, 'UTC')", p.endBefore / 1000);
-    window.push(`trace_start_hour < toStartOfHour(${to}) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR`);
+    window.push(traceHourBefore(to));
   }
   if (!p.includeEvaluations) window.push("evaluation_run_id = ''");
   return `trace_id IN (${textTraceIdsSubquery(text, param, window)})`;
