@@ -16,6 +16,7 @@ export type Measure = { measure: string; aggregation: Aggregation };
 
 const QUANTILES: Partial<Record<Aggregation, number>> = { p50: 0.5, p75: 0.75, p90: 0.9, p95: 0.95, p99: 0.99 };
 
+/** An aggregation of an expression over raw rows (quantiles as t-digests, as the rollups keep them). */
 export function aggregate(aggregation: Aggregation, x: string): string {
   const q = QUANTILES[aggregation];
   if (q !== undefined) return `quantileTDigest(${q})(${x})`;

@@ -105,8 +105,6 @@ const SPAN_DIMENSIONS: Record<string, string> = {
   error_type: 'error_type',
 };
 
-type Builder = ParamBuilder;
-
 /**
  * `type`: a widget type; `timeseries` answers a series, the others one value, or a row per group.
  * `raw: true` skips the rollups (the bench and the equality tests compare both paths);
@@ -233,7 +231,7 @@ function rollupMetadataKey(spec: MeasureSpec): string | null {
  */
 function metadataQuery(
   spec: MeasureSpec,
-  b: Builder,
+  b: ParamBuilder,
   range: { from: string; to: string; startMs: number; endMs: number },
   step: number,
   shape: Shape,
@@ -287,7 +285,7 @@ function additive(spec: MeasureSpec): boolean {
 
 function spansQuery(
   spec: MeasureSpec,
-  b: Builder,
+  b: ParamBuilder,
   range: { from: string; to: string },
   step: number,
   shape: Shape,
@@ -310,7 +308,7 @@ function spansQuery(
 /** Traces view: one merged rollup row per trace (FINAL), in the window by trace start. */
 function tracesQuery(
   spec: MeasureSpec,
-  b: Builder,
+  b: ParamBuilder,
   range: { from: string; to: string },
   step: number,
   shape: Shape,
@@ -386,7 +384,7 @@ type Parts = {
 };
 
 /** The SELECT for a shape. Rows: [bucket_s,] g0.., value. Series keep only the top groups. */
-function shaped(spec: MeasureSpec, b: Builder, p: Parts): Query {
+function shaped(spec: MeasureSpec, b: ParamBuilder, p: Parts): Query {
   const groupCols = p.groups.map((g, i) => `${g} AS g${i}`);
   const groupNames = p.groups.map((_, i) => `g${i}`);
   const where = p.where.join('\n  AND ');
