@@ -76,7 +76,7 @@ export class ServiceUnavailableError extends AppError {
   }
 }
 /**
- * A read that hit one of its resource limits (time, memory, answer rows or bytes; src/query-limits.ts):
+ * A read that hit one of its resource limits (time, memory, answer rows or bytes; src/query/limits.ts):
  * the caller's request is too big for one answer, so it is theirs to narrow (400, never 500).
  */
 export class QueryLimitError extends AppError {

@@ -5,7 +5,7 @@ import { closedWindowEnd, TICK_PATTERN } from './clock.js';
 import { commitGroup, type GroupOutcome } from './commit.js';
 import { enqueueNotifications, sweepNotifications } from './notifications.js';
 import { evaluationLimits, groupAlerts, groupQuery, readGroupAnswer, type EvaluationGroup } from './queries.js';
-import { limitErrorOf } from '../query-limits.js';
+import { limitErrorOf } from '../query/limits.js';
 
 /**
  * One tick of alert evaluation (issue 10, "Evaluation worker"): claim the alerts due for window end
@@ -122,13 +122,7 @@ async function evaluateGroup(
 /** One ClickHouse query for the group; any failure becomes the group's error outcome. */
 export async function measureGroup(ctx: AppContext, group: EvaluationGroup): Promise<GroupOutcome> {
   try {
-    const q = groupQuery(group);
-    const result = await ctx.ch.client.query({
-      query: q.query,
-      query_params: q.query_params,
-      format: 'JSONCompactEachRow',
-    });
-    const rows = (await result.json()) as unknown as unknown[][];
+    const rows = await ctx.ch.compactRows(groupQuery(group));
     return { ok: true, answers: readGroupAnswer(group, rows) };
   } catch (error) {
     const limit = limitErrorOf(error, evaluationLimits(group), "narrow the alert's filters or shorten its window");

@@ -1,8 +1,9 @@
-import type { Query } from '../traces/queries.js';
-import { MIB, settingsClause, type QueryLimits } from '../query-limits.js';
-import { builder, planWidget, rawSpanValue, rollupValue, spanGroup, type Source } from '../widgets/planner.js';
-import { predicateCondition, type SpanPredicate } from '../widgets/predicates.js';
-import type { Aggregation } from '../widgets/spec.js';
+import { paramBuilder, type Query } from '../query/params.js';
+import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
+import { planWidget, type Source } from '../query/span-plan.js';
+import { rawSpanValue, rollupValue, spanGroup, type Aggregation } from '../query/measures.js';
+import { predicateCondition } from '../query/conditions.js';
+import type { SpanPredicate } from '../query/predicates.js';
 import { windowStart } from './clock.js';
 import { widgetSpec, type AlertWindow, type Operator } from './schema.js';
 
@@ -23,13 +24,13 @@ import { widgetSpec, type AlertWindow, type Operator } from './schema.js';
 export const MAX_GROUPS = 100;
 
 /**
- * Each evaluation query's limits, in its own SETTINGS (src/query-limits.ts; never per-query client
+ * Each evaluation query's limits, in its own SETTINGS (src/query/limits.ts; never per-query client
  * settings on chdb). An answer is one row, or at most MAX_GROUPS rows per alert.
  */
 export function evaluationLimits(group: { groupBy: string | null; alerts: unknown[] }): QueryLimits {
   return {
     maxExecutionSeconds: 20,
-    maxMemoryBytes: 1_000_000_000,
+    maxMemoryBytes: READ_MEMORY_BYTES,
     maxResultRows: group.groupBy ? MAX_GROUPS * group.alerts.length : 1,
     maxResultBytes: 16 * MIB,
   };
@@ -95,14 +96,14 @@ export function groupAlerts<A extends MeasuredAlert>(alerts: A[], windowEndMs: n
  * `v<i>`; grouped, `g` first and `r<i>` (the group's rank for alert i) after each value.
  */
 export function groupQuery(group: EvaluationGroup): Query {
-  const b = builder(group.projectId);
+  const b = paramBuilder({ project: group.projectId });
   const rollup = group.source !== 'spans';
   const time = rollup ? 'bucket' : 'start_time';
   const from = b.param("DateTime64(3, 'UTC')", group.rangeStartMs / 1000);
   const to = b.param("DateTime64(3, 'UTC')", group.rangeEndMs / 1000);
   const predicates = group.alerts[0]!.predicates;
   const where = [
-    'project_id = {w_project:String}',
+    'project_id = {project:String}',
     `${time} >= ${from}`,
     `${time} < ${to}`,
     ...predicates.map((p) => predicateCondition(p, b)),

@@ -1,5 +1,5 @@
 import type { Aggregation } from '../widgets/spec.js';
-import type { PredicateInput, SpanPredicate } from '../widgets/predicates.js';
+import type { PredicateInput, SpanPredicate } from '../query/predicates.js';
 import type { AlertStatus, AlertWindow, NoDataMode, Operator, RenotifyMode, Severity } from './schema.js';
 
 /**

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { AGGREGATIONS, GROUP_FIELDS, WidgetSpecSchema, type Aggregation, type WidgetSpec } from '../widgets/spec.js';
-import { normalizePredicate, PredicateInput, type SpanPredicate } from '../widgets/predicates.js';
+import { normalizePredicate, PredicateInput, type SpanPredicate } from '../query/predicates.js';
 
 /**
  * The alert contract (docs/alerts.md, "Definition"): enums, request
  * bodies, and the rules a definition must meet. An alert measures the SPANS view exactly as a widget
  * does, so its measure, aggregation, filters and group-by are checked by the widget spec itself
- * (WidgetSpecSchema) after its filters are normalised (src/widgets/predicates.ts). Pure.
+ * (WidgetSpecSchema) after its filters are normalised (src/query/predicates.ts). Pure.
  */
 
 export const ALERT_STATUSES = ['OK', 'ALERTING', 'NO_DATA', 'ERROR', 'PAUSED'] as const;

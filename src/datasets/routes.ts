@@ -18,7 +18,7 @@ import {
 } from './test-case-input.js';
 import { DEFAULT_PAGE_LIMIT, findVersion, pageOfVersion, streamVersion } from './version-read.js';
 import { writtenAsText } from '../answer-schemas.js';
-import { MIB } from '../query-limits.js';
+import { MIB } from '../query/limits.js';
 import { answerOfReference, MAX_RESOLVED_VERSION_BYTES } from './version-write.js';
 import { DatasetDetailAnswer, DatasetListAnswer, DatasetVersionAnswer } from './answers.js';
 

@@ -1,7 +1,7 @@
 import { TupleParam } from '@clickhouse/client';
 import type { AppContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
-import { MIB, settingsClause, withinLimits, type QueryLimits } from '../query-limits.js';
+import { MIB, READ_MEMORY_BYTES, settingsClause, withinLimits, type QueryLimits } from '../query/limits.js';
 import { parseJsonKeepingRaw, RawJson } from './raw-json.js';
 
 /**
@@ -23,7 +23,7 @@ export type CopiedText = { input: RawJson; output: RawJson };
 /** A version's trace copies read at most this much text; past it the caller is told to split the version. */
 const LIMITS: QueryLimits = {
   maxExecutionSeconds: 30,
-  maxMemoryBytes: 1_000_000_000,
+  maxMemoryBytes: READ_MEMORY_BYTES,
   maxResultRows: 20_000,
   maxResultBytes: 256 * MIB,
 };
@@ -121,10 +121,7 @@ export function jsonOfText(text: string | null): RawJson {
 }
 
 async function query<T>(ctx: AppContext, q: { query: string; query_params: Record<string, unknown> }): Promise<T[]> {
-  return withinLimits(LIMITS, ADVICE, async () => {
-    const result = await ctx.ch.client.query({ ...q, format: 'JSONEachRow' });
-    return result.json<T>();
-  });
+  return withinLimits(LIMITS, ADVICE, () => ctx.ch.rows<T>(q));
 }
 
 /**

@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { newId } from '../auth/secrets.js';
 import { NotFoundError, PayloadTooLargeError, RequestValidationError } from '../errors.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
-import { MIB } from '../query-limits.js';
+import { MIB } from '../query/limits.js';
 import { measureSources, readSources, type CopiedText, type SourceSpan, type TraceRef } from './trace-source.js';
 import type { TestCaseInput } from './test-case-input.js';
 import { caseJson, findVersion, streamVersion, versionHeadJson, type VersionHead } from './version-read.js';

@@ -26,13 +26,12 @@ export async function enqueueProjectPurge(ctx: AppContext, projectIds: string[])
  */
 export async function purgeProjects(ctx: AppContext, projectIds: string[]): Promise<number> {
   if (projectIds.length === 0) return 0;
-  const result = await ctx.ch.client.query({
+  const stored = await ctx.ch.rows<{ table: string }>({
     query: `SELECT DISTINCT c.table AS table FROM system.columns c
              JOIN system.tables t ON t.database = c.database AND t.name = c.table
             WHERE c.database = currentDatabase() AND c.name = 'project_id' AND t.engine LIKE '%MergeTree'`,
-    format: 'JSONEachRow',
   });
-  const tables = (await result.json<{ table: string }>()).map((r) => r.table);
+  const tables = stored.map((r) => r.table);
   for (const table of tables) {
     const name = `\`${table.replace(/`/g, '')}\``;
     if (ctx.ch.cluster) {

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { normalizePredicate, PredicateInput, type SpanPredicate } from '../widgets/predicates.js';
+import { normalizePredicate, PredicateInput, type SpanPredicate } from '../query/predicates.js';
 import { guardSql } from '../sql/guard.js';
 import { SqlRefused } from '../sql/lexer.js';
 
 /**
  * The detector contract (docs/signals.md; issue 11): types and the `config` each takes. Span
- * filters are the predicates widgets and alerts take (src/widgets/predicates.ts), so one vocabulary
+ * filters are the predicates widgets and alerts take (src/query/predicates.ts), so one vocabulary
  * narrows a list, a widget, an alert and a detector; the threshold measure is a per-span measure of
  * the SPANS view (src/widgets/spec.ts). Pure.
  */

@@ -46,8 +46,7 @@ export async function describeSqlColumns(
   }
   const sql = guarded.replaceAll(`{${PROJECT_PARAM}:String}`, projectLiteral(projectId));
   try {
-    const result = await ctx.ch.client.query({ query: `DESCRIBE TABLE (\n${sql}\n)`, format: 'JSONEachRow' });
-    const rows = await result.json<{ name: string }>();
+    const rows = await ctx.ch.rows<{ name: string }>({ query: `DESCRIBE TABLE (\n${sql}\n)` });
     return { columns: rows.map((r) => r.name) };
   } catch (error) {
     if (isStoreUnreachable(error)) throw error;

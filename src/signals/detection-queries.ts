@@ -1,7 +1,8 @@
-import type { Query } from '../traces/queries.js';
-import { builder } from '../widgets/planner.js';
-import { predicateCondition, type SpanPredicate } from '../widgets/predicates.js';
-import { MIB, settingsClause, type QueryLimits } from '../query-limits.js';
+import { paramBuilder, type Query } from '../query/params.js';
+import { DURATION_MS_OR_NULL } from '../query/expressions.js';
+import { predicateCondition } from '../query/conditions.js';
+import type { SpanPredicate } from '../query/predicates.js';
+import { MIB, SCAN_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
 import type { ThresholdConfig, ThresholdMeasure } from '../detectors/config.js';
 
 /**
@@ -20,7 +21,7 @@ import type { ThresholdConfig, ThresholdMeasure } from '../detectors/config.js';
 
 export const DETECTION_LIMITS: QueryLimits = {
   maxExecutionSeconds: 30,
-  maxMemoryBytes: 2_000_000_000,
+  maxMemoryBytes: SCAN_MEMORY_BYTES,
   maxResultRows: 1,
   maxResultBytes: 64 * MIB,
 };
@@ -38,12 +39,9 @@ export type IncrementalInput = {
   limit: number;
 };
 
-const DURATION =
-  'if(end_time IS NULL, NULL, toFloat64(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)))';
-
 /** A span's value of a threshold measure (latency is duration_ms, as in widgets). */
 export function measureExpression(measure: ThresholdMeasure): string {
-  return measure === 'latency' || measure === 'duration_ms' ? DURATION : `toFloat64(${measure})`;
+  return measure === 'latency' || measure === 'duration_ms' ? DURATION_MS_OR_NULL : `toFloat64(${measure})`;
 }
 
 /**
@@ -52,10 +50,10 @@ export function measureExpression(measure: ThresholdMeasure): string {
  * trace start ms (0 when the rollup has no row yet)].
  */
 export function incrementalQuery(p: IncrementalInput): Query {
-  const b = builder(p.projectId);
+  const b = paramBuilder({ project: p.projectId });
   const from = b.param("DateTime64(3, 'UTC')", p.fromMs / 1000);
   const detector = b.param('String', p.detectorId);
-  const where = ['project_id = {w_project:String}', `ingested_at > ${from}`, "evaluation_run_id = ''"];
+  const where = ['project_id = {project:String}', `ingested_at > ${from}`, "evaluation_run_id = ''"];
   let measured = '0';
   if (p.condition.type === 'error') where.push("status = 'error'");
   else {
@@ -66,7 +64,7 @@ export function incrementalQuery(p: IncrementalInput): Query {
   where.push(...p.predicates.map((predicate) => predicateCondition(predicate, b)));
   // Findings are stored after the spans they name, so found_at >= ingested_at > from.
   where.push(
-    `(trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM findings WHERE project_id = {w_project:String} AND detector_id = ${detector} AND found_at >= ${from})`,
+    `(trace_id, span_id) NOT IN (SELECT trace_id, span_id FROM findings WHERE project_id = {project:String} AND detector_id = ${detector} AND found_at >= ${from})`,
   );
   return {
     query: `WITH cand AS (
@@ -78,13 +76,13 @@ export function incrementalQuery(p: IncrementalInput): Query {
   LIMIT ${b.param('UInt32', p.limit)}
 )
 SELECT
-  (SELECT toUnixTimestamp64Milli(max(ingested_at)) FROM spans WHERE project_id = {w_project:String} AND ingested_at > ${from}) AS seen,
+  (SELECT toUnixTimestamp64Milli(max(ingested_at)) FROM spans WHERE project_id = {project:String} AND ingested_at > ${from}) AS seen,
   groupArray((c.trace_id, c.span_id, c.span_name, c.error_type, c.message, toUnixTimestamp64Milli(c.start_time), toUnixTimestamp64Milli(c.ingested_at), c.measured,
               toUnixTimestamp64Milli(t.trace_start))) AS rows
 FROM cand AS c
 LEFT JOIN (
   SELECT trace_id, min(start_time) AS trace_start FROM traces
-  WHERE project_id = {w_project:String} AND (trace_start_hour, trace_id) IN (SELECT trace_start_hour, trace_id FROM cand)
+  WHERE project_id = {project:String} AND (trace_start_hour, trace_id) IN (SELECT trace_start_hour, trace_id FROM cand)
   GROUP BY trace_id
 ) AS t ON t.trace_id = c.trace_id
 ${settingsClause(DETECTION_LIMITS)}`,

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { configPredicates, type DetectorType, type ErrorConfig, type ThresholdConfig } from '../detectors/config.js';
-import { settingsClause } from '../query-limits.js';
+import { settingsClause } from '../query/limits.js';
 import { commitPass, flushOutbox, type CommitOutcome, type NewFinding } from './commit.js';
 import { DETECTION_LIMITS, incrementalQuery, type CandidateRow } from './detection-queries.js';
 import {
@@ -92,8 +92,7 @@ async function incrementalPass(ctx: AppContext, d: DetectorState, faults: PassFa
     fromMs: passFrom(d),
     limit: PASS_LIMIT,
   });
-  const result = await ctx.ch.client.query({ ...q, format: 'JSONEachRow' });
-  const [answer] = await result.json<{ seen: string | number; rows: CandidateRow[] }>();
+  const [answer] = await ctx.ch.rows<{ seen: string | number; rows: CandidateRow[] }>(q);
   faults.afterQuery?.();
   const rows = answer?.rows ?? [];
   const seen = Number(answer?.seen ?? 0);
@@ -149,17 +148,14 @@ export async function recentIngest(
   sinceMs: number,
   projectIds?: string[],
 ): Promise<Map<string, number>> {
-  const result = await ctx.ch.client.query({
+  const latest = await ctx.ch.rows<{ project_id: string; latest: string | number }>({
     query: `SELECT project_id, toUnixTimestamp64Milli(max(ingested_at)) AS latest FROM spans
 WHERE ingested_at > {since:DateTime64(3, 'UTC')}${projectIds ? ' AND project_id IN {projects:Array(String)}' : ''}
 GROUP BY project_id
 ${settingsClause({ ...DETECTION_LIMITS, maxResultRows: 1_000_000 })}`,
     query_params: { since: Math.max(0, sinceMs) / 1000, projects: projectIds ?? [] },
-    format: 'JSONEachRow',
   });
-  return new Map(
-    (await result.json<{ project_id: string; latest: string | number }>()).map((r) => [r.project_id, Number(r.latest)]),
-  );
+  return new Map(latest.map((r) => [r.project_id, Number(r.latest)]));
 }
 
 export type TickOptions = {

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { isUuid } from '../auth/principal.js';
-import { MIB, settingsClause, withinLimits, type QueryLimits } from '../query-limits.js';
+import { MIB, READ_MEMORY_BYTES, settingsClause, withinLimits, type QueryLimits } from '../query/limits.js';
 import { effectiveSignals, signalMembers, type Page } from './service.js';
 
 /**
@@ -24,7 +24,7 @@ export type FindingsQuery = { signal_id?: string; detector_id?: string; limit: n
 
 const LIMITS = (rows: number): QueryLimits => ({
   maxExecutionSeconds: 10,
-  maxMemoryBytes: 1_000_000_000,
+  maxMemoryBytes: READ_MEMORY_BYTES,
   maxResultRows: Math.max(1, rows),
   maxResultBytes: 16 * MIB,
 });
@@ -60,7 +60,7 @@ export async function listFindings(ctx: AppContext, projectId: string, q: Findin
   const page = (offset: number, limit: number) =>
     withinLimits(LIMITS(limit), ADVICE, async () => {
       // FINAL: a finding stored twice (a retried insert) is one row (ReplacingMergeTree on its key).
-      const result = await ctx.ch.client.query({
+      return ctx.ch.rows<Row>({
         query: `SELECT finding_id, signal_id, detector_id, trace_id, span_id, toUnixTimestamp64Milli(trace_start_time) AS ts,
        toUnixTimestamp64Milli(found_at) AS found, summary, count() OVER () AS total
 FROM findings FINAL
@@ -69,9 +69,7 @@ ORDER BY found_at DESC, finding_id
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}
 ${settingsClause(LIMITS(limit))}`,
         query_params: { ...params, limit, offset },
-        format: 'JSONEachRow',
       });
-      return result.json<Row>();
     });
   let rows = await page(q.page * q.limit, q.limit);
   let total = rows.length ? Number(rows[0]!.total) : 0;

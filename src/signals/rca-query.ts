@@ -1,6 +1,6 @@
-import type { Query } from '../traces/queries.js';
-import { LATE_ROOT_SLACK_HOURS, USER } from '../traces/list-query.js';
-import { MIB, settingsClause, type QueryLimits } from '../query-limits.js';
+import type { Query } from '../query/params.js';
+import { elapsedMs, FINAL_SETTINGS, traceHourBefore, traceHourFrom, USER } from '../query/expressions.js';
+import { MIB, SCAN_MEMORY_BYTES, settingsClause, type QueryLimits } from '../query/limits.js';
 import type { RcaHint } from './service.js';
 
 /**
@@ -15,7 +15,7 @@ import type { RcaHint } from './service.js';
 
 export const RCA_LIMITS: QueryLimits = {
   maxExecutionSeconds: 30,
-  maxMemoryBytes: 2_000_000_000,
+  maxMemoryBytes: SCAN_MEMORY_BYTES,
   maxResultRows: 2000,
   maxResultBytes: 16 * MIB,
 };
@@ -46,7 +46,7 @@ export function rcaQuery(projectId: string, signalIds: string[]): Query {
 SELECT kv.1 AS attribute, kv.2 AS value, countIf(in_signal) AS s, countIf(NOT in_signal) AS b
 FROM (
   SELECT trace_id IN (${signal}) AS in_signal,
-         if(end_time IS NULL, 0, toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time)) AS duration,
+         if(end_time IS NULL, 0, ${elapsedMs()}) AS duration,
          ${USER} AS uid,
          arrayConcat(
            [('${TOTAL}', '')],
@@ -60,8 +60,8 @@ FROM (
          ) AS pairs
   FROM traces FINAL
   WHERE project_id = {project:String}
-    AND trace_start_hour >= toStartOfHour(lo)
-    AND trace_start_hour < toStartOfHour(hi) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR
+    AND ${traceHourFrom('lo')}
+    AND ${traceHourBefore('hi')}
     AND start_time >= lo AND start_time <= hi
     AND is_evaluation = 0
 )
@@ -70,7 +70,7 @@ GROUP BY attribute, value
 HAVING attribute = '${TOTAL}' OR s >= ${MIN_SUPPORT}
 ORDER BY attribute = '${TOTAL}' DESC, s DESC, attribute, value
 LIMIT ${RCA_LIMITS.maxResultRows}
-${settingsClause(RCA_LIMITS, ['do_not_merge_across_partitions_select_final = 1'])}`,
+${settingsClause(RCA_LIMITS, FINAL_SETTINGS)}`,
     query_params: { project: projectId, signals: signalIds },
   };
 }

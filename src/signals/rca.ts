@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { limitErrorOf } from '../query-limits.js';
+import { limitErrorOf } from '../query/limits.js';
 import { rankHints, rcaQuery, RCA_LIMITS, TOTAL_ATTRIBUTE, type RcaRow } from './rca-query.js';
 import { signalMembers, type RcaAnswer } from './service.js';
 
@@ -40,8 +40,7 @@ export async function runRca(ctx: AppContext, signalId: string): Promise<RcaOutc
   let outcome: RcaOutcome;
   try {
     const q = rcaQuery(signal.project_id, members);
-    const result = await ctx.ch.client.query({ ...q, format: 'JSONEachRow' });
-    const answer = await result.json<RcaRow>();
+    const answer = await ctx.ch.rows<RcaRow>(q);
     // None of its traces readable yet (findings stored after this ran, or read from another engine
     // than the one that stored them): not an answer. Asked again later, behind the others.
     if (Number(answer.find((r) => r.attribute === TOTAL_ATTRIBUTE)?.s ?? 0) === 0 && signal.age_ms < RCA_PATIENCE_MS) {

@@ -57,13 +57,13 @@ export async function runSqlDetector(ctx: AppContext, d: DetectorState, faults: 
       candidates.map((c) => c.trace),
       candidates.map((c) => c.span),
     );
-    const result = await ctx.ch.client.query({ ...q, format: 'JSONEachRow' });
-    for (const r of await result.json<{
+    const rows = await ctx.ch.rows<{
       trace_id: string;
       span_id: string;
       known: number | string;
       trace_start: number | string;
-    }>()) {
+    }>(q);
+    for (const r of rows) {
       known.set(`${r.trace_id}\u0000${r.span_id}`, { known: Number(r.known) === 1, traceStart: Number(r.trace_start) });
     }
   }

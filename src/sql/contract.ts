@@ -1,3 +1,5 @@
+import { elapsedMs } from '../query/expressions.js';
+
 /**
  * The public SQL contract (docs/design.md, decision 5): the only tables and columns a caller's SQL can
  * name. `GET /sql/schema` prints it and the guard (guard.ts) enforces it; both read this module, so
@@ -33,11 +35,7 @@ const TRACES: ContractTable = {
     col('name', 'String', 'JSONExtractString(substring(p_root_head, 17), 1)'),
     col('trace_start_time', "DateTime64(3, 'UTC')", 'p_start_time'),
     col('trace_end_time', "Nullable(DateTime64(3, 'UTC'))", 'p_end_time'),
-    col(
-      'duration_ms',
-      'Nullable(Int64)',
-      'if(p_end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(p_end_time)) - toUnixTimestamp64Milli(p_start_time))',
-    ),
+    col('duration_ms', 'Nullable(Int64)', `if(p_end_time IS NULL, NULL, ${elapsedMs('p_start_time', 'p_end_time')})`),
     col('user_id', 'String', 'substring(p_user_head, 18)'),
     col('session_id', 'String', 'substring(p_session_head, 18)'),
     col('span_count', 'UInt64'),
@@ -102,11 +100,7 @@ const SPANS: ContractTable = {
     col('kind', 'String'),
     col('start_time', "DateTime64(3, 'UTC')"),
     col('end_time', "Nullable(DateTime64(3, 'UTC'))"),
-    col(
-      'duration_ms',
-      'Nullable(Int64)',
-      'if(p_end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(p_end_time)) - toUnixTimestamp64Milli(p_start_time))',
-    ),
+    col('duration_ms', 'Nullable(Int64)', `if(p_end_time IS NULL, NULL, ${elapsedMs('p_start_time', 'p_end_time')})`),
     col('status', 'String'),
     col('error_type', 'String'),
     col('error_message', 'String'),

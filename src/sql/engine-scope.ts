@@ -38,13 +38,11 @@ function catalog(ch: ClickHouseStore): Promise<Catalog> {
 }
 
 async function readCatalog(ch: ClickHouseStore): Promise<Catalog> {
-  const result = await ch.client.query({
+  const rows = await ch.rows<{ database: string; name: string }>({
     query: `SELECT database, name FROM system.tables
       WHERE database IN ('system', 'information_schema', 'INFORMATION_SCHEMA', currentDatabase(), {db:String})`,
     query_params: { db: ch.database },
-    format: 'JSONEachRow',
   });
-  const rows = await result.json<{ database: string; name: string }>();
   const physical = new Set(CONTRACT.map((t) => t.name));
   // On a cluster the contract tables are Distributed over `<name>_local`, and a shard runs the query it
   // is sent, with these settings, against `<name>_local`: those get the project's filter too, or every

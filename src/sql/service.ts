@@ -2,6 +2,7 @@ import type { ClickHouseClient } from '@clickhouse/client';
 import type { AppContext } from '../context.js';
 import { BadRequestError, isStoreUnreachable, TooManyRequestsError } from '../errors.js';
 import type { ClickHouseStore } from '../stores/clickhouse.js';
+import { READ_MEMORY_BYTES } from '../query/limits.js';
 import { PROJECT_PARAM } from './contract.js';
 import { projectLiteral, tableFilters } from './engine-scope.js';
 import { guardSql, RESULT_ROW_LIMIT } from './guard.js';
@@ -21,7 +22,7 @@ import { SqlScheduler, type SqlOwner } from './scheduler.js';
 
 export const SQL_LIMITS = {
   maxExecutionSeconds: 10,
-  maxMemoryBytes: 1_000_000_000,
+  maxMemoryBytes: READ_MEMORY_BYTES,
   maxRowsToRead: 500_000_000,
   /** The answer's bytes as the engine holds them (10,000 rows of 1 MB strings stop here). */
   maxResultBytes: 32 * 1024 * 1024,

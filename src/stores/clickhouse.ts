@@ -3,6 +3,9 @@ import path from 'node:path';
 import fs from 'node:fs';
 import type { Config } from '../config.js';
 
+/** A read: SQL text and the values of its `{name:Type}` parameters (src/query builds them). */
+export type Read = { query: string; query_params?: Record<string, unknown> };
+
 export type ClickHouseStore = {
   client: ClickHouseClient;
   /**
@@ -20,6 +23,10 @@ export type ClickHouseStore = {
   /** CLICKHOUSE_CLUSTER: the tables are Distributed over replicated `*_local` tables (docs/scaling.md). */
   cluster?: string;
   embedded: boolean;
+  /** Runs a read on the main client; its rows as objects by column name (JSONEachRow). */
+  rows<T>(read: Read): Promise<T[]>;
+  /** Runs a read on the main client; its rows as arrays in column order (JSONCompactEachRow). */
+  compactRows(read: Read): Promise<unknown[][]>;
   ping(): Promise<void>;
   close(): Promise<void>;
 };
@@ -152,6 +159,18 @@ function wrap(
     sqlRowPolicies,
     database,
     embedded,
+    async rows<T>(read: Read) {
+      const result = await client.query({ query: read.query, query_params: read.query_params, format: 'JSONEachRow' });
+      return result.json<T>();
+    },
+    async compactRows(read: Read) {
+      const result = await client.query({
+        query: read.query,
+        query_params: read.query_params,
+        format: 'JSONCompactEachRow',
+      });
+      return (await result.json()) as unknown as unknown[][];
+    },
     async ping() {
       const result = await client.ping();
       if (!result.success) throw result.error;

@@ -141,8 +141,8 @@ async function migrateClickHouse(ch: ClickHouseStore, dir: string): Promise<numb
       : `CREATE TABLE IF NOT EXISTS schema_migrations (version UInt32, name String, applied_at DateTime DEFAULT now())
             ENGINE = MergeTree ORDER BY version`,
   });
-  const result = await ch.client.query({ query: 'SELECT version FROM schema_migrations', format: 'JSONEachRow' });
-  const applied = new Set((await result.json<{ version: number }>()).map((r) => Number(r.version)));
+  const stored = await ch.rows<{ version: number }>({ query: 'SELECT version FROM schema_migrations' });
+  const applied = new Set(stored.map((r) => Number(r.version)));
   let count = 0;
   for (const m of migrations) {
     if (applied.has(m.version)) continue;

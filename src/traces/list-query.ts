@@ -1,6 +1,9 @@
-import type { Predicate, SetField } from './filters.js';
-import { ROOT_SPAN_WITH, TRACE_ITEM_COLUMNS, type Query } from './queries.js';
-import { settingsClause, type QueryLimits } from '../query-limits.js';
+import type { Predicate } from './filters.js';
+import { traceCondition } from '../query/conditions.js';
+import { ROOT_SPAN_WITH, TRACE_ITEM_COLUMNS } from './queries.js';
+import { paramBuilder, type Query } from '../query/params.js';
+import { FINAL_SETTINGS, ROOT_NAME, SESSION, traceHourBefore, traceHourFrom, USER } from '../query/expressions.js';
+import { settingsClause, type QueryLimits } from '../query/limits.js';
 import { textTraceIdsSubquery, type TextSearch } from './text-search.js';
 
 /**
@@ -19,7 +22,7 @@ import { textTraceIdsSubquery, type TextSearch } from './text-search.js';
  * The hour can be later than the true start when spans that started later arrived before the root,
  * so an upper bound (`end_before`) reads `LATE_ROOT_SLACK_HOURS` further.
  *
- * Both queries run under the caller's limits (src/query-limits.ts), in their SETTINGS.
+ * Both queries run under the caller's limits (src/query/limits.ts), in their SETTINGS.
  */
 
 export type TraceListParams = {
@@ -52,58 +55,19 @@ export type TraceListParams = {
   text?: TextSearch;
 };
 
-export const LATE_ROOT_SLACK_HOURS = 24;
-
-const SET_COLUMN: Record<SetField, string> = {
-  model_name: 'model_names',
-  environment: 'environments',
-  span_kind: 'span_kinds',
-  status: 'statuses',
-  error_type: 'error_types',
-  name: 'span_names',
-};
-
-// Row-level expressions over a FINAL-merged rollup row (one row = one trace).
-const NUMERIC_EXPR = {
-  cost: 'total_cost',
-  total_tokens: 'total_tokens',
-  errors: 'error_count',
-  duration_ms: '(toUnixTimestamp64Milli(assumeNotNull(end_time)) - toUnixTimestamp64Milli(start_time))',
-} as const;
-/**
- * The root span's `[name, {metadata}]` as JSON, after the 16-character rank `root_head` starts with
- * (clickhouse/0005_trace_list_filters.sql): name and metadata conditions read this small column,
- * never `root`, whose state carries the root's input and output.
- */
-export const ROOT_HEAD_JSON = 'substring(root_head, 17)';
-const ROOT_NAME = `JSONExtractString(${ROOT_HEAD_JSON}, 1)`;
-/** The trace's user and session after the 17-character rank of their heads (same migration). */
-export const USER = 'substring(user_head, 18)';
-export const SESSION = 'substring(session_head, 18)';
-
-export const OP_SQL = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
-
 type Built = { params: Record<string, unknown>; where: string[] };
 
 function build(p: TraceListParams): Built {
   const b: Built = { params: { project: p.projectId }, where: ['project_id = {project:String}'] };
-  let n = 0;
-  const param = (type: string, value: unknown) => {
-    const name = `p${n++}`;
-    b.params[name] = value;
-    return `{${name}:${type}}`;
-  };
+  const { param } = paramBuilder(b.params);
   let from: string | undefined;
   if (p.startAfter !== undefined) {
     from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);
-    b.where.push(`trace_start_hour >= toStartOfHour(${from})`, `start_time >= ${from}`);
+    b.where.push(traceHourFrom(from), `start_time >= ${from}`);
   }
   if (p.endBefore !== undefined) {
     const to = param("DateTime64(3, 'UTC')", p.endBefore / 1000);
-    b.where.push(
-      `trace_start_hour < toStartOfHour(${to}) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR`,
-      `start_time < ${to}`,
-    );
+    b.where.push(traceHourBefore(to), `start_time < ${to}`);
   }
   if (!p.includeEvaluations) b.where.push('is_evaluation = 0');
   if (p.traceIds) b.where.push(`trace_id IN ${param('Array(String)', p.traceIds)}`);
@@ -119,73 +83,9 @@ function build(p: TraceListParams): Built {
       .push(`(positionCaseInsensitiveUTF8(trace_id, ${q}) > 0 OR positionCaseInsensitiveUTF8(${ROOT_NAME}, ${q}) > 0
       OR positionCaseInsensitiveUTF8(${SESSION}, ${q}) > 0 OR positionCaseInsensitiveUTF8(${USER}, ${q}) > 0)`);
   }
-  for (const f of p.filters)
-    b.where.push(traceFilterCondition(f, param, p.signalIds, { project: '{project:String}', from }));
+  for (const f of p.filters) b.where.push(traceCondition(f, param, p.signalIds, { project: '{project:String}', from }));
   if (p.text) b.where.push(textCondition(p, p.text, param));
   return b;
-}
-
-/**
- * Where the spans of the traces a query reads lie: the project's placeholder, and the window's
- * lower bound when it has one (a trace's spans never start before the trace).
- */
-export type SpanScope = { project: string; from?: string };
-
-/**
- * One predicate of the predicate table as a condition on a FINAL-merged `traces` row (one row per
- * trace). Shared by the trace list and the TRACES view of widgets, so a filter means the same in both.
- * `signalIds`: by named signal, the signals whose findings a `signal_id` predicate matches (the one named, by default).
- */
-export function traceFilterCondition(
-  f: Predicate,
-  param: (type: string, value: unknown) => string,
-  signalIds?: Readonly<Record<string, readonly string[]>>,
-  scope: SpanScope = { project: '{project:String}' },
-): string {
-  switch (f.field) {
-    case 'trace_id':
-      return f.op === 'eq'
-        ? `trace_id = ${param('String', f.value)}`
-        : `position(trace_id, ${param('String', f.value)}) > 0`;
-    case 'signal_id':
-      return `trace_id IN (SELECT trace_id FROM findings WHERE project_id = {project:String} AND signal_id IN ${param('Array(String)', signalIds?.[f.value] ?? [f.value])})`;
-    case 'cost':
-    case 'total_tokens':
-    case 'errors':
-    case 'duration_ms': {
-      const guard = f.field === 'duration_ms' ? 'end_time IS NOT NULL AND ' : '';
-      return `(${guard}${NUMERIC_EXPR[f.field]} ${OP_SQL[f.op]} ${param('Float64', f.value)})`;
-    }
-    case 'time_to_first_token_ms':
-    case 'output_tokens_per_second': {
-      // Any span of the trace compares as asked (docs/filters.md); spans without the timing never do.
-      // Read from `spans` (clickhouse/0007_span_details.sql) rather than a rollup column: ingest
-      // feeds no extra view for these rare filters, and the window's lower bound prunes the scan.
-      const window = scope.from === undefined ? '' : ` AND start_time >= ${scope.from}`;
-      return `trace_id IN (SELECT trace_id FROM spans WHERE project_id = ${scope.project}${window}
-      AND ${f.field} ${OP_SQL[f.op]} ${param('Float64', f.value)})`;
-    }
-    case 'metadata': {
-      const key = param('String', f.key);
-      const value = param('String', f.value);
-      // The root's value wins; otherwise any span's value for the key (metadata_map, docs/concepts.md).
-      // `metadata_kv` holds every span's pairs as '<key length>:<key><value>' and `root_head` the
-      // root's as JSON (clickhouse/0005_trace_list_filters.sql). A trace matches when some span
-      // has a matching value and the root, if it has the key, is one of them: the cheap has() over
-      // short strings runs first, the JSON of the root only for the traces it lets through.
-      const prefix = `concat(toString(length(${key})), ':', ${key})`;
-      if (f.op === 'eq') {
-        return `(has(metadata_kv, concat(${prefix}, ${value}))
-      AND if(JSONHas(${ROOT_HEAD_JSON}, 2, ${key}), JSONExtractString(${ROOT_HEAD_JSON}, 2, ${key}) = ${value}, 1))`;
-      }
-      return `(arrayExists(kv -> position(kv, ${value}) > 0, metadata_kv)
-      AND if(JSONHas(${ROOT_HEAD_JSON}, 2, ${key}), position(JSONExtractString(${ROOT_HEAD_JSON}, 2, ${key}), ${value}) > 0,
-        arrayExists(kv -> startsWith(kv, ${prefix}) AND position(substring(kv, length(${prefix}) + 1), ${value}) > 0, metadata_kv)))`;
-    }
-    default:
-      // The trace's set is the union of its spans' (docs/filters.md): any span with one of the values matches.
-      return `hasAny(${SET_COLUMN[f.field]}, ${param('Array(String)', f.value)})`;
-  }
 }
 
 /**
@@ -210,17 +110,15 @@ export function textCondition(
   const window: string[] = [];
   if (p.startAfter !== undefined) {
     const from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);
-    window.push(`start_time >= ${from}`, `trace_start_hour >= toStartOfHour(${from})`);
+    window.push(`start_time >= ${from}`, traceHourFrom(from));
   }
   if (p.endBefore !== undefined) {
     const to = param("DateTime64(3, 'UTC')", p.endBefore / 1000);
-    window.push(`trace_start_hour < toStartOfHour(${to}) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR`);
+    window.push(traceHourBefore(to));
   }
   if (!p.includeEvaluations) window.push("evaluation_run_id = ''");
   return `trace_id IN (${textTraceIdsSubquery(text, param, window)})`;
 }
-
-const FINAL_SETTINGS = ['do_not_merge_across_partitions_select_final = 1'];
 
 /** Phase 1. Rows: trace_id, hour (epoch s of its rollup key), total (matches in the window). */
 export function selectTracesQuery(p: TraceListParams, limits: QueryLimits): Query {

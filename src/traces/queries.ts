@@ -6,12 +6,15 @@
  * rows per trace, merged here with GROUP BY trace_id).
  */
 
-import { settingsClause, type QueryLimits } from '../query-limits.js';
-
-export type Query = { query: string; query_params: Record<string, unknown> };
+import type { Query } from '../query/params.js';
+import { ROOT_HEAD_JSON, ROOT_NAME, SESSION, USER } from '../query/expressions.js';
+import { SCAN_MEMORY_BYTES, settingsClause, type QueryLimits, type WorkLimits } from '../query/limits.js';
 
 /** One row per stored trace of the batch: the hour it was filed under and which of the batch's spans it holds already. */
 export type ExistingTraceRow = { trace_id: string; trace_start_hour: string | number; stored_span_ids: string[] };
+
+/** The stored-span check answers one row per trace of the batch, so only its time and memory are bounded. */
+const STORED_CHECK_LIMITS: WorkLimits = { maxExecutionSeconds: 60, maxMemoryBytes: SCAN_MEMORY_BYTES };
 
 /**
  * Which of a batch's spans are already stored, and the hour each of its stored traces was filed
@@ -35,7 +38,7 @@ export function existingSpansQuery(
               FROM spans
              WHERE project_id = {project:String} AND trace_id IN {traces:Array(String)}
              GROUP BY trace_id
-            SETTINGS max_execution_time = 60, max_memory_usage = 2000000000`,
+            ${settingsClause(STORED_CHECK_LIMITS)}`,
     query_params: { project: projectId, traces: traceIds, span_ids: [...new Set(spanKeys.map((k) => k[1]))] },
   };
 }
@@ -56,12 +59,12 @@ export const TRACE_ITEM_COLUMNS = `
     trace_id,
     toUnixTimestamp64Milli(start_time) AS start_ms,
     if(end_time IS NULL, NULL, toUnixTimestamp64Milli(assumeNotNull(end_time))) AS end_ms,
-    JSONExtractString(substring(root_head, 17), 1) AS name,
-    JSONExtract(substring(root_head, 17), 2, 'Map(String, String)') AS root_metadata,
+    ${ROOT_NAME} AS name,
+    JSONExtract(${ROOT_HEAD_JSON}, 2, 'Map(String, String)') AS root_metadata,
     root_span.5 AS input,
     root_span.6 AS output,
-    substring(user_head, 18) AS trace_user,
-    substring(session_head, 18) AS trace_session,
+    ${USER} AS trace_user,
+    ${SESSION} AS trace_session,
     span_count,
     error_count,
     total_cost,

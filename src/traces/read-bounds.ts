@@ -1,13 +1,13 @@
-import { MIB, type QueryLimits } from '../query-limits.js';
+import { MIB, READ_MEMORY_BYTES, type QueryLimits } from '../query/limits.js';
 
 /**
  * How much one trace read may do and answer (issue 9, "bounded work"; README "Bounds"). Every query
- * of the trace reads runs under these limits (src/query-limits.ts); the byte budgets are spent on the
+ * of the trace reads runs under these limits (src/query/limits.ts); the byte budgets are spent on the
  * long fields (span input and output can each be megabytes; metadata values up to 32 KiB each).
  */
 
 /** Time and memory of every trace, list and session query. */
-const READ = { maxExecutionSeconds: 10, maxMemoryBytes: 1_000_000_000 } as const;
+const READ = { maxExecutionSeconds: 10, maxMemoryBytes: READ_MEMORY_BYTES } as const;
 
 /** Queries that answer keys, counts and sizes only: a page's trace ids, span sizes, session summaries. */
 export const KEYS_LIMITS: QueryLimits = { ...READ, maxResultRows: 10_000, maxResultBytes: 8 * MIB };

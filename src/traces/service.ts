@@ -1,7 +1,8 @@
 import type { AppContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import type { ApiKeyPrincipal } from '../auth/principal.js';
-import { withinLimits, type QueryLimits } from '../query-limits.js';
+import { withinLimits, type QueryLimits } from '../query/limits.js';
+import type { Query } from '../query/params.js';
 import type { SpanWriter } from './span-writer.js';
 import type { PriceBook } from '../model-prices/pricing.js';
 import { validateSpans, type NormalizedSpan, type RejectedSpan } from './span-input.js';
@@ -12,13 +13,7 @@ import {
   type PageKey,
   type TraceListParams,
 } from './list-query.js';
-import {
-  traceSpanBytesQuery,
-  traceSpansQuery,
-  type Query,
-  type StoredSpanRow,
-  type TraceAggregateRow,
-} from './queries.js';
+import { traceSpanBytesQuery, traceSpansQuery, type StoredSpanRow, type TraceAggregateRow } from './queries.js';
 import {
   deriveTrace,
   isoOf,
@@ -30,7 +25,7 @@ import {
 } from './trace-item.js';
 import { sessionListQuery, type SessionRow, type SessionWhere } from './session-query.js';
 import { snippetOf, textMatchQuery, type TextField, type TextSearch } from './text-search.js';
-import { settingsClause } from '../query-limits.js';
+import { settingsClause } from '../query/limits.js';
 import {
   answerLimits,
   DETAIL_BOUNDS,
@@ -74,10 +69,7 @@ export async function storeSpans(
 }
 
 async function rows<T>(ctx: AppContext, q: Query, limits: QueryLimits, advice: string): Promise<T[]> {
-  return withinLimits(limits, advice, async () => {
-    const result = await ctx.ch.client.query({ ...q, format: 'JSONEachRow' });
-    return result.json<T>();
-  });
+  return withinLimits(limits, advice, () => ctx.ch.rows<T>(q));
 }
 
 export type Page<T> = { data: T[]; meta: { page: number; limit: number; total: number } };

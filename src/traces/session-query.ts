@@ -1,8 +1,10 @@
-import type { Query } from './queries.js';
-import { SESSION, sessionTraceIdsSubquery, textCondition, traceFilterCondition, USER } from './list-query.js';
+import { paramBuilder, type Query } from '../query/params.js';
+import { sessionTraceIdsSubquery, textCondition } from './list-query.js';
+import { traceCondition } from '../query/conditions.js';
+import { FINAL_SETTINGS, SESSION, USER } from '../query/expressions.js';
 import type { Predicate } from './filters.js';
 import type { TextSearch } from './text-search.js';
-import { settingsClause, type QueryLimits } from '../query-limits.js';
+import { settingsClause, type QueryLimits } from '../query/limits.js';
 
 /**
  * Sessions (docs/traces.md, "Sessions"): the traces sharing a `session_id`, summed. Built from the trace
@@ -83,7 +85,7 @@ GROUP BY trace_session
 HAVING max(trace_matched)
 ORDER BY last_ms DESC, session_id DESC
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}
-${settingsClause(limits, ['do_not_merge_across_partitions_select_final = 1'])}`,
+${settingsClause(limits, FINAL_SETTINGS)}`,
     query_params: params,
   };
 }
@@ -91,13 +93,8 @@ ${settingsClause(limits, ['do_not_merge_across_partitions_select_final = 1'])}`,
 /** Whether a trace (a FINAL-merged rollup row) matches the session list's filters and text: SQL, 1 when none. */
 function matchCondition(where: SessionWhere | undefined, params: Record<string, unknown>): string {
   if (!where) return '1';
-  let n = 0;
-  const param = (type: string, value: unknown) => {
-    const name = `w${n++}`;
-    params[name] = value;
-    return `{${name}:${type}}`;
-  };
-  const conditions = where.filters.map((f) => traceFilterCondition(f, param, where.signalIds));
+  const { param } = paramBuilder(params);
+  const conditions = where.filters.map((f) => traceCondition(f, param, where.signalIds));
   if (where.text) conditions.push(textCondition({ includeEvaluations: true }, where.text, param));
   return conditions.length ? `toUInt8(${conditions.join('\n    AND ')})` : '1';
 }

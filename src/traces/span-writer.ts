@@ -272,13 +272,10 @@ export class SpanWriter {
   private async newRows(projectId: string, ttlDays: number, spans: Map<string, NormalizedSpan>): Promise<SpanRow[]> {
     const traceIds = [...new Set([...spans.values()].map((s) => s.trace_id))];
     const keys = [...spans.values()].map((s): [string, string] => [s.trace_id, s.span_id]);
-    const existing = await this.ch.client.query({
-      ...existingSpansQuery(projectId, traceIds, keys),
-      format: 'JSONEachRow',
-    });
+    const existing = await this.ch.rows<ExistingTraceRow>(existingSpansQuery(projectId, traceIds, keys));
     const traceHour = new Map<string, number>();
     const firstSeen = new Set<string>();
-    for (const row of await existing.json<ExistingTraceRow>()) {
+    for (const row of existing) {
       for (const spanId of row.stored_span_ids) spans.delete(spanKey(row.trace_id, spanId));
       traceHour.set(row.trace_id, Number(row.trace_start_hour) * 1000);
     }

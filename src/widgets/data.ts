@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
 import { QueryLimitError, RequestValidationError } from '../errors.js';
-import { MIB, withinLimits } from '../query-limits.js';
-import { planWidget, WIDGET_LIMITS, type WidgetPlan } from './planner.js';
+import { MIB, withinLimits } from '../query/limits.js';
+import { planWidget, WIDGET_LIMITS, type WidgetPlan } from '../query/span-plan.js';
 import { WidgetSpecSchema, type WidgetSpec, type WidgetType } from './spec.js';
 
 /**
@@ -130,14 +130,7 @@ export async function queryWidget(
 ): Promise<WidgetResult> {
   const plan = planWidget(type, spec, projectId, window, { ...options, metadataRollup: true });
   const limits = { ...WIDGET_LIMITS, maxResultRows: plan.maxRows, maxResultBytes: plan.maxBytes };
-  const raw = await withinLimits(limits, WIDGET_ADVICE, async () => {
-    const result = await ctx.ch.client.query({
-      query: plan.query,
-      query_params: plan.query_params,
-      format: 'JSONCompactEachRow',
-    });
-    return (await result.json()) as unknown as unknown[][];
-  });
+  const raw = await withinLimits(limits, WIDGET_ADVICE, () => ctx.ch.compactRows(plan));
   const series = plan.shape === 'series';
   const meta = {
     view: spec.view,

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { NUMERIC_OPS, SET_FIELDS, TIMING_FIELDS } from '../traces/filters.js';
+import { SpanFilterSchema, type SpanFilter } from '../query/predicates.js';
+import { AGGREGATIONS } from '../query/measures.js';
 
 /**
  * A query widget's spec (docs/dashboards.md): one contract for writes (422 on an invalid spec), the
- * planner (planner.ts) and `POST /widgets/query`. Pure.
+ * planner (src/query/span-plan.ts) and `POST /widgets/query`. Pure.
  */
 
 export const WIDGET_TYPES = ['timeseries', 'stat', 'table', 'bar', 'markdown'] as const;
@@ -13,8 +14,7 @@ export type WidgetType = (typeof WIDGET_TYPES)[number];
 export const VIEWS = ['SPANS', 'TRACES'] as const;
 export type View = (typeof VIEWS)[number];
 
-export const AGGREGATIONS = ['sum', 'avg', 'count', 'max', 'min', 'p50', 'p75', 'p90', 'p95', 'p99', 'uniq'] as const;
-export type Aggregation = (typeof AGGREGATIONS)[number];
+export { AGGREGATIONS, type Aggregation } from '../query/measures.js';
 
 export const INTERVALS = ['auto', '1m', '5m', '1h', '1d'] as const;
 export type Interval = (typeof INTERVALS)[number];
@@ -72,26 +72,8 @@ export const MAX_GROUP_BY = 3;
 export const MAX_WIDGET_ROWS = 1000;
 const METADATA_GROUP = /^metadata\.[A-Za-z0-9_.:-]{1,256}$/;
 
-const Text = z.string().min(1).max(1024);
-const WidgetFilter = z.discriminatedUnion('field', [
-  z.strictObject({ field: z.literal('trace_id'), op: z.enum(['eq', 'contains']), value: Text }),
-  ...SET_FIELDS.map((field) =>
-    z.strictObject({ field: z.literal(field), op: z.literal('in'), value: z.array(z.string().max(1024)).min(1) }),
-  ),
-  ...(['cost', 'total_tokens', 'duration_ms', 'errors'] as const).map((field) =>
-    z.strictObject({ field: z.literal(field), op: z.enum(NUMERIC_OPS), value: z.number().min(0) }),
-  ),
-  ...TIMING_FIELDS.map((field) =>
-    z.strictObject({ field: z.literal(field), op: z.enum(NUMERIC_OPS), value: z.number().min(0) }),
-  ),
-  z.strictObject({
-    field: z.literal('metadata'),
-    op: z.enum(['eq', 'contains']),
-    value: Text,
-    key: z.string().min(1).max(256),
-  }),
-]);
-export type WidgetFilter = z.infer<typeof WidgetFilter>;
+/** A widget's filters are span predicates (src/query/predicates.ts). */
+export type WidgetFilter = SpanFilter;
 
 export const WidgetSpecSchema = z
   .strictObject({
@@ -100,7 +82,7 @@ export const WidgetSpecSchema = z
     aggregation: z.enum(AGGREGATIONS),
     group_by: z.array(z.string().min(1).max(300)).max(MAX_GROUP_BY).optional(),
     interval: z.enum(INTERVALS).optional(),
-    filters: z.array(WidgetFilter).max(20).optional(),
+    filters: z.array(SpanFilterSchema).max(20).optional(),
     limit: z.int().min(1).max(MAX_WIDGET_ROWS).optional(),
   })
   .superRefine((spec, ctx) => {
