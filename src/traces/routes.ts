@@ -18,7 +18,6 @@ import { priceBookOf } from '../model-prices/pricing.js';
 import { admitIngest, checkIngestProject, countIngestBody, ingesting, releaseIngest } from './ingest-admission.js';
 import { isoToEpochMs, MAX_SPANS_PER_REQUEST, validateSpans } from './span-input.js';
 import { parseFilters } from './filters.js';
-import { signalMembers } from '../signals/service.js';
 import {
   countOtlpSpans,
   decodeOtlpJson,
@@ -194,14 +193,9 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
       const q = request.query;
       const filters = parseFilters(q.filters);
       const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
-      return answering(request, 'failed to list traces', async () =>
+      return answering(request, 'failed to list traces', () =>
+        // A `signal_id` filter on a merge target matches its sources' traces too: the service asks signals.
         listTraces(ctx, {
-          // A `signal_id` filter on a merge target matches its sources' traces too (docs/signals.md, "Merge").
-          signalIds: await signalMembers(
-            ctx.pg.pool,
-            scope.projectId,
-            filters.flatMap((f) => (f.field === 'signal_id' ? [f.value] : [])),
-          ),
           projectId: scope.projectId,
           limit: q.limit,
           page: q.page,
@@ -243,12 +237,7 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
       const q = request.query;
       const filters = parseFilters(q.filters);
       const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
-      const signalIds = await signalMembers(
-        ctx.pg.pool,
-        scope.projectId,
-        filters.flatMap((f) => (f.field === 'signal_id' ? [f.value] : [])),
-      );
-      const where = { filters, signalIds, text: textOf(q.text_query, q.text_scope) };
+      const where = { filters, text: textOf(q.text_query, q.text_scope) };
       return answering(request, 'failed to list sessions', () =>
         listSessions(ctx, scope.projectId, q.limit, q.page, where),
       );
