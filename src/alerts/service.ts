@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
+import { isUuid, newId } from '../ids.js';
 import type { AppContext } from '../context.js';
 import { requireProjectRole } from '../auth/access.js';
-import { isUuid, type UserPrincipal } from '../auth/principal.js';
-import { newId } from '../auth/secrets.js';
+import type { UserPrincipal } from '../auth/principal.js';
 import { ConflictError, NotFoundError, RequestValidationError, zodIssuesToValidation } from '../errors.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { closedWindowEnd } from './clock.js';

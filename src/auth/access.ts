@@ -1,7 +1,8 @@
 import type { AppContext } from '../context.js';
+import { isUuid } from '../ids.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.js';
 import type { Queryable } from '../stores/postgres.js';
-import { isUuid, type Principal, type UserPrincipal } from './principal.js';
+import type { Principal, UserPrincipal } from './principal.js';
 import { hasRole, roleRefusal, type Role } from './roles.js';
 
 export const PROJECT_ID_REQUIRED_DETAIL = 'project_id query parameter is required for user credentials';

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { newId } from '../auth/secrets.js';
+import { newId } from '../ids.js';
 import { NotFoundError, PayloadTooLargeError, RequestValidationError } from '../errors.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { MIB } from '../query-limits.js';

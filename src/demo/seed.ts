@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
+import { newId } from '../ids.js';
 import type { AppContext } from '../context.js';
-import { hashPassword, hashToken, newApiKey, newId } from '../auth/secrets.js';
+import { hashPassword, hashToken, newApiKey } from '../auth/secrets.js';
 import { withTransaction } from '../stores/postgres.js';
 import { ensureDefaultDashboard } from '../dashboards/service.js';
 import { ensureDefaultDetector } from '../detectors/service.js';
