@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import { typed } from '../http.js';
 import { authenticate, principalOf, userOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
+import { ProjectQuery } from '../edge-schemas.js';
 import { WIDGET_TYPES } from '../widgets/spec.js';
 import { answerDashboard, resolveWindow, type StoredWidget } from '../widgets/data.js';
 import { utc, WindowFields } from '../widgets/window-query.js';
@@ -24,14 +25,14 @@ import { Deleted } from '../answer-schemas.js';
 import { DashboardDetailAnswer, DashboardListAnswer, WidgetAnswer } from './answers.js';
 
 /** Reads: any credential (a user's needs `project_id`). */
-const ReadQuery = z.object({ project_id: z.string().optional() });
+const ReadQuery = ProjectQuery;
 /** Writes name the project in the body, or in the query on delete (docs/authentication.md, rule 3). */
 const DeleteQuery = z.object({ project_id: z.string().min(1) });
 const ProjectId = z.string().min(1);
 
 const DashboardParams = z.object({ dashboard_id: z.string().min(1) });
 const WidgetParams = z.object({ widget_id: z.string().min(1) });
-const WindowQuery = z.object({ project_id: z.string().optional(), ...WindowFields });
+const WindowQuery = ProjectQuery.extend(WindowFields);
 
 const Name = z.string().trim().min(1).max(200);
 const Description = z.string().max(2000);

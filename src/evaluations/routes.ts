@@ -7,6 +7,7 @@ import { KeyTakenError } from '../idempotency/deferred.js';
 import { writtenAsText } from '../answer-schemas.js';
 import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
+import { Pagination, ProjectQuery, QueryInt } from '../edge-schemas.js';
 import { keepRawJson } from '../datasets/raw-json-body.js';
 import { MAX_VERSION_BODY_BYTES, StoredText } from '../datasets/test-case-input.js';
 import { completeRun, createRun, getEvaluation, listEvaluations, REQUESTED_STATUSES } from './service.js';
@@ -22,9 +23,7 @@ import {
   RunSummaryAnswer,
 } from './answers.js';
 
-const ProjectQuery = z.object({ project_id: z.string().optional() });
-const QueryInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const ListQuery = ProjectQuery.extend({ limit: QueryInt(1, 200).default(50), page: QueryInt(0, 10_000).default(0) });
+const ListQuery = ProjectQuery.extend(Pagination.shape);
 const CompareQuery = ProjectQuery.extend({
   other: z.string().min(1).max(64),
   threshold: z.coerce.number().min(0).max(1e12).default(0),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isoToEpochMs } from '../edge-schemas.js';
 
 /**
  * One ingested span: the request contract of `POST /api/v1/public/traces` (docs/spans.md) and what
@@ -324,14 +325,6 @@ function normalizeSpan(span: SpanOutput): NormalizedSpan {
     resource: span.resource ?? {},
     dropped_attributes_count: span.dropped_attributes_count ?? 0,
   };
-}
-
-/**
- * ISO date or date-time (already validated) to epoch ms, the API's one rule: a time without an
- * offset is UTC; a date alone is its midnight UTC.
- */
-export function isoToEpochMs(iso: string): number {
-  return Date.parse(/(?:[zZ]|[+-]\d\d:?\d\d)$/.test(iso) || !iso.includes('T') ? iso : `${iso}Z`);
 }
 
 /** docs/spans.md: input and output are "stored as text: a string as it is, anything else as its JSON". */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
+import { ProjectQuery } from '../edge-schemas.js';
 import { typed } from '../http.js';
 import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
@@ -28,7 +29,7 @@ export function registerWidgetDataRoutes(app: FastifyInstance, ctx: AppContext):
       ...reader,
       schema: {
         body: WidgetQueryBody,
-        querystring: z.object({ project_id: z.string().optional() }),
+        querystring: ProjectQuery,
         response: { 200: WidgetQueryAnswer },
       },
     },

@@ -1,12 +1,11 @@
 import { z } from 'zod';
-import { isoToEpochMs } from '../traces/span-input.js';
+import { IsoDateTime, isoToEpochMs } from '../edge-schemas.js';
 import { RANGES } from './data.js';
 
 /**
  * The answer window a widget read names (docs/dashboards.md, "The window"): a named `range` or
  * `start_time`/`end_time`. Shared by the dashboard data read and the ad-hoc widget query.
  */
-const IsoDateTime = z.iso.datetime({ offset: true, local: true });
 export const WindowFields = {
   range: z.enum(Object.keys(RANGES) as [string, ...string[]]).optional(),
   start_time: IsoDateTime.optional(),
