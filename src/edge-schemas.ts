@@ -8,6 +8,9 @@ import { z } from 'zod';
 /** Reads: any credential; an API key's project is its own, a user's read names it (docs/authentication.md). */
 export const ProjectQuery = z.object({ project_id: z.string().optional() });
 
+/** Why a project or workspace is deleted (docs/limits.md, "Accounts"): 3 to 500 characters after trimming. */
+export const DeleteReason = z.string().trim().min(3).max(500);
+
 /** An integer query parameter from `min` to `max` inclusive (a query string arrives as text). */
 export const QueryInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
