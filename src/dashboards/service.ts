@@ -2,7 +2,8 @@ import type { AppContext } from '../context.js';
 import { isUuid, newId } from '../ids.js';
 import { requireProjectRole } from '../auth/access.js';
 import type { UserPrincipal } from '../auth/principal.js';
-import { ConflictError, NotFoundError, RequestValidationError, zodIssuesToValidation } from '../errors.js';
+import { ConflictError, NotFoundError, RequestValidationError } from '../errors.js';
+import { zodIssuesToValidation } from '../zod-issues.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { OVERVIEW_WIDGETS, specIssues, type WidgetType } from '../widgets/spec.js';
 

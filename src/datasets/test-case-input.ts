@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { RequestValidationError, zodIssuesToValidation } from '../errors.js';
+import { RequestValidationError } from '../errors.js';
+import { zodIssuesToValidation } from '../zod-issues.js';
 import { RawJsonValue, type JsonPath, type RawJson } from './raw-json.js';
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { zodIssuesToValidation } from '../errors.js';
+import { issueLines } from '../zod-issues.js';
 import { RawJsonValue, type JsonPath } from '../datasets/raw-json.js';
 import { StoredText } from '../datasets/test-case-input.js';
 
@@ -106,7 +106,7 @@ export function validateResults(raw: readonly unknown[]): { accepted: Normalized
   raw.forEach((item, index) => {
     const parsed = ResultInput.safeParse(item);
     if (parsed.success) accepted.push(normalize(index, parsed.data));
-    else rejected.push({ index, test_case_id: testCaseIdOf(item), errors: messages(parsed.error.issues, item) });
+    else rejected.push({ index, test_case_id: testCaseIdOf(item), errors: issueLines(parsed.error.issues, item) });
   });
   return { accepted, rejected };
 }
@@ -141,14 +141,6 @@ function normalize(index: number, r: z.output<typeof ResultInput>): NormalizedRe
     taskError: !!r.error,
     scorerErrors: scores.length - sound.length,
   };
-}
-
-/** `field.path: message`, worded like the 422 answers (errors.ts), so clients see one style. */
-function messages(issues: readonly z.core.$ZodIssue[], item: unknown): string[] {
-  return zodIssuesToValidation('result', issues, item).map((v) => {
-    const path = v.loc.slice(1).join('.');
-    return path ? `${path}: ${v.msg}` : v.msg;
-  });
 }
 
 function testCaseIdOf(item: unknown): string | null {
