@@ -89,14 +89,6 @@ export async function requireWorkspaceRole(
 
 const PROJECT_COLUMNS = 'p.id, p.name, p.workspace_id, p.trace_ttl_days, p.created_at';
 
-async function liveProject(db: Queryable, projectId: string): Promise<ProjectRow | null> {
-  const { rows } = await db.query<ProjectRow>(
-    `SELECT ${PROJECT_COLUMNS} FROM projects p WHERE p.id = $1 AND p.deleted_at IS NULL`,
-    [projectId],
-  );
-  return rows[0] ?? null;
-}
-
 async function projectWithRole(
   db: Queryable,
   projectId: string,
