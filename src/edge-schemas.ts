@@ -11,6 +11,14 @@ export const ProjectQuery = z.object({ project_id: z.string().optional() });
 /** Why a project or workspace is deleted (docs/limits.md, "Accounts"): 3 to 500 characters after trimming. */
 export const DeleteReason = z.string().trim().min(3).max(500);
 
+/** Postgres text can't hold U+0000; any string stored as text refuses it with a 422. */
+export const StoredText = (min: number, max: number) =>
+  z
+    .string()
+    .min(min)
+    .max(max)
+    .refine((s) => !s.includes('\u0000'), 'strings may not contain U+0000');
+
 /** An integer query parameter from `min` to `max` inclusive (a query string arrives as text). */
 export const QueryInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 

@@ -6,14 +6,13 @@ import { typed } from '../http.js';
 import { PayloadTooLargeError } from '../errors.js';
 import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
-import { Pagination, ProjectQuery, QueryInt } from '../edge-schemas.js';
+import { Pagination, ProjectQuery, QueryInt, StoredText } from '../edge-schemas.js';
 import { keepRawJson } from './raw-json-body.js';
 import { createDataset, createVersion, getDataset, listDatasets, updateDataset } from './service.js';
 import {
   keepsVersionValue,
   MAX_TEST_CASES_PER_VERSION,
   MAX_VERSION_BODY_BYTES,
-  StoredText,
   validateTestCases,
   VersionBody,
 } from './test-case-input.js';

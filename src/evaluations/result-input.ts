@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { issueLines } from '../zod-issues.js';
 import { RawJsonValue, type JsonPath } from '../datasets/raw-json.js';
-import { StoredText } from '../datasets/test-case-input.js';
+import { StoredText } from '../edge-schemas.js';
 
 /**
  * The request contract of `POST /evaluation-runs/{id}/results` (docs/datasets.md, "Runs and results") and what one result
@@ -21,6 +21,8 @@ import { StoredText } from '../datasets/test-case-input.js';
  */
 
 export const MAX_RESULTS_PER_REQUEST = 10_000;
+/** Whole request body of a results write: 10,000 results of a few KB each (docs/limits.md). */
+export const MAX_RESULTS_BODY_BYTES = 64 * 1024 * 1024;
 export const MAX_SCORES_PER_RESULT = 100;
 const ErrorText = StoredText(0, 32_768);
 const Name = StoredText(1, 200);
