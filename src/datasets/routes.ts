@@ -7,7 +7,7 @@ import { PayloadTooLargeError } from '../errors.js';
 import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { Pagination, ProjectQuery, QueryInt, StoredText } from '../edge-schemas.js';
-import { keepRawJson } from './raw-json-body.js';
+import { keepRawJson } from '../raw-json-body.js';
 import { createDataset, createVersion, getDataset, listDatasets, updateDataset } from './service.js';
 import {
   keepsVersionValue,

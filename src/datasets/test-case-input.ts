@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { RequestValidationError } from '../errors.js';
 import { zodIssuesToValidation } from '../zod-issues.js';
 import { StoredText } from '../edge-schemas.js';
-import { RawJsonValue, type JsonPath, type RawJson } from './raw-json.js';
+import { RawJsonValue, type JsonPath, type RawJson } from '../raw-json.js';
 
 /**
  * The request contract of `POST /datasets/{id}/versions` (docs/datasets.md): `{label?, test_cases:

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { issueLines } from '../zod-issues.js';
-import { RawJsonValue, type JsonPath } from '../datasets/raw-json.js';
+import { RawJsonValue, type JsonPath } from '../raw-json.js';
 import { StoredText } from '../edge-schemas.js';
 
 /**

@@ -8,7 +8,7 @@ import { writtenAsText } from '../answer-schemas.js';
 import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { Pagination, ProjectQuery, QueryInt, StoredText } from '../edge-schemas.js';
-import { keepRawJson } from '../datasets/raw-json-body.js';
+import { keepRawJson } from '../raw-json-body.js';
 import { completeRun, createRun, getEvaluation, listEvaluations, REQUESTED_STATUSES } from './service.js';
 import { getRunSummary } from './summary.js';
 import { writeResults } from './result-writer.js';
