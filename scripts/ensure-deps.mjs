@@ -1,11 +1,12 @@
-// Runs `npm ci` when node_modules is missing or older than package-lock.json, so that `npm start`
-// and `npm test` work on a fresh clone. Node built-ins only: nothing is installed yet when it runs.
+// Runs `npm ci` when node_modules is missing or older than package-lock.json, so that `npm start`,
+// `npm test` and `npm run lint` work on a fresh clone. Node built-ins only: nothing is installed yet when it runs.
 import { existsSync, statSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// An argument names another package of the repository to install (`tools/lint`, the lint tools).
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', process.argv[2] ?? '.');
 const lock = path.join(root, 'package-lock.json');
 // npm writes this file on every install, so its age is the age of the install.
 const marker = path.join(root, 'node_modules', '.package-lock.json');

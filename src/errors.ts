@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { z } from 'zod';
+import type { ValidationIssue } from './zod-issues.js';
 
 /**
  * The typed errors of Sightline. Handlers and services throw these; `installErrorHandler`
@@ -85,109 +85,9 @@ export class QueryLimitError extends AppError {
   }
 }
 
-/** One entry of a 422 body, in the shape FastAPI/pydantic clients already parse. */
-export type ValidationIssue = {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
-  ctx?: Record<string, unknown>;
-  input?: unknown;
-};
-
 export class RequestValidationError extends AppError {
   constructor(readonly issues: ValidationIssue[]) {
     super(422, 'validation_error', 'request validation failed');
-  }
-}
-
-/** Fastify's names for the parts of a request, mapped to the `loc` roots clients expect. */
-const LOC_ROOT: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
-
-/** Turns zod issues for one part of a request into 422 entries. */
-export function zodIssuesToValidation(
-  part: string,
-  issues: readonly z.core.$ZodIssue[],
-  data: unknown,
-): ValidationIssue[] {
-  const root = LOC_ROOT[part] ?? part;
-  return issues.map((issue) => {
-    const path = issue.path.map((p) => (typeof p === 'number' ? p : String(p)));
-    const input = valueAt(data, path);
-    const { type, msg, ctx } = describeIssue(issue, input);
-    const entry: ValidationIssue = { loc: [root, ...path], msg, type };
-    if (ctx) entry.ctx = ctx;
-    // A secret the caller mistyped is not echoed back.
-    if (input !== undefined && !path.some((p) => typeof p === 'string' && /password|secret|token/i.test(p)))
-      entry.input = input;
-    return entry;
-  });
-}
-
-function valueAt(data: unknown, path: (string | number)[]): unknown {
-  let cur: unknown = data;
-  for (const key of path) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string | number, unknown>)[key];
-  }
-  return cur;
-}
-
-function describeIssue(
-  issue: z.core.$ZodIssue,
-  input: unknown,
-): { type: string; msg: string; ctx?: Record<string, unknown> } {
-  switch (issue.code) {
-    case 'invalid_type':
-      if (input === undefined) return { type: 'missing', msg: 'Field required' };
-      return { type: `${issue.expected}_type`, msg: `Input should be a valid ${issue.expected}` };
-    case 'too_small': {
-      const min = Number(issue.minimum);
-      if (issue.origin === 'string')
-        return {
-          type: 'string_too_short',
-          msg: `String should have at least ${min} character${min === 1 ? '' : 's'}`,
-          ctx: { min_length: min },
-        };
-      if (issue.origin === 'array')
-        return {
-          type: 'too_short',
-          msg: `List should have at least ${min} item${min === 1 ? '' : 's'}`,
-          ctx: { min_length: min },
-        };
-      return issue.inclusive
-        ? { type: 'greater_than_equal', msg: `Input should be greater than or equal to ${min}`, ctx: { ge: min } }
-        : { type: 'greater_than', msg: `Input should be greater than ${min}`, ctx: { gt: min } };
-    }
-    case 'too_big': {
-      const max = Number(issue.maximum);
-      if (issue.origin === 'string')
-        return {
-          type: 'string_too_long',
-          msg: `String should have at most ${max} character${max === 1 ? '' : 's'}`,
-          ctx: { max_length: max },
-        };
-      if (issue.origin === 'array')
-        return {
-          type: 'too_long',
-          msg: `List should have at most ${max} item${max === 1 ? '' : 's'}`,
-          ctx: { max_length: max },
-        };
-      return issue.inclusive
-        ? { type: 'less_than_equal', msg: `Input should be less than or equal to ${max}`, ctx: { le: max } }
-        : { type: 'less_than', msg: `Input should be less than ${max}`, ctx: { lt: max } };
-    }
-    case 'invalid_value':
-      return {
-        type: 'enum',
-        msg: `Input should be ${issue.values.map((v) => `'${String(v)}'`).join(', ')}`,
-        ctx: { expected: issue.values.map(String).join(', ') },
-      };
-    case 'invalid_format':
-      return { type: `${issue.format}_parsing`, msg: issue.message || `Input should be a valid ${issue.format}` };
-    case 'unrecognized_keys':
-      return { type: 'extra_forbidden', msg: `Extra inputs are not permitted: ${issue.keys.join(', ')}` };
-    default:
-      return { type: issue.code, msg: issue.message };
   }
 }
 

@@ -3,13 +3,8 @@ import { STATUS_CODES } from 'node:http';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ZodType } from 'zod';
-import {
-  answerError,
-  clientErrorAnswer,
-  installErrorHandler,
-  RequestValidationError,
-  zodIssuesToValidation,
-} from './errors.js';
+import { answerError, clientErrorAnswer, installErrorHandler, RequestValidationError } from './errors.js';
+import { zodIssuesToValidation } from './zod-issues.js';
 
 export type ServerOptions = {
   logLevel: string;

@@ -38,7 +38,7 @@ await ch.command({
   uniqExactState(span_id) AS span_ids, groupUniqArrayState((span_id, cost)) AS costs, argMinState(nm, (parent_span_id != '', st)) AS name FROM (SELECT *, start_time AS st, name AS nm FROM spans) GROUP BY project_id, trace_id`,
 });
 const now = Date.now();
-let t = performance.now();
+const t = performance.now();
 const batch = 500_000;
 for (let off = 0; off < N; off += batch) {
   await ch.command({

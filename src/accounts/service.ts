@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
+import { newId } from '../ids.js';
 import { ConflictError, ForbiddenError, UnauthorizedError } from '../errors.js';
-import { dummyPasswordHash, hashPassword, hashToken, newId, newSessionToken, verifyPassword } from '../auth/secrets.js';
+import { dummyPasswordHash, hashPassword, hashToken, newSessionToken, verifyPassword } from '../auth/secrets.js';
 import type { UserPrincipal } from '../auth/principal.js';
 import { authPool, withTransaction, type Queryable } from '../stores/postgres.js';
 

@@ -1,5 +1,5 @@
-import { newId } from '../auth/secrets.js';
 import type { Queryable } from '../stores/postgres.js';
+import { newId } from '../ids.js';
 import { windowStart } from './clock.js';
 import { EVALUATION_COLUMNS, type ClaimedAlert } from './claims.js';
 import { notificationBody } from './notifications.js';

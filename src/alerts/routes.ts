@@ -5,6 +5,7 @@ import { typed } from '../http.js';
 import { RequestValidationError } from '../errors.js';
 import { authenticate, principalOf, userOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
+import { Pagination, ProjectQuery } from '../edge-schemas.js';
 import { ALERT_STATUSES, CreateAlertBody, UpdateAlertBody } from './schema.js';
 import {
   createAlert,
@@ -25,16 +26,10 @@ import {
   CreatedAlertAnswer,
 } from './answers.js';
 
-const QueryInt = (min: number, max: number, fallback: number) =>
-  z.coerce.number().int().min(min).max(max).default(fallback);
 /** Reads: any credential (a user's needs `project_id`). */
-const ReadQuery = z.object({ project_id: z.string().optional() });
-const ListQuery = ReadQuery.extend({
-  status: z.enum(ALERT_STATUSES).optional(),
-  limit: QueryInt(1, 200, 50),
-  page: QueryInt(0, 10_000, 0),
-});
-const EvaluationsQuery = ReadQuery.extend({ limit: QueryInt(1, 200, 50), page: QueryInt(0, 10_000, 0) });
+const ReadQuery = ProjectQuery;
+const ListQuery = ReadQuery.extend({ status: z.enum(ALERT_STATUSES).optional(), ...Pagination.shape });
+const EvaluationsQuery = ReadQuery.extend(Pagination.shape);
 /** Deletes name the project in the query (docs/authentication.md, rule 3). */
 const DeleteQuery = z.object({ project_id: z.string().min(1) });
 /** Pause and resume are edits: the project in the body, or in the query like a delete. */

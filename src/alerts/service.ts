@@ -1,9 +1,10 @@
 import crypto from 'node:crypto';
+import { isUuid, newId } from '../ids.js';
 import type { AppContext } from '../context.js';
 import { requireProjectRole } from '../auth/access.js';
-import { isUuid, type UserPrincipal } from '../auth/principal.js';
-import { newId } from '../auth/secrets.js';
-import { ConflictError, NotFoundError, RequestValidationError, zodIssuesToValidation } from '../errors.js';
+import type { UserPrincipal } from '../auth/principal.js';
+import { ConflictError, NotFoundError, RequestValidationError } from '../errors.js';
+import { zodIssuesToValidation } from '../zod-issues.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { closedWindowEnd } from './clock.js';
 import { ALERT_COLUMNS, ALERT_FROM, alertRecord, type AlertRecord, type AlertRow } from './record.js';

@@ -1,7 +1,8 @@
 import type { AppContext } from '../context.js';
+import { newId } from '../ids.js';
 import { requireProjectRole } from '../auth/access.js';
 import type { ApiKeyPrincipal, UserPrincipal } from '../auth/principal.js';
-import { hashToken, newApiKey, newId } from '../auth/secrets.js';
+import { hashToken, newApiKey } from '../auth/secrets.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { withTransaction } from '../stores/postgres.js';
 

@@ -1,7 +1,8 @@
 import type { AppContext } from '../context.js';
+import { isUuid } from '../ids.js';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../errors.js';
 import type { Queryable } from '../stores/postgres.js';
-import { isUuid, type Principal, type UserPrincipal } from './principal.js';
+import type { Principal, UserPrincipal } from './principal.js';
 import { hasRole, roleRefusal, type Role } from './roles.js';
 
 export const PROJECT_ID_REQUIRED_DETAIL = 'project_id query parameter is required for user credentials';
@@ -87,14 +88,6 @@ export async function requireWorkspaceRole(
 }
 
 const PROJECT_COLUMNS = 'p.id, p.name, p.workspace_id, p.trace_ttl_days, p.created_at';
-
-async function liveProject(db: Queryable, projectId: string): Promise<ProjectRow | null> {
-  const { rows } = await db.query<ProjectRow>(
-    `SELECT ${PROJECT_COLUMNS} FROM projects p WHERE p.id = $1 AND p.deleted_at IS NULL`,
-    [projectId],
-  );
-  return rows[0] ?? null;
-}
 
 async function projectWithRole(
   db: Queryable,

@@ -4,6 +4,7 @@ import { ForbiddenError, ServiceUnavailableError, UnauthorizedError } from '../e
 import { looksLikeJwt } from './access-token.js';
 import { API_KEY_PATTERN, hashToken } from './secrets.js';
 import { authPool } from '../stores/postgres.js';
+import { isUuid } from '../ids.js';
 
 export type ApiKeyPrincipal = {
   kind: 'api_key';
@@ -107,11 +108,6 @@ export async function resolvePrincipal(ctx: AppContext, token: string): Promise<
     if (error instanceof UnauthorizedError) throw error;
     throw new ServiceUnavailableError(UNVERIFIABLE_DETAIL);
   }
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export function isUuid(value: string): boolean {
-  return UUID.test(value);
 }
 
 async function liveSession(ctx: AppContext, where: string, params: string[]): Promise<Omit<UserPrincipal, 'via'>> {

@@ -67,7 +67,3 @@ export const SESSION_TOKEN_PREFIX = 'sls_';
 export function newSessionToken(): string {
   return SESSION_TOKEN_PREFIX + crypto.randomBytes(32).toString('base64url');
 }
-
-export function newId(): string {
-  return crypto.randomUUID();
-}

@@ -15,6 +15,7 @@ import {
   type GlobalOptions,
 } from './settings.js';
 import { registerTraceCommands } from './traces.js';
+import type { Context, Io } from './context.js';
 
 /**
  * `sightline`: the command-line client of a Sightline server (any server: --api/--web or
@@ -23,9 +24,7 @@ import { registerTraceCommands } from './traces.js';
  * and exits 1, never a stack trace.
  */
 
-export type Io = { out: (text: string) => void; err: (text: string) => void; env: Env; stdin: NodeJS.ReadStream };
-
-export type Context = { io: Io; globals: () => GlobalOptions; api: (need?: 'any' | 'session' | 'api-key') => Api };
+export type { Context, Io } from './context.js';
 
 export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
   const program = buildProgram(io);

@@ -1,8 +1,8 @@
 import type { Command, Option } from 'commander';
 import { projectQuery } from './client.js';
 import { CliError } from './errors.js';
-import { render, rowsOf, table, type Format } from './format.js';
-import type { Context } from './main.js';
+import { render, rowsOf, type Format } from './format.js';
+import type { Context } from './context.js';
 
 /**
  * `sightline traces list|get`. The list's flags map one to one onto the list's parameters and the

@@ -4,7 +4,11 @@ import type { AppContext } from '../context.js';
 import { typed } from '../http.js';
 import { authenticate, principalOf, userOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
+import { ProjectQuery } from '../edge-schemas.js';
 import { WIDGET_TYPES } from '../widgets/spec.js';
+import { answerDashboard, resolveWindow, type StoredWidget } from '../widgets/data.js';
+import { utc, WindowFields } from '../widgets/window-query.js';
+import { DashboardDataAnswer } from '../widgets/answers.js';
 import {
   createDashboard,
   createWidget,
@@ -21,13 +25,14 @@ import { Deleted } from '../answer-schemas.js';
 import { DashboardDetailAnswer, DashboardListAnswer, WidgetAnswer } from './answers.js';
 
 /** Reads: any credential (a user's needs `project_id`). */
-const ReadQuery = z.object({ project_id: z.string().optional() });
+const ReadQuery = ProjectQuery;
 /** Writes name the project in the body, or in the query on delete (docs/authentication.md, rule 3). */
 const DeleteQuery = z.object({ project_id: z.string().min(1) });
 const ProjectId = z.string().min(1);
 
 const DashboardParams = z.object({ dashboard_id: z.string().min(1) });
 const WidgetParams = z.object({ widget_id: z.string().min(1) });
+const WindowQuery = ProjectQuery.extend(WindowFields);
 
 const Name = z.string().trim().min(1).max(200);
 const Description = z.string().max(2000);
@@ -54,7 +59,7 @@ const UpdateWidgetBody = z.object({
   spec: z.unknown().optional(),
 });
 
-/** The dashboard and widget catalog (docs/dashboards.md). */
+/** The dashboard and widget catalog, and a dashboard's data (docs/dashboards.md). */
 export function registerDashboardRoutes(app: FastifyInstance, ctx: AppContext): void {
   const r = typed(app);
   const reader = { onRequest: authenticate(ctx, 'any') };
@@ -132,5 +137,30 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: AppContext): 
     '/widgets/:widget_id',
     { ...writer, schema: { params: WidgetParams, querystring: DeleteQuery, response: { 200: Deleted } } },
     async (request) => deleteWidget(ctx, userOf(request), request.params.widget_id, request.query.project_id),
+  );
+
+  // A dashboard's widgets answered over one window (src/widgets/data.ts answers each widget).
+  r.get(
+    '/dashboards/:dashboard_id/data',
+    {
+      ...reader,
+      schema: {
+        params: DashboardParams,
+        querystring: WindowQuery,
+        response: { 200: DashboardDataAnswer },
+      },
+    },
+    async (request) => {
+      const q = request.query;
+      const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
+      const window = resolveWindow(
+        { range: q.range, start_time: utc(q.start_time), end_time: utc(q.end_time) },
+        Date.now(),
+        scope.traceTtlDays,
+      );
+      const { widgets, ...dashboard } = await getDashboard(ctx.pg.pool, scope.projectId, request.params.dashboard_id);
+      const answer = await answerDashboard(ctx, scope.projectId, widgets as StoredWidget[], window);
+      return { dashboard, ...answer };
+    },
   );
 }

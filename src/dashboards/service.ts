@@ -1,8 +1,9 @@
 import type { AppContext } from '../context.js';
+import { isUuid, newId } from '../ids.js';
 import { requireProjectRole } from '../auth/access.js';
-import { isUuid, type UserPrincipal } from '../auth/principal.js';
-import { newId } from '../auth/secrets.js';
-import { ConflictError, NotFoundError, RequestValidationError, zodIssuesToValidation } from '../errors.js';
+import type { UserPrincipal } from '../auth/principal.js';
+import { ConflictError, NotFoundError, RequestValidationError } from '../errors.js';
+import { zodIssuesToValidation } from '../zod-issues.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { OVERVIEW_WIDGETS, specIssues, type WidgetType } from '../widgets/spec.js';
 

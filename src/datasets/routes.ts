@@ -6,13 +6,13 @@ import { typed } from '../http.js';
 import { PayloadTooLargeError } from '../errors.js';
 import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
-import { keepRawJson } from './raw-json-body.js';
+import { Pagination, ProjectQuery, QueryInt, StoredText } from '../edge-schemas.js';
+import { keepRawJson } from '../raw-json-body.js';
 import { createDataset, createVersion, getDataset, listDatasets, updateDataset } from './service.js';
 import {
   keepsVersionValue,
   MAX_TEST_CASES_PER_VERSION,
   MAX_VERSION_BODY_BYTES,
-  StoredText,
   validateTestCases,
   VersionBody,
 } from './test-case-input.js';
@@ -22,9 +22,7 @@ import { MIB } from '../query/limits.js';
 import { answerOfReference, MAX_RESOLVED_VERSION_BYTES } from './version-write.js';
 import { DatasetDetailAnswer, DatasetListAnswer, DatasetVersionAnswer } from './answers.js';
 
-const ProjectQuery = z.object({ project_id: z.string().optional() });
-const QueryInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const ListQuery = ProjectQuery.extend({ limit: QueryInt(1, 200).default(50), page: QueryInt(0, 10_000).default(0) });
+const ListQuery = ProjectQuery.extend(Pagination.shape);
 const VersionQuery = ProjectQuery.extend({
   limit: QueryInt(1, 1000).optional(),
   cursor: z.string().min(1).max(64).optional(),

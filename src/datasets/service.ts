@@ -1,6 +1,5 @@
 import type { AppContext } from '../context.js';
-import { isUuid } from '../auth/principal.js';
-import { newId } from '../auth/secrets.js';
+import { isUuid, newId } from '../ids.js';
 import { NotFoundError } from '../errors.js';
 import type { Queryable } from '../stores/postgres.js';
 import type { TestCaseInput } from './test-case-input.js';

@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { RequestValidationError, zodIssuesToValidation } from '../errors.js';
-import { RawJsonValue, type JsonPath, type RawJson } from './raw-json.js';
+import { RequestValidationError } from '../errors.js';
+import { zodIssuesToValidation } from '../zod-issues.js';
+import { StoredText } from '../edge-schemas.js';
+import { RawJsonValue, type JsonPath, type RawJson } from '../raw-json.js';
 
 /**
  * The request contract of `POST /datasets/{id}/versions` (docs/datasets.md): `{label?, test_cases:
@@ -13,16 +15,8 @@ import { RawJsonValue, type JsonPath, type RawJson } from './raw-json.js';
  */
 
 export const MAX_TEST_CASES_PER_VERSION = 10_000;
-/** Whole request body of a version create (or a results write): 10,000 cases of a few KB each. */
+/** Whole request body of a version create: 10,000 cases of a few KB each. */
 export const MAX_VERSION_BODY_BYTES = 64 * 1024 * 1024;
-
-/** Postgres text can't hold U+0000; any string stored as text refuses it with a 422. */
-export const StoredText = (min: number, max: number) =>
-  z
-    .string()
-    .min(min)
-    .max(max)
-    .refine((s) => !s.includes('\u0000'), 'strings may not contain U+0000');
 
 const SourceId = StoredText(1, 128);
 

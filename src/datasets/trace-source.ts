@@ -2,7 +2,7 @@ import { TupleParam } from '@clickhouse/client';
 import type { AppContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { MIB, READ_MEMORY_BYTES, settingsClause, withinLimits, type QueryLimits } from '../query/limits.js';
-import { parseJsonKeepingRaw, RawJson } from './raw-json.js';
+import { parseJsonKeepingRaw, RawJson } from '../raw-json.js';
 
 /**
  * Test cases built from a trace (docs/datasets.md; issue 12): `{source_trace_id, source_span_id?}`

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { isUuid } from '../auth/principal.js';
+import { isUuid } from '../ids.js';
 import { NotFoundError } from '../errors.js';
 import type { Queryable } from '../stores/postgres.js';
 import { cursorKey, invalidCursor, readCursor, signCursor } from './cursor.js';

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { newId } from '../auth/secrets.js';
+import { newId } from '../ids.js';
 import { NotFoundError, PayloadTooLargeError, RequestValidationError } from '../errors.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { MIB } from '../query/limits.js';
@@ -7,7 +7,7 @@ import { measureSources, readSources, type CopiedText, type SourceSpan, type Tra
 import type { TestCaseInput } from './test-case-input.js';
 import { caseJson, findVersion, streamVersion, versionHeadJson, type VersionHead } from './version-read.js';
 import { keyedCreate, recordKey } from '../idempotency/deferred.js';
-import type { RawJson } from './raw-json.js';
+import type { RawJson } from '../raw-json.js';
 
 /**
  * Writing a version, bounded by what it costs (issue 20; docs/datasets.md, "Size of a version").

@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
+import { newId } from '../ids.js';
 import type { AppContext } from '../context.js';
-import { hashPassword, hashToken, newApiKey, newId } from '../auth/secrets.js';
+import { hashPassword, hashToken, newApiKey } from '../auth/secrets.js';
 import { withTransaction } from '../stores/postgres.js';
 import { ensureDefaultDashboard } from '../dashboards/service.js';
 import { ensureDefaultDetector } from '../detectors/service.js';
-import { SpanWriter } from '../traces/span-writer.js';
 import { validateSpans } from '../traces/span-input.js';
 import { generateSpans } from './generate-spans.js';
 
@@ -70,11 +70,7 @@ export async function seedDemoTraces(ctx: AppContext, projectId: string, nowMs =
   );
   const spans = generateSpans({ traces: DEMO_TRACES, startMs: nowMs - 86_400_000, endMs: nowMs, seed: 42 });
   const { accepted } = validateSpans(spans);
-  const writer = new SpanWriter(ctx.ch, ctx.pg);
-  try {
-    await writer.write(projectId, rows[0]?.trace_ttl_days ?? 30, accepted);
-  } finally {
-    await writer.close();
-  }
+  // The process's one writer (src/runtime.ts): its commits are serialised with ingest's.
+  await ctx.spanWriter.write(projectId, rows[0]?.trace_ttl_days ?? 30, accepted);
   return accepted.length;
 }

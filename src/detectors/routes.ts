@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
+import { ProjectQuery } from '../edge-schemas.js';
 import { typed } from '../http.js';
 import { authenticate, principalOf, userOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
@@ -10,7 +11,7 @@ import { Deleted } from '../answer-schemas.js';
 import { DetectorAnswer, DetectorListAnswer } from './answers.js';
 
 /** Reads: any credential (a user's needs `project_id`). */
-const ReadQuery = z.object({ project_id: z.string().optional() });
+const ReadQuery = ProjectQuery;
 /** Writes name the project in the body, or in the query on delete (docs/authentication.md, rule 3). */
 const DeleteQuery = z.object({ project_id: z.string().min(1) });
 const Params = z.object({ detector_id: z.string().min(1) });

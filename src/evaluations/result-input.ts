@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { zodIssuesToValidation } from '../errors.js';
-import { RawJsonValue, type JsonPath } from '../datasets/raw-json.js';
-import { StoredText } from '../datasets/test-case-input.js';
+import { issueLines } from '../zod-issues.js';
+import { RawJsonValue, type JsonPath } from '../raw-json.js';
+import { StoredText } from '../edge-schemas.js';
 
 /**
  * The request contract of `POST /evaluation-runs/{id}/results` (docs/datasets.md, "Runs and results") and what one result
@@ -21,6 +21,8 @@ import { StoredText } from '../datasets/test-case-input.js';
  */
 
 export const MAX_RESULTS_PER_REQUEST = 10_000;
+/** Whole request body of a results write: 10,000 results of a few KB each (docs/limits.md). */
+export const MAX_RESULTS_BODY_BYTES = 64 * 1024 * 1024;
 export const MAX_SCORES_PER_RESULT = 100;
 const ErrorText = StoredText(0, 32_768);
 const Name = StoredText(1, 200);
@@ -106,7 +108,7 @@ export function validateResults(raw: readonly unknown[]): { accepted: Normalized
   raw.forEach((item, index) => {
     const parsed = ResultInput.safeParse(item);
     if (parsed.success) accepted.push(normalize(index, parsed.data));
-    else rejected.push({ index, test_case_id: testCaseIdOf(item), errors: messages(parsed.error.issues, item) });
+    else rejected.push({ index, test_case_id: testCaseIdOf(item), errors: issueLines(parsed.error.issues, item) });
   });
   return { accepted, rejected };
 }
@@ -141,14 +143,6 @@ function normalize(index: number, r: z.output<typeof ResultInput>): NormalizedRe
     taskError: !!r.error,
     scorerErrors: scores.length - sound.length,
   };
-}
-
-/** `field.path: message`, worded like the 422 answers (errors.ts), so clients see one style. */
-function messages(issues: readonly z.core.$ZodIssue[], item: unknown): string[] {
-  return zodIssuesToValidation('result', issues, item).map((v) => {
-    const path = v.loc.slice(1).join('.');
-    return path ? `${path}: ${v.msg}` : v.msg;
-  });
 }
 
 function testCaseIdOf(item: unknown): string | null {

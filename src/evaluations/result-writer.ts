@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { isUuid } from '../auth/principal.js';
+import { isUuid } from '../ids.js';
 import { ConflictError, RequestValidationError } from '../errors.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { findRun, type RunRow } from './summary.js';

@@ -7,12 +7,12 @@ import { KeyTakenError } from '../idempotency/deferred.js';
 import { writtenAsText } from '../answer-schemas.js';
 import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
-import { keepRawJson } from '../datasets/raw-json-body.js';
-import { MAX_VERSION_BODY_BYTES, StoredText } from '../datasets/test-case-input.js';
+import { Pagination, ProjectQuery, QueryInt, StoredText } from '../edge-schemas.js';
+import { keepRawJson } from '../raw-json-body.js';
 import { completeRun, createRun, getEvaluation, listEvaluations, REQUESTED_STATUSES } from './service.js';
 import { getRunSummary } from './summary.js';
 import { writeResults } from './result-writer.js';
-import { keepsResultValue, MAX_RESULTS_PER_REQUEST, ResultsBody } from './result-input.js';
+import { keepsResultValue, MAX_RESULTS_BODY_BYTES, MAX_RESULTS_PER_REQUEST, ResultsBody } from './result-input.js';
 import { compareRuns, MAX_COMPARE_LIMIT } from './compare.js';
 import {
   EvaluationDetailAnswer,
@@ -22,9 +22,7 @@ import {
   RunSummaryAnswer,
 } from './answers.js';
 
-const ProjectQuery = z.object({ project_id: z.string().optional() });
-const QueryInt = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const ListQuery = ProjectQuery.extend({ limit: QueryInt(1, 200).default(50), page: QueryInt(0, 10_000).default(0) });
+const ListQuery = ProjectQuery.extend(Pagination.shape);
 const CompareQuery = ProjectQuery.extend({
   other: z.string().min(1).max(64),
   threshold: z.coerce.number().min(0).max(1e12).default(0),
@@ -98,14 +96,14 @@ export function registerEvaluationRoutes(app: FastifyInstance, ctx: AppContext):
 
   // Result bodies keep each `output` as the caller's JSON text (datasets/raw-json.ts).
   app.register(async (child) => {
-    keepRawJson(child, keepsResultValue, MAX_VERSION_BODY_BYTES);
+    keepRawJson(child, keepsResultValue, MAX_RESULTS_BODY_BYTES);
     typed(child).post(
       '/evaluation-runs/:run_id/results',
       {
         ...writer,
         // A long create (chunks of their own transactions): its key is recorded with the last chunk.
         config: { idempotent: 'deferred' },
-        bodyLimit: MAX_VERSION_BODY_BYTES,
+        bodyLimit: MAX_RESULTS_BODY_BYTES,
         schema: {
           params: RunParams,
           querystring: ProjectQuery,

@@ -1,6 +1,5 @@
 import type { AppContext } from '../context.js';
-import { isUuid } from '../auth/principal.js';
-import { newId } from '../auth/secrets.js';
+import { isUuid, newId } from '../ids.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { findVersion } from '../datasets/version-read.js';

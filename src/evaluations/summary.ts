@@ -1,5 +1,5 @@
 import type { Config } from '../config.js';
-import { isUuid } from '../auth/principal.js';
+import { isUuid } from '../ids.js';
 import { NotFoundError } from '../errors.js';
 import type { Queryable } from '../stores/postgres.js';
 

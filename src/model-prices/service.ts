@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
+import { isUuid, newId } from '../ids.js';
 import { requireProjectRole } from '../auth/access.js';
-import { isUuid, type UserPrincipal } from '../auth/principal.js';
-import { newId } from '../auth/secrets.js';
+import type { UserPrincipal } from '../auth/principal.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { DEFAULT_PRICES, PRICES_AS_OF, SOURCES } from './default-prices.js';

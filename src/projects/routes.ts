@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { typed } from '../http.js';
 import { authenticate, userOf } from '../auth/principal.js';
-import { DeleteReason } from '../workspaces/routes.js';
+import { DeleteReason } from '../edge-schemas.js';
 import { createProject, deleteProject, getProject, listProjects, updateProject } from './service.js';
 import { ProjectCreatedAnswer, ProjectDeletedAnswer, ProjectDetailAnswer, ProjectListAnswer } from './answers.js';
 

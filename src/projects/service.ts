@@ -1,7 +1,7 @@
 import type { AppContext } from '../context.js';
+import { newId } from '../ids.js';
 import { requireProjectRole, requireWorkspaceRole } from '../auth/access.js';
 import type { UserPrincipal } from '../auth/principal.js';
-import { newId } from '../auth/secrets.js';
 import { ConflictError, NotFoundError, RequestValidationError } from '../errors.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { ensureDefaultDashboard } from '../dashboards/service.js';

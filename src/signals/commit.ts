@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { newId } from '../auth/secrets.js';
+import { newId } from '../ids.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import type { Group } from './groups.js';
 

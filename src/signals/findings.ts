@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { isUuid } from '../auth/principal.js';
+import { isUuid } from '../ids.js';
 import { MIB, READ_MEMORY_BYTES, settingsClause, withinLimits, type QueryLimits } from '../query/limits.js';
 import { effectiveSignals, signalMembers, type Page } from './service.js';
 

@@ -4,25 +4,22 @@ import type { AppContext } from '../context.js';
 import { typed } from '../http.js';
 import { authenticate, principalOf, userOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
+import { Pagination, ProjectQuery } from '../edge-schemas.js';
 import { getSignal, listSignals, SIGNAL_STATUSES } from './service.js';
 import { changeSignalStatus, MAX_NOTE_LENGTH, RESOLVE_REASONS } from './status.js';
 import { listFindings } from './findings.js';
 import { FindingListAnswer, SignalDetailAnswer, SignalListAnswer, StatusChangeAnswer } from './answers.js';
 
-const QueryInt = (min: number, max: number, fallback: number) =>
-  z.coerce.number().int().min(min).max(max).default(fallback);
 /** Reads: any credential (a user's needs `project_id`). */
-const ReadQuery = z.object({ project_id: z.string().optional() });
+const ReadQuery = ProjectQuery;
 /** docs/signals.md: `limit` 1 to 200 (default 50), `page` 0 to 10000 (default 0), `status`, `detector_id`. */
 const ListQuery = ReadQuery.extend({
-  limit: QueryInt(1, 200, 50),
-  page: QueryInt(0, 10_000, 0),
+  ...Pagination.shape,
   status: z.enum(SIGNAL_STATUSES).optional(),
   detector_id: z.string().min(1).max(1024).optional(),
 });
 const FindingsQuery = ReadQuery.extend({
-  limit: QueryInt(1, 200, 50),
-  page: QueryInt(0, 10_000, 0),
+  ...Pagination.shape,
   signal_id: z.string().min(1).max(1024).optional(),
   detector_id: z.string().min(1).max(1024).optional(),
 });

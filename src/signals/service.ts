@@ -1,5 +1,5 @@
-import { isUuid } from '../auth/principal.js';
 import { NotFoundError } from '../errors.js';
+import { isUuid } from '../ids.js';
 import type { Queryable } from '../stores/postgres.js';
 
 /**

@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
+import { isUuid } from '../ids.js';
 import { requireProjectRole } from '../auth/access.js';
-import { isUuid, type UserPrincipal } from '../auth/principal.js';
+import type { UserPrincipal } from '../auth/principal.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import {

@@ -59,11 +59,15 @@ export function withDeadline<T>(running: Promise<T>, limitMs: number, onExpire: 
     running.then(
       (value) => {
         clearTimeout(timer);
-        if (!done) ((done = true), resolve(value));
+        if (done) return;
+        done = true;
+        resolve(value);
       },
       (error: unknown) => {
         clearTimeout(timer);
-        if (!done) ((done = true), reject(error));
+        if (done) return;
+        done = true;
+        reject(error);
       },
     );
   });

@@ -15,7 +15,7 @@ import { CONTRACT } from './contract.js';
  * SQL").
  */
 
-/** Project ids are UUIDs (auth/secrets.ts newId); anything else never reaches an SQL literal. */
+/** Project ids are UUIDs (src/ids.ts newId); anything else never reaches an SQL literal. */
 const PROJECT_ID = /^[0-9A-Za-z-]{1,64}$/;
 
 export function projectLiteral(projectId: string): string {

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
+import { ProjectQuery } from '../edge-schemas.js';
 import { typed } from '../http.js';
 import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
@@ -9,7 +10,6 @@ import { runSql } from './service.js';
 import { sqlOwner } from './owner.js';
 import { SqlAnswer, SqlBusyAnswer, SqlFailedAnswer, SqlSchemaAnswer } from './answers.js';
 
-const ProjectQuery = z.object({ project_id: z.string().optional() });
 // Longer than MAX_QUERY_LENGTH is the guard's refusal (400), not a validation error.
 const SqlBody = z.object({ query: z.string().min(1), project_id: z.string().optional() });
 

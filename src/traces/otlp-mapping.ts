@@ -11,7 +11,7 @@ import {
   MAX_SPAN_LINKS,
 } from './span-input.js';
 import type { SpanInput } from './span-input.js';
-import type { OtlpAttributes, OtlpSpan, OtlpTraceRequest, OtlpValue } from './otlp.js';
+import type { OtlpAttributes, OtlpSpan, OtlpTraceRequest, OtlpValue } from './otlp-types.js';
 import {
   COMPANIONS,
   SOURCES,

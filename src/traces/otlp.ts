@@ -3,6 +3,7 @@
 // this CommonJS build is the one Node can load from ESM.
 import otlpRoot from '@opentelemetry/otlp-transformer/build/src/generated/root.js';
 import { BadRequestError } from '../errors.js';
+import type { OtlpAttributes, OtlpSpan, OtlpTraceRequest, OtlpValue } from './otlp-types.js';
 
 /**
  * OTLP/HTTP trace export (docs/spans.md, "OTLP"): decoding of protobuf and JSON bodies into one plain
@@ -13,37 +14,7 @@ import { BadRequestError } from '../errors.js';
 
 export { MAX_OTLP_METADATA_KEYS, otlpToSpans } from './otlp-mapping.js';
 
-export type OtlpValue = string | number | boolean | null | OtlpValue[] | { [key: string]: OtlpValue };
-/** Attributes in arrival order; a repeated key keeps its last value. */
-export type OtlpAttributes = Map<string, OtlpValue>;
-
-export interface OtlpSpan {
-  /** Lowercase hex; `''` when absent. */
-  traceId: string;
-  spanId: string;
-  parentSpanId: string;
-  name: string;
-  kind: number;
-  /** 0n when absent. */
-  startTimeUnixNano: bigint;
-  endTimeUnixNano: bigint;
-  attributes: OtlpAttributes;
-  events: { name: string; timeUnixNano: bigint; attributes: OtlpAttributes; droppedAttributesCount: number }[];
-  links: { traceId: string; spanId: string; attributes: OtlpAttributes; droppedAttributesCount: number }[];
-  /** 0 unset, 1 ok, 2 error. */
-  status: { code: number; message: string };
-  /** What the producer's SDK dropped past its own limits (OTLP's dropped_*_count), 0 when absent. */
-  droppedAttributesCount: number;
-  droppedEventsCount: number;
-  droppedLinksCount: number;
-}
-
-export interface OtlpTraceRequest {
-  resourceSpans: {
-    resource: OtlpAttributes;
-    scopeSpans: { scope: { name: string; version: string }; spans: OtlpSpan[] }[];
-  }[];
-}
+export type { OtlpAttributes, OtlpSpan, OtlpTraceRequest, OtlpValue } from './otlp-types.js';
 
 type ProtoType = {
   decode(bytes: Uint8Array): unknown;

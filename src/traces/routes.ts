@@ -16,9 +16,9 @@ import { apiKeyOf, authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { priceBookOf } from '../model-prices/pricing.js';
 import { admitIngest, checkIngestProject, countIngestBody, ingesting, releaseIngest } from './ingest-admission.js';
-import { isoToEpochMs, MAX_SPANS_PER_REQUEST, validateSpans } from './span-input.js';
+import { MAX_SPANS_PER_REQUEST, validateSpans } from './span-input.js';
+import { IsoDateOrDateTime, isoToEpochMs, Pagination, ProjectQuery } from '../edge-schemas.js';
 import { parseFilters } from './filters.js';
-import { signalMembers } from '../signals/service.js';
 import {
   countOtlpSpans,
   decodeOtlpJson,
@@ -41,8 +41,6 @@ import {
 /** docs/spans.md: a request body holds at most 10 MiB (413 beyond). */
 export const MAX_INGEST_BODY_BYTES = 10 * 1024 * 1024;
 
-const IsoDateTime = z.union([z.iso.datetime({ offset: true, local: true }), z.iso.date()]);
-
 /** Query booleans the way pydantic reads them (true/false, 1/0, yes/no, on/off). */
 const QueryBoolean = z.string().transform((v, ctx) => {
   const lowered = v.trim().toLowerCase();
@@ -51,9 +49,6 @@ const QueryBoolean = z.string().transform((v, ctx) => {
   ctx.addIssue({ code: 'custom', message: 'Input should be a valid boolean, unable to interpret input' });
   return z.NEVER;
 });
-
-const QueryInt = (min: number, max: number, fallback: number) =>
-  z.coerce.number().int().min(min).max(max).default(fallback);
 
 /** `text_query` (docs/traces.md, "Text search"): 1 to 512 characters after trimming, parsed into its terms. */
 const TextQuery = z
@@ -80,12 +75,10 @@ const TextScope = z
 const textOf = (terms: string[] | undefined, scope: TextSearch['scope'] | undefined): TextSearch | undefined =>
   terms === undefined ? undefined : { terms, scope: scope ?? 'all' };
 
-const ListTracesQuery = z.object({
-  project_id: z.string().optional(),
-  limit: QueryInt(1, 200, 50),
-  page: QueryInt(0, 10_000, 0),
-  start_after: IsoDateTime.optional(),
-  end_before: IsoDateTime.optional(),
+const ListTracesQuery = ProjectQuery.extend({
+  ...Pagination.shape,
+  start_after: IsoDateOrDateTime.optional(),
+  end_before: IsoDateOrDateTime.optional(),
   include_evaluations: QueryBoolean.optional(),
   name: z.string().max(1024).optional(),
   user_id: z.string().max(1024).optional(),
@@ -95,10 +88,8 @@ const ListTracesQuery = z.object({
   text_scope: TextScope,
 });
 
-const ProjectQuery = z.object({ project_id: z.string().optional() });
 const SessionsQuery = ProjectQuery.extend({
-  limit: QueryInt(1, 200, 50),
-  page: QueryInt(0, 10_000, 0),
+  ...Pagination.shape,
   text_query: TextQuery.optional(),
   text_scope: TextScope,
   filters: z
@@ -194,14 +185,9 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
       const q = request.query;
       const filters = parseFilters(q.filters);
       const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
-      return answering(request, 'failed to list traces', async () =>
+      return answering(request, 'failed to list traces', () =>
+        // A `signal_id` filter on a merge target matches its sources' traces too: the service asks signals.
         listTraces(ctx, {
-          // A `signal_id` filter on a merge target matches its sources' traces too (docs/signals.md, "Merge").
-          signalIds: await signalMembers(
-            ctx.pg.pool,
-            scope.projectId,
-            filters.flatMap((f) => (f.field === 'signal_id' ? [f.value] : [])),
-          ),
           projectId: scope.projectId,
           limit: q.limit,
           page: q.page,
@@ -243,12 +229,7 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
       const q = request.query;
       const filters = parseFilters(q.filters);
       const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
-      const signalIds = await signalMembers(
-        ctx.pg.pool,
-        scope.projectId,
-        filters.flatMap((f) => (f.field === 'signal_id' ? [f.value] : [])),
-      );
-      const where = { filters, signalIds, text: textOf(q.text_query, q.text_scope) };
+      const where = { filters, text: textOf(q.text_query, q.text_scope) };
       return answering(request, 'failed to list sessions', () =>
         listSessions(ctx, scope.projectId, q.limit, q.page, where),
       );

@@ -24,6 +24,8 @@ import {
   type TraceListItem,
 } from './trace-item.js';
 import { sessionListQuery, type SessionRow, type SessionWhere } from './session-query.js';
+import type { Predicate } from './filters.js';
+import { signalMembers } from '../signals/service.js';
 import { snippetOf, textMatchQuery, type TextField, type TextSearch } from './text-search.js';
 import { settingsClause } from '../query/limits.js';
 import {
@@ -123,6 +125,7 @@ export async function listTraces(
   params: TraceListParams,
   pageBytes = LIST_PAGE_BYTES,
 ): Promise<Page<TraceListItem & { text_match?: TextMatch }>> {
+  params = { ...params, signalIds: params.signalIds ?? (await mergedSignals(ctx, params.projectId, params.filters)) };
   const { page, total } = await choosePage(ctx, params);
   const data = await fetchItems(ctx, params, page, answerLimits(page.length, pageBytes));
   if (!params.text || data.length === 0) return { data, meta: { page: params.page, limit: params.limit, total } };
@@ -131,6 +134,18 @@ export async function listTraces(
     data: data.map((item) => withMatch(item, matches.get(item.trace_id))),
     meta: { page: params.page, limit: params.limit, total },
   };
+}
+
+/**
+ * By the signal each `signal_id` predicate names, the signals whose findings it matches: a merge target
+ * matches its sources' traces too (docs/signals.md, "Merge"); the signals service knows the merges.
+ */
+function mergedSignals(ctx: AppContext, projectId: string, filters: readonly Predicate[]) {
+  return signalMembers(
+    ctx.pg.pool,
+    projectId,
+    filters.flatMap((f) => (f.field === 'signal_id' ? [f.value] : [])),
+  );
 }
 
 export type TextMatch = { span_id: string; field: TextField; snippet: string };
@@ -257,6 +272,7 @@ export async function listSessions(
   page: number,
   where?: SessionWhere,
 ): Promise<Page<SessionSummary>> {
+  if (where && !where.signalIds) where = { ...where, signalIds: await mergedSignals(ctx, projectId, where.filters) };
   const found = await rows<SessionRow>(
     ctx,
     sessionListQuery({ projectId, limit, offset: page * limit, where }, SUMMARY_LIMITS),

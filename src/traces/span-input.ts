@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { isoToEpochMs } from '../edge-schemas.js';
+import { issueLines } from '../zod-issues.js';
 
 /**
  * One ingested span: the request contract of `POST /api/v1/public/traces` (docs/spans.md) and what
@@ -186,7 +188,7 @@ export function validateSpans(raw: readonly unknown[]): { accepted: NormalizedSp
       rejected.push({
         index,
         span_id: spanIdOf(item),
-        errors: result.error.issues.map((issue) => describeIssue(issue, item)),
+        errors: issueLines(result.error.issues, item, 'span'),
       });
     }
   });
@@ -326,14 +328,6 @@ function normalizeSpan(span: SpanOutput): NormalizedSpan {
   };
 }
 
-/**
- * ISO date or date-time (already validated) to epoch ms, the API's one rule: a time without an
- * offset is UTC; a date alone is its midnight UTC.
- */
-export function isoToEpochMs(iso: string): number {
-  return Date.parse(/(?:[zZ]|[+-]\d\d:?\d\d)$/.test(iso) || !iso.includes('T') ? iso : `${iso}Z`);
-}
-
 /** docs/spans.md: input and output are "stored as text: a string as it is, anything else as its JSON". */
 function toText(value: unknown): string | null {
   if (value === undefined || value === null) return null;
@@ -345,45 +339,4 @@ function spanIdOf(item: unknown): string | null {
   if (item === null || typeof item !== 'object') return null;
   const id = (item as Record<string, unknown>).span_id;
   return typeof id === 'string' ? id : null;
-}
-
-/** `field: message`, worded like the 422 answers of src/errors.ts so clients see one style. */
-function describeIssue(issue: z.core.$ZodIssue, item: unknown): string {
-  const path = issue.path.map(String).join('.');
-  const message = issueMessage(issue, valueAt(item, issue.path));
-  return path ? `${path}: ${message}` : message;
-}
-
-function issueMessage(issue: z.core.$ZodIssue, input: unknown): string {
-  switch (issue.code) {
-    case 'invalid_type':
-      if (input === undefined) return 'Field required';
-      if (issue.expected === 'int') return 'Input should be a valid integer';
-      return `Input should be a valid ${issue.expected}`;
-    case 'too_small': {
-      const min = Number(issue.minimum);
-      if (issue.origin === 'string') return `String should have at least ${min} character${min === 1 ? '' : 's'}`;
-      return `Input should be greater than ${issue.inclusive ? 'or equal to ' : ''}${min}`;
-    }
-    case 'too_big': {
-      const max = Number(issue.maximum);
-      if (issue.origin === 'string') return `String should have at most ${max} character${max === 1 ? '' : 's'}`;
-      return `Input should be less than ${issue.inclusive ? 'or equal to ' : ''}${max}`;
-    }
-    case 'invalid_value':
-      return `Input should be ${issue.values.map((v) => `'${String(v)}'`).join(', ')}`;
-    case 'invalid_key':
-      return `Invalid key: ${issue.issues.map((inner) => issueMessage(inner, issue.path.at(-1))).join('; ')}`;
-    default:
-      return issue.message;
-  }
-}
-
-function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
-  let cur: unknown = data;
-  for (const key of path) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<PropertyKey, unknown>)[key];
-  }
-  return cur;
 }

@@ -4,6 +4,7 @@ import type { AppContext } from '../context.js';
 import { typed } from '../http.js';
 import { authenticate, userOf } from '../auth/principal.js';
 import { ROLES } from '../auth/roles.js';
+import { DeleteReason } from '../edge-schemas.js';
 import {
   addMember,
   changeMemberRole,
@@ -27,7 +28,6 @@ import {
 const WorkspaceParams = z.object({ workspace_id: z.string().min(1) });
 const MemberParams = WorkspaceParams.extend({ user_id: z.string().min(1) });
 const role = z.enum(ROLES);
-export const DeleteReason = z.string().trim().min(3).max(500);
 
 export function registerWorkspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
   const r = typed(app);

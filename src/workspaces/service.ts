@@ -1,9 +1,9 @@
 import type { AppContext } from '../context.js';
+import { newId } from '../ids.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js';
 import { requireWorkspaceRole } from '../auth/access.js';
 import type { UserPrincipal } from '../auth/principal.js';
 import type { Role } from '../auth/roles.js';
-import { newId } from '../auth/secrets.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { enqueueProjectPurge } from '../deletions/service.js';
 import { normaliseEmail } from '../accounts/service.js';

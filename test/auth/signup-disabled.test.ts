@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { hashPassword, newId } from '../../src/auth/secrets.js';
+import { hashPassword } from '../../src/auth/secrets.js';
+import { newId } from '../../src/ids.js';
 import { call, PUBLIC, uniqueEmail, useHarness } from '../support/harness.js';
 
 const h = useHarness({ SIGNUP_ENABLED: 'false' });

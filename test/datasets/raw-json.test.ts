@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { parseJsonKeepingRaw, RawJson } from '../../src/datasets/raw-json.js';
+import { parseJsonKeepingRaw, RawJson } from '../../src/raw-json.js';
 import { readCursor, signCursor } from '../../src/datasets/cursor.js';
 
 const keepX = (path: readonly (string | number)[]) => path.length === 1 && path[0] === 'x';

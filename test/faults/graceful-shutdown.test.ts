@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../src/stores/migrate.js';
 import { tempDataDir } from '../support/harness.js';

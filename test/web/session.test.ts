@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { call } from '../support/harness.js';
-import { logIn, newPage, screenshot, useWebServer } from '../support/browser.js';
+import { newPage, screenshot, useWebServer } from '../support/browser.js';
 import { browserLogin } from '../../src/cli/login.js';
 
 const server = useWebServer();

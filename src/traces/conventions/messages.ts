@@ -1,4 +1,4 @@
-import type { OtlpAttributes, OtlpSpan, OtlpValue } from '../otlp.js';
+import type { OtlpAttributes, OtlpSpan, OtlpValue } from '../otlp-types.js';
 import { jsonObject, parseJson, type Reader } from './values.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { OtlpValue } from '../otlp.js';
+import type { OtlpValue } from '../otlp-types.js';
 import { jsonObject } from './values.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { OtlpValue } from '../otlp.js';
+import type { OtlpValue } from '../otlp-types.js';
 
 /**
  * Readers of attribute values for the convention table (precedence.ts). Each returns the field's value,

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 
 /**
- * JSON bodies whose chosen values are kept as the caller's text (docs/datasets.md: test case
- * `input`/`expected`/`metadata` are native JSON and come back as the same values). JSON.parse would
+ * JSON bodies whose chosen values are kept as the caller's text (dataset versions and evaluation
+ * results; docs/datasets.md: test case `input`/`expected`/`metadata` are native JSON and come back as
+ * the same values). JSON.parse would
  * turn 9007199254740993 into ...992; keeping the text and handing it to Postgres' jsonb (numbers as
  * numeric) keeps every digit. Everything else of the body is parsed as JSON.parse would.
  *
