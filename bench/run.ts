@@ -35,9 +35,6 @@ import { benchEvaluations } from './evaluations.js';
 import { benchAlerts } from './alerts.js';
 import { benchReady } from './ready.js';
 import { benchTextSearch, compareTextStructures } from './text-search.js';
-import { listTraces } from '../src/traces/service.js';
-import type { TraceListParams } from '../src/traces/list-query.js';
-import type { Predicate } from '../src/traces/filters.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -460,28 +457,6 @@ async function benchList(ctx: Runtime, api: ReturnType<typeof buildApiApp>, d: D
         if (i >= 2) apiTimes.push(ms);
         total = body!.meta.total;
       }
-      // The list's plan against the one-pass read it replaced (issue 22, item 5), both through the
-      // service, interleaved, same parameters: the hourly counts where they answer, else the same plan.
-      const params: TraceListParams = {
-        projectId: d.projectIds[0]!,
-        limit: 50,
-        page: 0,
-        startAfter: nowMs - days * 86_400_000,
-        includeEvaluations: false,
-        searchQuery: listCase.search,
-        filters: (listCase.filters ?? []) as Predicate[],
-      };
-      const plans = { before: [] as number[], after: [] as number[] };
-      for (let i = 0; i < RUNS + 2; i++) {
-        for (const plan of i % 2 ? (['after', 'before'] as const) : (['before', 'after'] as const)) {
-          let got = 0;
-          const ms = await time(async () => {
-            got = (await listTraces(ctx, { ...params, onePass: plan === 'before' })).meta.total;
-          });
-          if (i >= 2) plans[plan].push(ms);
-          if (got !== total) console.warn(`list ${windowName} ${filterName}: ${plan} total ${got}, API ${total}`);
-        }
-      }
       const refs = referenceQueries({ projectId: d.projectIds[0]!, startAfterMs: nowMs - days * 86_400_000, listCase });
       const refTimes: Record<string, number[]> = {};
       const refTotals: Record<string, number> = {};
@@ -516,13 +491,6 @@ async function benchList(ctx: Runtime, api: ReturnType<typeof buildApiApp>, d: D
         ratio: `${(p50 / ref).toFixed(2)}×`,
         target: 'p50 ≤ 50 ms, ≤ 1.5×',
       });
-      rows.push({
-        work: `  same, service call: one-pass read (before) → this plan (after), interleaved`,
-        api: `p50 ${median(plans.before).toFixed(1)} → ${median(plans.after).toFixed(1)} ms`,
-        reference: '',
-        ratio: `${(median(plans.after) / median(plans.before)).toFixed(2)}×`,
-        target: '',
-      });
       out.push({
         window: windowName,
         filter: filterName,
@@ -533,8 +501,6 @@ async function benchList(ctx: Runtime, api: ReturnType<typeof buildApiApp>, d: D
         reference_p50_ms: ref,
         references: Object.fromEntries(Object.entries(refTimes).map(([k, v]) => [k, median(v)])),
         ratio: p50 / ref,
-        service_one_pass_p50_ms: median(plans.before),
-        service_p50_ms: median(plans.after),
       });
     }
   }
