@@ -12,11 +12,6 @@ import { textTraceIdsSubquery, type TextSearch } from './text-search.js';
  *    FINAL measured about twice as fast as GROUP BY trace here (bench/run.ts).
  * 2. fetch: the full list items of that page's ids, looked up by their rollup key.
  *
- * A list without conditions beyond the window (`countsByHour`) replaces 1 by two reads that cost the
- * window's hours, not its traces: the total from the hourly sets of trace ids (`hourCountsQuery`,
- * clickhouse/0012_trace_list_hours.sql), and the page from the newest hours that hold it
- * (`pageAfterQuery`). At 10M spans the one pass read 200,000 traces for a 90-day total.
- *
  * The window is a key range: every row of a trace is filed under one hour (`trace_start_hour`, set
  * when the trace was first stored; span-writer.ts), never before the hour of the trace's true start.
  * So the lower bound is exact, and FINAL on the key (project, hour, trace) merges whole traces; the
@@ -55,8 +50,6 @@ export type TraceListParams = {
   order?: 'newest' | 'oldest';
   /** `text_query`/`text_scope`: traces whose spans hold every term (src/traces/text-search.ts). */
   text?: TextSearch;
-  /** Read in one pass even where the hourly counts would answer (the bench's comparison). */
-  onePass?: boolean;
 };
 
 export const LATE_ROOT_SLACK_HOURS = 24;
@@ -90,13 +83,7 @@ export const SESSION = 'substring(session_head, 18)';
 
 export const OP_SQL = { eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
 
-type Built = {
-  params: Record<string, unknown>;
-  where: string[];
-  /** The window's ends as parameter placeholders, when it has them. */
-  from?: string;
-  to?: string;
-};
+type Built = { params: Record<string, unknown>; where: string[] };
 
 function build(p: TraceListParams): Built {
   const b: Built = { params: { project: p.projectId }, where: ['project_id = {project:String}'] };
@@ -108,11 +95,11 @@ function build(p: TraceListParams): Built {
   };
   let from: string | undefined;
   if (p.startAfter !== undefined) {
-    from = b.from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);
+    from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);
     b.where.push(`trace_start_hour >= toStartOfHour(${from})`, `start_time >= ${from}`);
   }
   if (p.endBefore !== undefined) {
-    const to = (b.to = param("DateTime64(3, 'UTC')", p.endBefore / 1000));
+    const to = param("DateTime64(3, 'UTC')", p.endBefore / 1000);
     b.where.push(
       `trace_start_hour < toStartOfHour(${to}) + INTERVAL ${LATE_ROOT_SLACK_HOURS + 1} HOUR`,
       `start_time < ${to}`,
@@ -244,102 +231,6 @@ export function selectTracesQuery(p: TraceListParams, limits: QueryLimits): Quer
 FROM traces FINAL
 WHERE ${b.where.join('\n  AND ')}
 ORDER BY start_time ${direction}, trace_id ${direction}
-LIMIT {limit:UInt32} OFFSET {offset:UInt32}
-${settingsClause(limits, FINAL_SETTINGS)}`,
-    query_params: { ...b.params, limit: p.limit, offset: p.page * p.limit },
-  };
-}
-
-/**
- * Whether a list is answered from the hourly counts (clickhouse/0012_trace_list_hours.sql): newest
- * first and no condition beyond the window and `include_evaluations`. The hourly sets count traces,
- * not what a filter says of them, so every other list takes `selectTracesQuery`'s one pass.
- */
-export function countsByHour(p: TraceListParams): boolean {
-  return (
-    !p.onePass &&
-    p.order !== 'oldest' &&
-    p.filters.length === 0 &&
-    p.name === undefined &&
-    p.userId === undefined &&
-    p.searchQuery === undefined &&
-    p.traceIds === undefined &&
-    p.sessionId === undefined &&
-    p.text === undefined
-  );
-}
-
-/**
- * For `countsByHour` lists, phase 1a. Rows (one): `total`, the window's matches, exact, and `bound`
- * (epoch s), an hour from which the page's traces are looked for (0: the whole window).
- *
- * The total is the sum over the window's whole hours (an hour at or after `start_after`, ending at
- * or before `end_before`) of each hour's traces less its evaluation traces (when they are left out),
- * corrected exactly from the rollup where hours don't tell: the traces filed under the hours the
- * window's ends cut (and the late-root hours past `end_before`) are counted by their own start, and
- * a trace filed under a whole hour but starting before `start_after` (spans that started later
- * arrived before its root; they are rare and found by their partial rows' starts) is taken off.
- * A trace filed under an hour starts before that hour's end, so one of a whole hour always ends
- * before `end_before`.
- *
- * `bound` is the latest whole hour from which on the hours hold at least `(page + 1) * limit`
- * traces: the page's traces lie at or after it unless late roots lie below it (`pageAfterQuery`).
- */
-export function hourCountsQuery(p: TraceListParams, limits: QueryLimits): Query {
-  const b = build(p);
-  const whole = ['project_id = {project:String}'];
-  if (b.from) whole.push(`trace_start_hour >= ${b.from}`);
-  if (b.to) whole.push(`trace_start_hour <= ${b.to} - INTERVAL 1 HOUR`);
-  const evaluations = p.includeEvaluations ? '' : ' - uniqExactMerge(evaluations)';
-  const cut: string[] = [];
-  if (b.from) cut.push(`trace_start_hour < ${b.from}`);
-  if (b.to) cut.push(`trace_start_hour > ${b.to} - INTERVAL 1 HOUR`);
-  const edges = cut.length
-    ? `(SELECT count() FROM traces FINAL WHERE ${b.where.join(' AND ')} AND (${cut.join(' OR ')}))`
-    : '0';
-  const late = b.from
-    ? `(SELECT count() FROM traces FINAL
-        WHERE project_id = {project:String}${p.includeEvaluations ? '' : ' AND is_evaluation = 0'}
-          AND (trace_start_hour, trace_id) IN (
-            SELECT trace_start_hour, trace_id FROM traces WHERE ${whole.join(' AND ')} AND start_time < ${b.from}))`
-    : '0';
-  return {
-    query: `SELECT whole_hours + ${edges} - ${late} AS total,
-       toUnixTimestamp(arrayFirst((h, c) -> c >= {need:Int64}, arrayMap(x -> x.1, newest), arrayCumSum(arrayMap(x -> x.2, newest)))) AS bound
-FROM (
-  SELECT arrayReverseSort(x -> x.1, groupArray((h, n))) AS newest, toInt64(sum(n)) AS whole_hours
-  FROM (
-    SELECT trace_start_hour AS h, toInt64(uniqExactMerge(traces))${evaluations} AS n
-    FROM trace_hours
-    WHERE ${whole.join(' AND ')}
-    GROUP BY h
-  )
-)
-${settingsClause(limits, FINAL_SETTINGS)}`,
-    query_params: { ...b.params, need: (p.page + 1) * p.limit },
-  };
-}
-
-/**
- * For `countsByHour` lists, phase 1b: the page's keys among the window's traces that start at or
- * after `bound` (epoch s; 0: all of them). When those hold `(page + 1) * limit` traces, they are the
- * newest of the window (a trace starting at or after the hour is filed at or after it), so the page
- * is exact; `service.ts` reads the whole window otherwise. Rows: trace_id, hour.
- */
-export function pageAfterQuery(p: TraceListParams, bound: number, limits: QueryLimits): Query {
-  const b = build(p);
-  if (bound > 0) {
-    b.params.bound = bound;
-    b.where.push(
-      "trace_start_hour >= toDateTime({bound:UInt32}, 'UTC')",
-      "start_time >= toDateTime64({bound:UInt32}, 3, 'UTC')",
-    );
-  }
-  return {
-    query: `SELECT trace_id, toUnixTimestamp(trace_start_hour) AS hour
-FROM traces FINAL
-WHERE ${b.where.join('\n  AND ')}
-ORDER BY start_time DESC, trace_id DESC
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}
 ${settingsClause(limits, FINAL_SETTINGS)}`,
     query_params: { ...b.params, limit: p.limit, offset: p.page * p.limit },

@@ -6,10 +6,7 @@ import type { SpanWriter } from './span-writer.js';
 import type { PriceBook } from '../model-prices/pricing.js';
 import { validateSpans, type NormalizedSpan, type RejectedSpan } from './span-input.js';
 import {
-  countsByHour,
   fetchTracesQuery,
-  hourCountsQuery,
-  pageAfterQuery,
   selectTracesQuery,
   traceItemBytesQuery,
   type PageKey,
@@ -91,7 +88,6 @@ type Chosen = { trace_id: string; hour: string | number; total: string | number 
 
 /** Phase 1 of a list: the page's trace keys and the number of matches. */
 async function choosePage(ctx: AppContext, params: TraceListParams): Promise<{ page: PageKey[]; total: number }> {
-  if (countsByHour(params)) return choosePageByHours(ctx, params);
   let chosen = await rows<Chosen>(ctx, selectTracesQuery(params, KEYS_LIMITS), KEYS_LIMITS, LIST_ADVICE);
   let total = chosen.length ? Number(chosen[0]!.total) : 0;
   if (chosen.length === 0 && params.page > 0) {
@@ -105,37 +101,6 @@ async function choosePage(ctx: AppContext, params: TraceListParams): Promise<{ p
     total = first.length ? Number(first[0]!.total) : 0;
     chosen = [];
   }
-  return { page: chosen.map((c) => ({ trace_id: c.trace_id, hour: Number(c.hour) })), total };
-}
-
-/**
- * Phase 1 of a list without filters (list-query.ts `countsByHour`): the total from the hourly counts,
- * the page from the newest hours that hold it, or from the whole window when late roots lie below them.
- */
-async function choosePageByHours(
-  ctx: AppContext,
-  params: TraceListParams,
-): Promise<{ page: PageKey[]; total: number }> {
-  const [counts] = await rows<{ total: string | number; bound: string | number }>(
-    ctx,
-    hourCountsQuery(params, KEYS_LIMITS),
-    KEYS_LIMITS,
-    LIST_ADVICE,
-  );
-  const total = Number(counts?.total ?? 0);
-  const bound = Number(counts?.bound ?? 0);
-  if (params.page * params.limit >= total) return { page: [], total };
-  const pageOf = (from: number) =>
-    rows<{ trace_id: string; hour: string | number }>(
-      ctx,
-      pageAfterQuery(params, from, KEYS_LIMITS),
-      KEYS_LIMITS,
-      LIST_ADVICE,
-    );
-  let chosen = await pageOf(bound);
-  // Fewer than the page from the bound: exact only if the bound's traces are all the window's.
-  if (bound > 0 && chosen.length < params.limit && params.page * params.limit + chosen.length < total)
-    chosen = await pageOf(0);
   return { page: chosen.map((c) => ({ trace_id: c.trace_id, hour: Number(c.hour) })), total };
 }
 
