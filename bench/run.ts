@@ -15,6 +15,8 @@
 //                                         # the dashboard rows alone (default and metadata dashboards)
 //   npm run bench -- --only ready --spans 1000000 --keep   # time to ready (and to stop) of a server
 //                                         # process on the data set (bench/ready.ts)
+//   npm run bench -- --only storage --storage-spans 100000   # bytes on disk per realistic span, merged,
+//                                         # against raw JSON and gzip (bench/storage.ts)
 //   npm run bench -- --only ingest --corpus realistic   # the spans sent through the API: agent traces
 //                                         # carrying the conversation so far (bench/corpus.ts)
 import fs from 'node:fs';
@@ -37,6 +39,7 @@ import { benchEvaluations } from './evaluations.js';
 import { benchAlerts } from './alerts.js';
 import { benchReady } from './ready.js';
 import { benchTextSearch, compareTextStructures } from './text-search.js';
+import { benchStorage } from './storage.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -62,11 +65,18 @@ const { values: args } = parseArgs({
     // The spans sent through the API (bench/corpus.ts): `default` (demo traces, ~1 KB spans) or
     // `realistic` (agent traces carrying the conversation so far, ~4.7 KB spans).
     corpus: { type: 'string', default: 'default' },
+    // `--only storage`: spans of the realistic corpus sent, and the request size (bench/storage.ts).
+    'storage-spans': { type: 'string', default: '100000' },
+    'storage-batch': { type: 'string', default: '500' },
+    // `before`: the spans table without clickhouse/0010's codecs, to compare both in one build.
+    'storage-schema': { type: 'string', default: 'after' },
+    // Also each storage step (codecs, block size, sort key, messages stored once) on a copy of the rows.
+    'storage-steps': { type: 'boolean', default: false },
   },
 });
 const ONLY = args.only;
-if (ONLY !== undefined && !['ingest', 'dashboards', 'lists', 'ready', 'text'].includes(ONLY))
-  throw new Error(`--only takes 'ingest', 'dashboards', 'lists', 'ready' or 'text', not '${ONLY}'`);
+if (ONLY !== undefined && !['ingest', 'dashboards', 'lists', 'ready', 'text', 'storage'].includes(ONLY))
+  throw new Error(`--only takes 'ingest', 'dashboards', 'lists', 'ready', 'text' or 'storage', not '${ONLY}'`);
 const SPANS = Number(args.spans ?? (ONLY === 'ingest' ? 0 : 10_000_000));
 const PROJECTS = Number(args.projects);
 const DAYS = Number(args.days);
@@ -92,6 +102,23 @@ type Dataset = {
 };
 
 async function main(): Promise<void> {
+  if (ONLY === 'storage') {
+    // Fresh stores of its own (a data directory beside DIR), so the sizes are the corpus's alone.
+    const rows: Row[] = [];
+    const storage = await benchStorage(
+      {
+        dir: `${DIR}-storage`,
+        spans: Number(args['storage-spans']),
+        batch: Number(args['storage-batch']),
+        concurrency: CONCURRENCY,
+        seed: 7,
+        schema: args['storage-schema'] === 'before' ? 'before' : 'after',
+        steps: args['storage-steps'],
+      },
+      rows,
+    );
+    return report({ started_at: new Date().toISOString(), storage }, rows, `storage-${args['storage-spans']}`);
+  }
   const reuse = args.keep && fs.existsSync(MARKER) && sameSize(JSON.parse(fs.readFileSync(MARKER, 'utf8')) as Dataset);
   if (!reuse) fs.rmSync(DIR, { recursive: true, force: true });
   fs.mkdirSync(DIR, { recursive: true });
