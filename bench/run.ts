@@ -105,18 +105,7 @@ async function main(): Promise<void> {
   if (ONLY === 'storage') {
     // Fresh stores of its own (a data directory beside DIR), so the sizes are the corpus's alone.
     const rows: Row[] = [];
-    const storage = await benchStorage(
-      {
-        dir: `${DIR}-storage`,
-        spans: Number(args['storage-spans']),
-        batch: Number(args['storage-batch']),
-        concurrency: CONCURRENCY,
-        seed: 7,
-        schema: args['storage-schema'] === 'before' ? 'before' : 'after',
-        steps: args['storage-steps'],
-      },
-      rows,
-    );
+    const storage = await benchStorage(storageOptions(), rows);
     return report({ started_at: new Date().toISOString(), storage }, rows, `storage-${args['storage-spans']}`);
   }
   const reuse = args.keep && fs.existsSync(MARKER) && sameSize(JSON.parse(fs.readFileSync(MARKER, 'utf8')) as Dataset);
@@ -200,7 +189,21 @@ async function main(): Promise<void> {
   await ctx.close();
   results.ready = await benchReady(DIR, dataset.spans, Number(args['ready-runs']), rows);
   results.dashboard_growth = await benchGrowth(rows, results.dashboards as { '90d': { p50_ms: number } });
+  results.storage = await benchStorage(storageOptions(), rows);
   report(results, rows, String(SPANS));
+}
+
+/** The storage rows' options (bench/storage.ts): fresh stores of their own beside DIR. */
+function storageOptions() {
+  return {
+    dir: `${DIR}-storage`,
+    spans: Number(args['storage-spans']),
+    batch: Number(args['storage-batch']),
+    concurrency: CONCURRENCY,
+    seed: 7,
+    schema: args['storage-schema'] === 'before' ? ('before' as const) : ('after' as const),
+    steps: args['storage-steps'],
+  };
 }
 
 function report(results: Record<string, unknown>, rows: Row[], suffix: string): void {
