@@ -16,6 +16,10 @@
 //   npm run bench -- --only cli           # start time of `sightline --help` (bench/cli-start.ts)
 //   npm run bench -- --only ready --spans 1000000 --keep   # time to ready (and to stop) of a server
 //                                         # process on the data set (bench/ready.ts)
+//   npm run bench -- --only storage --storage-spans 100000   # bytes on disk per realistic span, merged,
+//                                         # against raw JSON and gzip (bench/storage.ts)
+//   npm run bench -- --only ingest --corpus realistic   # the spans sent through the API: agent traces
+//                                         # carrying the conversation so far (bench/corpus.ts)
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,7 +28,7 @@ import { loadConfig } from '../src/config.js';
 import { openRuntime, type Runtime } from '../src/runtime.js';
 import { buildApiApp } from '../src/app.js';
 import { buildWebApp } from '../src/web/app.js';
-import { generateSpans } from '../src/demo/generate-spans.js';
+import { corpusSpans, CORPUS_NAMES, type CorpusName } from './corpus.js';
 import { validateSpans } from '../src/traces/span-input.js';
 import { loadSpans } from './load-spans.js';
 import { LIST_CASES, referenceQueries } from './reference-queries.js';
@@ -37,6 +41,7 @@ import { benchAlerts } from './alerts.js';
 import { benchReady } from './ready.js';
 import { benchCliStart } from './cli-start.js';
 import { benchTextSearch, compareTextStructures } from './text-search.js';
+import { benchStorage } from './storage.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -59,11 +64,21 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '20' },
     dir: { type: 'string', default: 'bench/data/run' },
     keep: { type: 'boolean', default: false },
+    // The spans sent through the API (bench/corpus.ts): `default` (demo traces, ~1 KB spans) or
+    // `realistic` (agent traces carrying the conversation so far, ~4.7 KB spans).
+    corpus: { type: 'string', default: 'default' },
+    // `--only storage`: spans of the realistic corpus sent, and the request size (bench/storage.ts).
+    'storage-spans': { type: 'string', default: '100000' },
+    'storage-batch': { type: 'string', default: '500' },
+    // `before`: the spans table without clickhouse/0010's codecs, to compare both in one build.
+    'storage-schema': { type: 'string', default: 'after' },
+    // Also each storage step (codecs, block size, sort key, messages stored once) on a copy of the rows.
+    'storage-steps': { type: 'boolean', default: false },
   },
 });
 const ONLY = args.only;
-if (ONLY !== undefined && !['ingest', 'dashboards', 'lists', 'ready', 'text', 'cli'].includes(ONLY))
-  throw new Error(`--only takes 'ingest', 'dashboards', 'lists', 'ready', 'text' or 'cli', not '${ONLY}'`);
+if (ONLY !== undefined && !['ingest', 'dashboards', 'lists', 'ready', 'text', 'cli', 'storage'].includes(ONLY))
+  throw new Error(`--only takes 'ingest', 'dashboards', 'lists', 'ready', 'text', 'cli' or 'storage', not '${ONLY}'`);
 const SPANS = Number(args.spans ?? (ONLY === 'ingest' ? 0 : 10_000_000));
 const PROJECTS = Number(args.projects);
 const DAYS = Number(args.days);
@@ -74,6 +89,8 @@ const INGEST_ROUNDS = Number(args['ingest-rounds']);
 const RUNS = Number(args.runs);
 const DIR = path.resolve(args.dir);
 const MARKER = path.join(DIR, 'bench-dataset.json');
+const CORPUS = args.corpus as CorpusName;
+if (!CORPUS_NAMES.includes(CORPUS)) throw new Error(`--corpus takes ${CORPUS_NAMES.join(' or ')}, not '${CORPUS}'`);
 
 type Dataset = {
   spans: number;
@@ -91,6 +108,12 @@ async function main(): Promise<void> {
     const rows: Row[] = [];
     const cli = benchCliStart(RUNS, rows);
     return report({ started_at: new Date().toISOString(), runs: RUNS, cli }, rows, 'cli');
+  }
+  if (ONLY === 'storage') {
+    // Fresh stores of its own (a data directory beside DIR), so the sizes are the corpus's alone.
+    const rows: Row[] = [];
+    const storage = await benchStorage(storageOptions(), rows);
+    return report({ started_at: new Date().toISOString(), storage }, rows, `storage-${args['storage-spans']}`);
   }
   const reuse = args.keep && fs.existsSync(MARKER) && sameSize(JSON.parse(fs.readFileSync(MARKER, 'utf8')) as Dataset);
   if (!reuse) fs.rmSync(DIR, { recursive: true, force: true });
@@ -115,6 +138,7 @@ async function main(): Promise<void> {
     projects: PROJECTS,
     days: DAYS,
     runs: RUNS,
+    corpus: CORPUS,
   };
 
   if (ONLY === 'dashboards') {
@@ -172,7 +196,21 @@ async function main(): Promise<void> {
   await ctx.close();
   results.ready = await benchReady(DIR, dataset.spans, Number(args['ready-runs']), rows);
   results.dashboard_growth = await benchGrowth(rows, results.dashboards as { '90d': { p50_ms: number } });
+  results.storage = await benchStorage(storageOptions(), rows);
   report(results, rows, String(SPANS));
+}
+
+/** The storage rows' options (bench/storage.ts): fresh stores of their own beside DIR. */
+function storageOptions() {
+  return {
+    dir: `${DIR}-storage`,
+    spans: Number(args['storage-spans']),
+    batch: Number(args['storage-batch']),
+    concurrency: CONCURRENCY,
+    seed: 7,
+    schema: args['storage-schema'] === 'before' ? ('before' as const) : ('after' as const),
+    steps: args['storage-steps'],
+  };
 }
 
 function report(results: Record<string, unknown>, rows: Row[], suffix: string): void {
@@ -330,12 +368,7 @@ async function benchIngest(
     });
 
   const stamp = Date.now();
-  const spans = generateSpans({
-    traces: Math.ceil(INGEST_SPANS / 7),
-    startMs: stamp - 86_400_000,
-    endMs: stamp,
-    seed: 7,
-  }).slice(0, INGEST_SPANS);
+  const spans = corpusSpans(CORPUS, { spans: INGEST_SPANS, startMs: stamp - 86_400_000, endMs: stamp, seed: 7 });
   const batches: unknown[][] = [];
   for (let i = 0; i < spans.length; i += INGEST_BATCH) batches.push(spans.slice(i, i + INGEST_BATCH));
   const bodies = batches.map((b) => JSON.stringify({ spans: b }));
@@ -399,7 +432,7 @@ async function benchIngest(
   await ctx.ch.client.command({ query: `DROP TABLE IF EXISTS ${PLAIN_TABLE} SYNC` });
 
   const [apiRate, spansRate, plainRate] = [median(rates.api), median(rates.spans), median(rates.plain)];
-  const work = `ingest ${spans.length.toLocaleString()} spans, ${INGEST_BATCH}/request, ${CONCURRENCY} in flight${INGEST_ROUNDS > 1 ? `, median of ${INGEST_ROUNDS}` : ''}`;
+  const work = `ingest ${spans.length.toLocaleString()} ${CORPUS} spans, ${INGEST_BATCH}/request, ${CONCURRENCY} in flight${INGEST_ROUNDS > 1 ? `, median of ${INGEST_ROUNDS}` : ''}`;
   const spansPerS = (r: number) => `${Math.round(r).toLocaleString()} spans/s`;
   rows.push({
     work,
