@@ -20,6 +20,9 @@
 //                                         # against raw JSON and gzip (bench/storage.ts)
 //   npm run bench -- --only ingest --corpus realistic   # the spans sent through the API: agent traces
 //                                         # carrying the conversation so far (bench/corpus.ts)
+//   npm run bench -- --only lists --corpus realistic --spans 300000 --dir /tmp/bench-real --keep
+//                                         # any row on a data set of the realistic corpus instead
+//                                         # (inserted through the spans views, not generated in SQL)
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -28,7 +31,7 @@ import { loadConfig } from '../src/config.js';
 import { openRuntime, type Runtime } from '../src/runtime.js';
 import { buildApiApp } from '../src/app.js';
 import { buildWebApp } from '../src/web/app.js';
-import { corpusSpans, CORPUS_NAMES, type CorpusName } from './corpus.js';
+import { corpusSpans, realisticTraces, CORPUS_NAMES, type CorpusName } from './corpus.js';
 import { validateSpans } from '../src/traces/span-input.js';
 import { loadSpans } from './load-spans.js';
 import { LIST_CASES, referenceQueries } from './reference-queries.js';
@@ -93,6 +96,8 @@ const CORPUS = args.corpus as CorpusName;
 if (!CORPUS_NAMES.includes(CORPUS)) throw new Error(`--corpus takes ${CORPUS_NAMES.join(' or ')}, not '${CORPUS}'`);
 
 type Dataset = {
+  /** Absent in markers written before the realistic corpus: the default one. */
+  corpus?: CorpusName;
   spans: number;
   projects: number;
   days: number;
@@ -222,7 +227,7 @@ function report(results: Record<string, unknown>, rows: Row[], suffix: string): 
 }
 
 function sameSize(d: Dataset, spans = SPANS): boolean {
-  return d.spans === spans && d.projects === PROJECTS && d.days === DAYS;
+  return d.spans === spans && d.projects === PROJECTS && d.days === DAYS && (d.corpus ?? 'default') === CORPUS;
 }
 
 /**
@@ -317,14 +322,17 @@ async function createDataset(
   }
   const nowMs = Date.now();
   const t0 = performance.now();
-  await loadSpans(ctx.ch.client, { spans: spanCount, projects: projectIds, days: DAYS, nowMs }, (done) => {
+  const progress = (done: number) => {
     const s = (performance.now() - t0) / 1000;
     process.stdout.write(
       `\rloading spans: ${done.toLocaleString()} in ${s.toFixed(0)} s (${Math.round(done / s).toLocaleString()} rows/s)   `,
     );
-  });
+  };
+  if (CORPUS === 'realistic') await loadRealistic(ctx, { spans: spanCount, projects: projectIds, nowMs }, progress);
+  else await loadSpans(ctx.ch.client, { spans: spanCount, projects: projectIds, days: DAYS, nowMs }, progress);
   process.stdout.write('\n');
   const dataset: Dataset = {
+    corpus: CORPUS,
     spans: spanCount,
     projects: PROJECTS,
     days: DAYS,
@@ -336,6 +344,39 @@ async function createDataset(
   };
   fs.writeFileSync(marker, JSON.stringify(dataset));
   return dataset;
+}
+
+/**
+ * `--corpus realistic`: the data set is bench/corpus.ts's agent traces (spans carrying the
+ * conversation so far, ~4.7 KB each) spread over the window, each trace to one project in turn,
+ * validated and normalised as the API would, and inserted into `spans` (so through its views) in
+ * batches as they are generated; far slower than the in-engine load of the default corpus, so it
+ * suits 100k-1M spans.
+ */
+async function loadRealistic(
+  ctx: Runtime,
+  options: { spans: number; projects: string[]; nowMs: number },
+  onProgress: (done: number) => void,
+): Promise<void> {
+  let batch: object[] = [];
+  let done = 0;
+  let trace = 0;
+  const flush = async () => {
+    if (!batch.length) return;
+    await ctx.ch.client.insert({ table: 'spans', values: batch, format: 'JSONEachRow' });
+    done += batch.length;
+    batch = [];
+    onProgress(done);
+  };
+  const window = { spans: options.spans, startMs: options.nowMs - DAYS * 86_400_000, endMs: options.nowMs, seed: 7 };
+  for (const spans of realisticTraces(window)) {
+    const projectId = options.projects[trace++ % options.projects.length]!;
+    const accepted = validateSpans(spans).accepted;
+    const startHour = Math.floor(Math.min(...accepted.map((s) => s.start_time)) / 3_600_000) * 3600;
+    for (const s of accepted) batch.push({ ...s, project_id: projectId, trace_start_hour: startHour, ttl_days: 3650 });
+    if (batch.length >= 10_000) await flush();
+  }
+  await flush();
 }
 
 /** A plain MergeTree table with the columns of `spans` and no views: the engine's ingest ceiling. */
