@@ -125,3 +125,12 @@ export function traceLocks(ch: ClickHouseStore, pg: PostgresStore): TraceLocks {
   if (!locks) localLocks.set(ch, (locks = new LocalTraceLocks()));
   return locks;
 }
+
+/**
+ * Locks as they were before trace locks: every commit of a project takes the same key, so one
+ * project's commits run one at a time across writers. For comparison (bench/ingest-writers.ts).
+ */
+export function projectLocks(locks: TraceLocks, projectId: string): TraceLocks {
+  const key = traceLockKey(projectId, '');
+  return { withLocks: (_keys, fn) => locks.withLocks([key], fn) };
+}

@@ -50,6 +50,8 @@ export type SpanWriterOptions = {
   maxQueuedSpans?: number;
   /** Body bytes of admitted, unanswered ingest requests past which more are refused. Unbounded by default. */
   maxQueuedBytes?: number;
+  /** The locks of the exactly-once check; `traceLocks(ch, pg)` by default (bench/ingest-writers.ts passes others). */
+  locks?: TraceLocks;
 };
 
 type Pending = {
@@ -97,7 +99,7 @@ export class SpanWriter {
     this.maxBatchSpans = options.maxBatchSpans ?? 50_000;
     this.maxQueuedSpans = options.maxQueuedSpans ?? Infinity;
     this.maxQueuedBytes = options.maxQueuedBytes ?? Infinity;
-    this.locks = traceLocks(ch, pg);
+    this.locks = options.locks ?? traceLocks(ch, pg);
   }
 
   /** The queue's depth right now, for /metrics. */
