@@ -15,6 +15,8 @@
 //                                         # the dashboard rows alone (default and metadata dashboards)
 //   npm run bench -- --only ready --spans 1000000 --keep   # time to ready (and to stop) of a server
 //                                         # process on the data set (bench/ready.ts)
+//   npm run bench -- --only ingest --corpus realistic   # the spans sent through the API: agent traces
+//                                         # carrying the conversation so far (bench/corpus.ts)
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -23,7 +25,7 @@ import { loadConfig } from '../src/config.js';
 import { openRuntime, type Runtime } from '../src/runtime.js';
 import { buildApiApp } from '../src/app.js';
 import { buildWebApp } from '../src/web/app.js';
-import { generateSpans } from '../src/demo/generate-spans.js';
+import { corpusSpans, CORPUS_NAMES, type CorpusName } from './corpus.js';
 import { validateSpans } from '../src/traces/span-input.js';
 import { loadSpans } from './load-spans.js';
 import { LIST_CASES, referenceQueries } from './reference-queries.js';
@@ -62,6 +64,9 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '20' },
     dir: { type: 'string', default: 'bench/data/run' },
     keep: { type: 'boolean', default: false },
+    // The spans sent through the API (bench/corpus.ts): `default` (demo traces, ~1 KB spans) or
+    // `realistic` (agent traces carrying the conversation so far, ~4.7 KB spans).
+    corpus: { type: 'string', default: 'default' },
   },
 });
 const ONLY = args.only;
@@ -77,6 +82,8 @@ const INGEST_ROUNDS = Number(args['ingest-rounds']);
 const RUNS = Number(args.runs);
 const DIR = path.resolve(args.dir);
 const MARKER = path.join(DIR, 'bench-dataset.json');
+const CORPUS = args.corpus as CorpusName;
+if (!CORPUS_NAMES.includes(CORPUS)) throw new Error(`--corpus takes ${CORPUS_NAMES.join(' or ')}, not '${CORPUS}'`);
 
 type Dataset = {
   spans: number;
@@ -113,6 +120,7 @@ async function main(): Promise<void> {
     projects: PROJECTS,
     days: DAYS,
     runs: RUNS,
+    corpus: CORPUS,
   };
 
   if (ONLY === 'dashboards') {
@@ -328,12 +336,7 @@ async function benchIngest(
     });
 
   const stamp = Date.now();
-  const spans = generateSpans({
-    traces: Math.ceil(INGEST_SPANS / 7),
-    startMs: stamp - 86_400_000,
-    endMs: stamp,
-    seed: 7,
-  }).slice(0, INGEST_SPANS);
+  const spans = corpusSpans(CORPUS, { spans: INGEST_SPANS, startMs: stamp - 86_400_000, endMs: stamp, seed: 7 });
   const batches: unknown[][] = [];
   for (let i = 0; i < spans.length; i += INGEST_BATCH) batches.push(spans.slice(i, i + INGEST_BATCH));
   const bodies = batches.map((b) => JSON.stringify({ spans: b }));
@@ -397,7 +400,7 @@ async function benchIngest(
   await ctx.ch.client.command({ query: `DROP TABLE IF EXISTS ${PLAIN_TABLE} SYNC` });
 
   const [apiRate, spansRate, plainRate] = [median(rates.api), median(rates.spans), median(rates.plain)];
-  const work = `ingest ${spans.length.toLocaleString()} spans, ${INGEST_BATCH}/request, ${CONCURRENCY} in flight${INGEST_ROUNDS > 1 ? `, median of ${INGEST_ROUNDS}` : ''}`;
+  const work = `ingest ${spans.length.toLocaleString()} ${CORPUS} spans, ${INGEST_BATCH}/request, ${CONCURRENCY} in flight${INGEST_ROUNDS > 1 ? `, median of ${INGEST_ROUNDS}` : ''}`;
   const spansPerS = (r: number) => `${Math.round(r).toLocaleString()} spans/s`;
   rows.push({
     work,
