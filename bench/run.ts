@@ -45,6 +45,7 @@ import { benchReady } from './ready.js';
 import { benchCliStart } from './cli-start.js';
 import { benchTextSearch, compareTextStructures } from './text-search.js';
 import { benchStorage } from './storage.js';
+import { benchWriters } from './ingest-writers.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -61,6 +62,10 @@ const { values: args } = parseArgs({
     'ready-runs': { type: 'string', default: '3' },
     // Rounds of the three ingest measurements, interleaved; the rows report medians.
     'ingest-rounds': { type: 'string', default: '1' },
+    // Span writers on one project for the parallel-ingest rows (bench/ingest-writers.ts); '' leaves them out.
+    'ingest-writers': { type: 'string', default: '1,2,4' },
+    // A Postgres server for the writers' locks (else DATABASE_URL, else the embedded one's in-process locks).
+    'database-url': { type: 'string' },
     'growth-spans': { type: 'string', default: '1000000' },
     // Failing traces whose ingest → signal latency is measured; 0 leaves detection out of the run.
     'detection-samples': { type: 'string', default: '20' },
@@ -497,6 +502,22 @@ async function benchIngest(
     ratio: `${((plainCpu / apiCpu) * 100).toFixed(0)}% of ceiling`,
     target: '',
   });
+  const writerCounts = args['ingest-writers'].split(',').filter(Boolean).map(Number);
+  const writers = writerCounts.length
+    ? await benchWriters(
+        ctx,
+        {
+          batches: batches.map((b) => validateSpans(b).accepted),
+          writers: writerCounts,
+          concurrency: CONCURRENCY,
+          rounds: INGEST_ROUNDS,
+          databaseUrl: args['database-url'] ?? process.env.DATABASE_URL,
+          label: `ingest ${spans.length.toLocaleString()} spans, ${INGEST_BATCH}/request`,
+        },
+        rows,
+      )
+    : undefined;
+
   return {
     spans: spans.length,
     rounds: INGEST_ROUNDS,
@@ -507,6 +528,7 @@ async function benchIngest(
     ratio_to_raw_spans: apiRate / spansRate,
     cpu_us_per_span: { api: apiCpu, spans: spansCpu, plain: plainCpu },
     samples: { rates, cpu_us_per_span: cpu },
+    writers,
   };
 }
 

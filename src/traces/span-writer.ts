@@ -2,6 +2,7 @@ import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { PostgresStore } from '../stores/postgres.js';
 import type { NormalizedSpan } from './span-input.js';
 import { existingSpansQuery, type ExistingTraceRow } from './queries.js';
+import { traceGroups, traceLockKey, traceLocks, type TraceLocks } from './ingest-locks.js';
 import { isStoreUnreachable, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
 import {
   ClientGoneError,
@@ -28,9 +29,11 @@ export {
  * Exactly-once counting: each commit first asks ClickHouse which of its spans are already stored
  * (same project, trace_id, span_id) and leaves those out, so a retried request, a batch sent twice or
  * a span repeated inside a batch never reaches the trace rollup twice. One commit runs at a time in a
- * process; across API processes the check and insert of a project run under a Postgres advisory lock
- * (not needed embedded: one process owns the data directory). The same check yields the hour a
- * trace was filed under: a trace keeps the hour it was first filed under (see `newRows`).
+ * writer; the check and insert of a commit run holding one lock per trace it carries
+ * (src/traces/ingest-locks.ts: Postgres advisory locks across API processes, in-process locks
+ * embedded), so commits that share no trace, of one project or of several, run in parallel, and
+ * two that share one check-and-insert in turn. The same check yields the hour a trace was filed
+ * under: a trace keeps the hour it was first filed under (see `newRows`).
  *
  * Backpressure (docs/operations.md, "Overload"): the queue is bounded by spans (handed to `write()`,
  * not yet stored) and by bytes (bodies of ingest requests admitted and not yet answered, which is
@@ -47,6 +50,8 @@ export type SpanWriterOptions = {
   maxQueuedSpans?: number;
   /** Body bytes of admitted, unanswered ingest requests past which more are refused. Unbounded by default. */
   maxQueuedBytes?: number;
+  /** The locks of the exactly-once check; `traceLocks(ch, pg)` by default (bench/ingest-writers.ts passes others). */
+  locks?: TraceLocks;
 };
 
 type Pending = {
@@ -84,6 +89,7 @@ export class SpanWriter {
   /** Recent insert rate (spans per second, smoothed), for Retry-After. */
   private spansPerSecond = 0;
   private readonly observers = new Set<SpanWriterObserver>();
+  private readonly locks: TraceLocks;
 
   constructor(
     private readonly ch: ClickHouseStore,
@@ -93,6 +99,7 @@ export class SpanWriter {
     this.maxBatchSpans = options.maxBatchSpans ?? 50_000;
     this.maxQueuedSpans = options.maxQueuedSpans ?? Infinity;
     this.maxQueuedBytes = options.maxQueuedBytes ?? Infinity;
+    this.locks = options.locks ?? traceLocks(ch, pg);
   }
 
   /** The queue's depth right now, for /metrics. */
@@ -249,30 +256,50 @@ export class SpanWriter {
   }
 
   private async commit(batch: Pending[]): Promise<void> {
-    const byProject = new Map<string, { ttlDays: number; spans: Map<string, NormalizedSpan> }>();
+    // project → trace → span id → span; a span repeated within the batch: the last copy sent wins.
+    const byProject = new Map<string, { ttlDays: number; traces: Map<string, Map<string, NormalizedSpan>> }>();
     for (const p of batch) {
       let entry = byProject.get(p.projectId);
-      if (!entry) byProject.set(p.projectId, (entry = { ttlDays: p.ttlDays, spans: new Map() }));
+      if (!entry) byProject.set(p.projectId, (entry = { ttlDays: p.ttlDays, traces: new Map() }));
       entry.ttlDays = p.ttlDays;
-      // A span repeated within the batch: the last copy sent wins.
-      for (const span of p.spans) entry.spans.set(spanKey(span.trace_id, span.span_id), span);
-    }
-    const projects = [...byProject.keys()].sort();
-    await this.withProjectLocks(projects, async () => {
-      const rows: SpanRow[] = [];
-      for (const projectId of projects) {
-        const { ttlDays, spans } = byProject.get(projectId)!;
-        rows.push(...(await this.newRows(projectId, ttlDays, spans)));
+      for (const span of p.spans) {
+        let trace = entry.traces.get(span.trace_id);
+        if (!trace) entry.traces.set(span.trace_id, (trace = new Map()));
+        trace.set(span.span_id, span);
       }
-      await this.insert(rows);
-    });
+    }
+    const items = [...byProject].flatMap(([projectId, { traces }]) =>
+      [...traces.keys()].map((traceId) => ({ key: traceLockKey(projectId, traceId), value: { projectId, traceId } })),
+    );
+    // Usually one group; a commit of more traces than one transaction may lock goes in several.
+    for (const group of traceGroups(items)) {
+      const keys = [...new Set(group.map((g) => g.key))];
+      await this.locks.withLocks(keys, async () => {
+        const rows: SpanRow[] = [];
+        const groupProjects = new Map<string, Map<string, Map<string, NormalizedSpan>>>();
+        for (const { value } of group) {
+          let traces = groupProjects.get(value.projectId);
+          if (!traces) groupProjects.set(value.projectId, (traces = new Map()));
+          traces.set(value.traceId, byProject.get(value.projectId)!.traces.get(value.traceId)!);
+        }
+        for (const [projectId, traces] of groupProjects)
+          rows.push(...(await this.newRows(projectId, byProject.get(projectId)!.ttlDays, traces)));
+        await this.insert(rows);
+      });
+    }
   }
 
   /** The rows of spans not stored yet, each stamped with its trace's start hour. */
-  private async newRows(projectId: string, ttlDays: number, spans: Map<string, NormalizedSpan>): Promise<SpanRow[]> {
-    const traceIds = [...new Set([...spans.values()].map((s) => s.trace_id))];
+  private async newRows(
+    projectId: string,
+    ttlDays: number,
+    traces: Map<string, Map<string, NormalizedSpan>>,
+  ): Promise<SpanRow[]> {
+    const spans = new Map<string, NormalizedSpan>();
+    for (const trace of traces.values())
+      for (const span of trace.values()) spans.set(spanKey(span.trace_id, span.span_id), span);
     const keys = [...spans.values()].map((s): [string, string] => [s.trace_id, s.span_id]);
-    const existing = await this.ch.rows<ExistingTraceRow>(existingSpansQuery(projectId, traceIds, keys));
+    const existing = await this.ch.rows<ExistingTraceRow>(existingSpansQuery(projectId, [...traces.keys()], keys));
     const traceHour = new Map<string, number>();
     const firstSeen = new Set<string>();
     for (const row of existing) {
@@ -301,30 +328,6 @@ export class SpanWriter {
         values: chunk,
         format: 'JSONCompactEachRow',
       });
-    }
-  }
-
-  /**
-   * Serialises check-then-insert per project across API processes sharing one ClickHouse. Session
-   * advisory locks on a dedicated connection, taken in sorted order so two commits never deadlock.
-   */
-  private async withProjectLocks(projects: string[], fn: () => Promise<void>): Promise<void> {
-    if (this.pg.embedded) return fn();
-    const client = await this.pg.pool.connect();
-    let healthy = true;
-    try {
-      for (const projectId of projects) {
-        await client.query("SELECT pg_advisory_lock(hashtextextended('sightline.spans:' || $1, 0))", [projectId]);
-      }
-      await fn();
-    } finally {
-      try {
-        await client.query('SELECT pg_advisory_unlock_all()');
-      } catch {
-        healthy = false;
-      }
-      // A connection whose unlock failed is destroyed, which releases its locks with it.
-      client.release(!healthy);
     }
   }
 }
