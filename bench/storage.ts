@@ -353,9 +353,6 @@ export async function storageSteps(client: ClickHouseClient, rawJsonBytes: numbe
   const count = async (q: string) =>
     (await (await client.query({ query: q, format: 'JSONEachRow' })).json<Record<string, string>>())[0]!;
   const spans = Number((await count('SELECT count() AS n FROM spans')).n);
-  const raw = Number(
-    (await count("SELECT sum(length(ifNull(input, '')) + length(ifNull(output, ''))) AS n FROM spans")).n,
-  );
   const ddl = (await count('SHOW CREATE TABLE spans')).statement!.replace(
     /CREATE TABLE \S+/,
     'CREATE TABLE bench_spans_variant',
