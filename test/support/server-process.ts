@@ -1,17 +1,19 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ROOT_DIR } from '../../src/stores/migrate.js';
-import { waitFor } from '../support/private-servers.js';
+import { waitFor } from './private-servers.js';
 
 /**
- * A real Sightline process for fault tests: node with tsx's loader (not the tsx command, whose
- * SIGKILL leaves the server running), one mode, its own data directory and ports; its output kept
- * (the first 256 KB) for the test to read what it logged.
+ * A real Sightline process for the tests that stop, kill and restart servers (test/faults): node with
+ * tsx's loader (not the tsx command, whose SIGKILL leaves the server running), one mode, its own data
+ * directory and ports, only the environment given here (never the test's DATABASE_URL or REDIS_URL: it
+ * runs on embedded stores of its own); its output kept (the first 256 KB) for the test to read what it
+ * logged.
  */
 export type ServerProcess = {
   child: ChildProcess;
   output: () => string;
-  /** Resolves with the exit code once the process has exited. */
-  exited: Promise<number | null>;
+  /** Resolves once the process has exited: with the signal that ended it, else its exit code. */
+  exited: Promise<NodeJS.Signals | number | null>;
 };
 
 export async function startServerProcess(options: {
@@ -43,7 +45,9 @@ export async function startServerProcess(options: {
   };
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.once('exit', (code, signal) => resolve(signal ?? code)),
+  );
   const port = options.healthPort ?? (options.mode === 'web' ? options.webPort : options.port);
   await waitFor(
     async () => {
