@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ROOT_DIR } from '../../src/stores/migrate.js';
-import { waitFor } from './private-servers.js';
+import { waitFor } from './wait.js';
 
 /**
  * A real Sightline process for the tests that stop, kill and restart servers (test/faults): node with
