@@ -49,13 +49,19 @@ export async function startServerProcess(options: {
     child.once('exit', (code, signal) => resolve(signal ?? code)),
   );
   const port = options.healthPort ?? (options.mode === 'web' ? options.webPort : options.port);
-  await waitFor(
-    async () => {
-      if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}):\n${output}`);
-      return /is running/.test(output) && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
-    },
-    `the ${options.mode} server to start`,
-    120_000,
-  );
+  // A server that never came up is killed here: the caller never got it to stop.
+  try {
+    await waitFor(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`the server exited (${child.exitCode}):\n${output}`);
+        return /is running/.test(output) && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok;
+      },
+      `the ${options.mode} server to start`,
+      120_000,
+    );
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
   return { child, output: () => output, exited };
 }
