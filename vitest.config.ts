@@ -13,6 +13,13 @@ const LONG = [
   'test/smoke/**/*.test.ts',
 ];
 
+/**
+ * Files of `npm test` that run each in a fresh fork (as every file did before): the SDK integrations set
+ * process-wide OpenTelemetry state (global providers and context managers, patched client modules) that
+ * the next file in a shared fork would inherit.
+ */
+const ISOLATED = ['test/integrations/**/*.test.ts'];
+
 export default defineConfig({
   test: {
     // Forks, not threads: each fork is its own process and so gets its own embedded ClickHouse.
@@ -32,7 +39,8 @@ export default defineConfig({
     hookTimeout: 180_000,
     teardownTimeout: 30_000,
     projects: [
-      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: LONG } },
+      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [...LONG, ...ISOLATED] } },
+      { extends: true, test: { name: 'main-isolated', include: ISOLATED, isolate: true } },
       // The fault tests start processes and servers of their own: each file in a fresh fork, as before.
       { extends: true, test: { name: 'long', include: LONG, isolate: true } },
     ],
