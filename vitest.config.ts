@@ -1,17 +1,48 @@
 import { defineConfig } from 'vitest/config';
 
-// Forks, not threads: each fork is its own process and so gets its own embedded ClickHouse
-// (chdb allows one data directory per process; docs/design.md, "Known traps").
+/**
+ * The files of `npm run test:long` (README), which CI runs after `npm test`: the SQL guard's fuzz run,
+ * the rollup-against-raw sweeps over generated data, and the fault tests that stop stores or start, kill
+ * and restart real server processes. `npm test` runs every other file.
+ */
+const LONG = [
+  'test/sql/guard-fuzz.test.ts',
+  'test/widgets/rollup-equality.test.ts',
+  'test/widgets/metadata-rollup.test.ts',
+  'test/faults/**/*.test.ts',
+  'test/smoke/**/*.test.ts',
+];
+
+/**
+ * Files of `npm test` that run each in a fresh fork (as every file did before): the SDK integrations set
+ * process-wide OpenTelemetry state (global providers and context managers, patched client modules) that
+ * the next file in a shared fork would inherit.
+ */
+const ISOLATED = ['test/integrations/**/*.test.ts'];
+
 export default defineConfig({
   test: {
+    // Forks, not threads: each fork is its own process and so gets its own embedded ClickHouse.
     pool: 'forks',
     maxWorkers: 2,
-    include: ['test/**/*.test.ts'],
+    // A fork runs its files one after another without restarting (isolate: false): Node, the server's
+    // modules and the embedded engine load once per fork rather than once per file, which was most of
+    // the suite's time. Each file still gets stores of its own: its harness opens a copy of one migrated,
+    // empty data directory (support/global-setup.ts) and closes it in afterAll, before the next file opens
+    // its own (the embedded ClickHouse allows one open data directory per process; docs/design.md).
+    isolate: false,
+    globalSetup: ['test/support/global-setup.ts'],
     // Fails a test whose public answers differ from the OpenAPI document (test/support/answers.ts).
     setupFiles: ['test/support/answer-check.ts'],
     reporters: ['default', './test/support/summary-reporter.ts'],
     testTimeout: 60_000,
     hookTimeout: 180_000,
     teardownTimeout: 30_000,
+    projects: [
+      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [...LONG, ...ISOLATED] } },
+      { extends: true, test: { name: 'main-isolated', include: ISOLATED, isolate: true } },
+      // The fault tests start processes and servers of their own: each file in a fresh fork, as before.
+      { extends: true, test: { name: 'long', include: LONG, isolate: true } },
+    ],
   },
 });

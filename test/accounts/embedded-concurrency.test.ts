@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { call, PUBLIC, uniqueEmail, useHarness } from '../support/harness.js';
+import { iso } from '../support/ingest.js';
 
 /**
  * Embedded Postgres (PGlite) is one session: concurrent requests must not see each other's open
@@ -165,7 +166,6 @@ describe('embedded Postgres under concurrent requests', () => {
   it('concurrent ingest with those keys lands each span in its own project', async () => {
     expect(lanes).toHaveLength(N);
     const start = Date.now() - 5 * 60_000;
-    const iso = (ms: number) => new Date(ms).toISOString();
     // The same trace and span ids in every project: only the key tells them apart.
     const spansOf = (i: number) => [
       {

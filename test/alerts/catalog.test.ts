@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { call, createApiKey, createProject, PUBLIC, signUp, useHarness } from '../support/harness.js';
+import { call, createApiKey, createProject, PUBLIC, publicGet, signUp, useHarness } from '../support/harness.js';
 import { USER_LOGIN_REQUIRED_DETAIL } from '../../src/auth/principal.js';
 import { PROJECT_ID_REQUIRED_DETAIL } from '../../src/auth/access.js';
 import {
@@ -37,8 +37,7 @@ async function owned(label = 'owner') {
 }
 const post = (token: string, payload: unknown) =>
   call(h().api, { method: 'POST', url: `${PUBLIC}/alerts`, token, payload: payload as Record<string, unknown> });
-const get = (token: string, path: string, query: Record<string, string> = {}) =>
-  call(h().api, { method: 'GET', url: `${PUBLIC}${path}`, token, query });
+const get = publicGet(h);
 const patch = (token: string, id: string, payload: Record<string, unknown>) =>
   call(h().api, { method: 'PATCH', url: `${PUBLIC}/alerts/${id}`, token, payload });
 const del = (token: string, id: string, query: Record<string, string>) =>

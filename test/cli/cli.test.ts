@@ -13,7 +13,9 @@ import {
   tempDataDir,
   useHarness,
 } from '../support/harness.js';
-import { failingTrace, ingest, tick } from '../signals/support.js';
+import { failingTrace, tick } from '../signals/support.js';
+import { waitUntil } from '../support/wait.js';
+import { ingestSpans } from '../support/ingest.js';
 
 /**
  * The `sightline` CLI run as a subprocess against a live server (issue: CLI): the browser login played
@@ -74,10 +76,12 @@ describe('sightline CLI', () => {
     async () => {
       const login = start(['login', '--no-browser', '--timeout', '60']);
       let address = '';
-      for (let i = 0; i < 300 && !address; i++) {
-        address = /https?:\/\/\S+\/cli\/login\?\S+/.exec(login.err())?.[0] ?? '';
-        if (!address) await new Promise((r) => setTimeout(r, 50));
-      }
+      // A missing address fails the expect below, with the CLI's output.
+      await waitUntil(
+        () => !!(address = /https?:\/\/\S+\/cli\/login\?\S+/.exec(login.err())?.[0] ?? ''),
+        'the login address',
+        15_000,
+      ).catch(() => {});
       expect(address, login.err()).not.toBe('');
       // The test is the browser: open the page, submit the form, follow the redirect to the CLI.
       const page = await fetch(address);
@@ -290,7 +294,7 @@ describe('sightline CLI', () => {
     async () => {
       const project = await createProject(h(), world.owner.token, world.owner.workspace.id);
       const key = (await createApiKey(h(), world.owner.token, project.id)).key;
-      await ingest(h(), key, failingTrace('TimeoutError', 'tool.search'));
+      await ingestSpans(h(), key, failingTrace('TimeoutError', 'tool.search'));
       await tick(h(), project.id);
       const readSignal = async (id: string) =>
         (await call(h().api, { method: 'GET', url: `${PUBLIC}/signals/${id}`, token: key })).json();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { OTHER_TENANT_BOUND_MS, timed } from '../support/other-tenant.js';
-import { ingestSpans } from '../support/ingest.js';
+import { ingestSpans, iso } from '../support/ingest.js';
 import { createDataset, getVersion } from '../support/datasets.js';
 import { MAX_RESOLVED_VERSION_BYTES } from '../../src/datasets/version-write.js';
 
@@ -13,7 +13,6 @@ import { MAX_RESOLVED_VERSION_BYTES } from '../../src/datasets/version-write.js'
 const h = useHarness();
 
 /** Another tenant's requests while the big one runs must be answered within this (the behaviour under test). */
-const iso = (ms: number) => new Date(ms).toISOString();
 
 async function traceWithRootInput(key: string, traceId: string, bytes: number) {
   const input = { prompt: 'x'.repeat(bytes) };

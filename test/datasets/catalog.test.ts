@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
+import { call, projectWithKey, PUBLIC, publicGet, useHarness } from '../support/harness.js';
 import { expectDetail, expectValidationAt, UNKNOWN_ID } from '../support/expect.js';
 import { createDataset, createVersion, datasetWithVersion, getVersion, simpleCases } from '../support/datasets.js';
 import { API_KEY_ONLY_DETAIL } from '../../src/auth/principal.js';
@@ -8,8 +8,7 @@ import { PROJECT_ID_MISMATCH_DETAIL, PROJECT_ID_REQUIRED_DETAIL } from '../../sr
 const h = useHarness();
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-const get = (token: string, url: string, query: Record<string, string> = {}) =>
-  call(h().api, { method: 'GET', url: `${PUBLIC}${url}`, token, query });
+const get = publicGet(h);
 const send = (method: 'POST' | 'PATCH', token: string, url: string, payload: unknown) =>
   call(h().api, { method, url: `${PUBLIC}${url}`, token, payload: payload as never });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { expectDetail, expectValidationAt } from '../support/expect.js';
-import { ingestSpans } from '../support/ingest.js';
+import { ingestSpans, iso } from '../support/ingest.js';
 import {
   createDataset,
   createVersion,
@@ -12,7 +12,6 @@ import {
 } from '../support/datasets.js';
 
 const h = useHarness();
-const iso = (ms: number) => new Date(ms).toISOString();
 
 describe('creating a version', () => {
   it('answers the version with every case and its new test_case_id, in the order given', async () => {

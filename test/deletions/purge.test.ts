@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { purgeProjects } from '../../src/deletions/service.js';
 import { useHarness } from '../support/harness.js';
+import { waitUntil } from '../support/wait.js';
 
 const h = useHarness();
 
@@ -35,7 +36,7 @@ describe('purging a hard-deleted workspace’s ClickHouse rows', () => {
       });
       expect(await purgeProjects(h().ctx, [gone])).toBeGreaterThanOrEqual(1);
       // Mutations finish in the background; wait for this one.
-      for (let i = 0; i < 100 && (await countByProject(table))[gone]; i++) await new Promise((r) => setTimeout(r, 100));
+      await waitUntil(async () => !(await countByProject(table))[gone], 'the purge mutation to finish');
       expect(await countByProject(table)).toEqual({ [kept]: 1 });
       // A retried job deletes nothing more.
       await purgeProjects(h().ctx, [gone]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
+import { call, projectWithKey, PUBLIC, publicGet, useHarness } from '../support/harness.js';
 import { expectDetail, expectValidationAt, UNKNOWN_ID } from '../support/expect.js';
 import { datasetWithVersion } from '../support/datasets.js';
 import { complete, createRun, postResults, postRun, summary, writeResults } from '../support/evaluations.js';
@@ -8,8 +8,7 @@ import { PROJECT_ID_REQUIRED_DETAIL } from '../../src/auth/access.js';
 
 const h = useHarness();
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-const get = (token: string, url: string, query: Record<string, string> = {}) =>
-  call(h().api, { method: 'GET', url: `${PUBLIC}${url}`, token, query });
+const get = publicGet(h);
 
 describe('creating runs', () => {
   it('answers the run summary, status running, with its page in the web app', async () => {

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../../src/stores/migrate.js';
 import { tempDataDir } from '../support/harness.js';
 import { freePort, waitFor } from '../support/private-servers.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 /**
  * SIGTERM during heavy ingest: a real `npm start` process (api, web and worker on embedded stores of
@@ -19,38 +19,11 @@ afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/**
- * The server runs as node with tsx's loader, not through the tsx command: that command is a parent
- * process, and a SIGKILL of it (afterAll) left the server itself running, ingest worker and all.
- */
-async function startServer(port: number, webPort: number): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], {
-    cwd: ROOT_DIR,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      DATA_DIR: dir,
-      PORT: String(port),
-      WEB_PORT: String(webPort),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  // The first 64 KB say what the test needs (running, the demo key); a chatty log must not fill memory.
-  let output = '';
-  const keep = (d: Buffer) => {
-    if (output.length < 65_536) output += d.toString('utf8');
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  await waitFor(
-    async () => /is running/.test(output) && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok,
-    'the server to start',
-    120_000,
-  );
-  return { child, output: () => output };
+/** The server of `npm start` (api, web and worker in one process) on this test's data directory. */
+async function startServer(port: number, webPort: number): Promise<ServerProcess> {
+  const server = await startServerProcess({ mode: 'all', dataDir: dir, port, webPort });
+  children.push(server.child);
+  return server;
 }
 
 describe('SIGTERM during ingest', () => {

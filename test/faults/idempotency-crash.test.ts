@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ROOT_DIR } from '../../src/stores/migrate.js';
 import { tempDataDir } from '../support/harness.js';
-import { freePort, waitFor } from '../support/private-servers.js';
+import { freePort } from '../support/private-servers.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 /**
  * Retried creates across a crash (issue 24; docs/idempotency.md): a real `npm start` process on
@@ -23,43 +23,15 @@ afterAll(() => {
   for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
 });
 
-type Server = { child: ChildProcess; api: string; web: string; exited: Promise<NodeJS.Signals | number | null> };
+type Server = ServerProcess & { api: string; web: string };
 
-/** As test/faults/graceful-shutdown.test.ts: node with tsx's loader, so a SIGKILL reaches the server itself. */
+/** The server of `npm start` on `dir`, killing itself at `crash` inside the next keyed create. */
 async function startServer(dir: string, crash?: 'before_commit' | 'after_commit'): Promise<Server> {
   const [port, webPort] = [await freePort(), await freePort()];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'all'], {
-    cwd: ROOT_DIR,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      DATA_DIR: dir,
-      PORT: String(port),
-      WEB_PORT: String(webPort),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
-      SEED_DEMO: 'false',
-      ...(crash ? { IDEMPOTENCY_TEST_CRASH: crash } : {}),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
-    child.once('exit', (code, signal) => resolve(signal ?? code)),
-  );
-  let output = '';
-  const keep = (d: Buffer) => {
-    if (output.length < 65_536) output += d.toString('utf8');
-  };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const api = `http://127.0.0.1:${port}/api/v1/public`;
-  await waitFor(
-    async () => /is running/.test(output) && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok,
-    'the server to start',
-    120_000,
-  );
-  return { child, api, web: `http://127.0.0.1:${webPort}`, exited };
+  const env: Record<string, string> = { SEED_DEMO: 'false', ...(crash ? { IDEMPOTENCY_TEST_CRASH: crash } : {}) };
+  const server = await startServerProcess({ mode: 'all', dataDir: dir, port, webPort, env });
+  children.push(server.child);
+  return { ...server, api: `http://127.0.0.1:${port}/api/v1/public`, web: `http://127.0.0.1:${webPort}` };
 }
 
 async function json(url: string, token: string, init: { method?: string; body?: unknown; key?: string } = {}) {

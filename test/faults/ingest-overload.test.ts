@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDataDir } from '../support/harness.js';
 import { freePort, waitFor } from '../support/private-servers.js';
-import { startServerProcess, type ServerProcess } from './server-process.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 /**
  * Producers past capacity against a real server process (docs/operations.md, "Overload"): the

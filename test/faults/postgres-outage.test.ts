@@ -59,7 +59,9 @@ describe('Postgres outage', () => {
       const down = await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key });
       expect(down.statusCode, down.body).toBe(503);
       expect(down.headers['retry-after']).toBeDefined();
-      await new Promise((r) => setTimeout(r, 1500));
+      // Traffic meets the outage for a while (several answers while down) before Postgres returns.
+      const downSince = statuses.get(503) ?? 0;
+      await waitFor(() => (statuses.get(503) ?? 0) >= downSince + 10, 'traffic to meet the outage');
       await pg.start();
       await waitFor(
         async () =>

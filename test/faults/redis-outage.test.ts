@@ -8,7 +8,7 @@ import { startReceiver } from '../support/webhook-receiver.js';
 import { startAlertWorkers } from '../../workers/alerts.js';
 import { ALERTS_QUEUE, keepTicksScheduled, runTick, TICK_SCHEDULER_ID } from '../../src/alerts/evaluation.js';
 import { DETECTION_QUEUE, DETECTION_SCHEDULER_ID, keepDetectionScheduled } from '../../src/signals/schedule.js';
-import { sweepNotifications } from '../../src/alerts/notifications.js';
+import { NOTIFY_QUEUE, sweepNotifications } from '../../src/alerts/notifications.js';
 
 /**
  * Redis stopped (a server of this test's own): the API keeps serving (rate-limit counters let
@@ -142,8 +142,14 @@ describe('Redis outage', () => {
         };
         const settle = async (id: string) => {
           await waitUntilRows(async () => (await rows(id)).every((r) => r.status !== 'pending'), id);
-          // Long enough for any stray second job (a retry, a stalled job run again) to have shown up.
-          await new Promise((r) => setTimeout(r, 3_000));
+          // Until the notification queue holds nothing more: any stray second job (a retry, a stalled job
+          // run again) has run by then, and its request would be at the receiver.
+          await waitFor(async () => {
+            const counts = await h()
+              .ctx.queue.queue(NOTIFY_QUEUE)
+              .getJobCounts('waiting', 'active', 'delayed', 'prioritized');
+            return Object.values(counts).every((n) => n === 0);
+          }, 'the notification queue to be empty');
         };
 
         // 1. Redis stops before the tick commits: the transition is committed in Postgres, its enqueue

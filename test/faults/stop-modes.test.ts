@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { tempDataDir } from '../support/harness.js';
 import { freePort, waitFor } from '../support/private-servers.js';
-import { startServerProcess, type ServerProcess } from './server-process.js';
+import { startServerProcess, type ServerProcess } from '../support/server-process.js';
 
 /**
  * SIGTERM with a keep-alive client attached, in each process mode (docs/operations.md, "Stopping").

@@ -2,7 +2,7 @@ import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
-import { ingestBatched, iso } from '../support/spans.js';
+import { ingestSpans, iso } from '../support/ingest.js';
 import { listening, rawRequest } from '../support/raw-http.js';
 import { MAX_PARAM_LENGTH } from '../../src/http.js';
 
@@ -36,7 +36,7 @@ describe('path parameters', () => {
   it('reads a trace whose id has the longest length ingest accepts (128), which the router used to refuse', async () => {
     const { key } = await projectWithKey(h());
     const traceId = 't'.repeat(128);
-    await ingestBatched(h(), key.key, [
+    await ingestSpans(h(), key.key, [
       { trace_id: traceId, span_id: 'root', name: 'long id', start_time: iso(Date.now() - 60_000) },
     ]);
     const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces/${traceId}`, token: key.key });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { OTHER_TENANT_BOUND_MS, timed } from '../support/other-tenant.js';
-import { ingestSpans } from '../support/ingest.js';
+import { ingestSpans, iso } from '../support/ingest.js';
 import { createDataset, createVersion, getVersion, simpleCases } from '../support/datasets.js';
 import { createRun, summary } from '../support/evaluations.js';
 import { RESULT_CHUNK_BYTES } from '../../src/evaluations/result-writer.js';
@@ -20,7 +20,6 @@ const h = useHarness();
 
 /** As test/datasets/bounded-versions.test.ts: another tenant's requests are answered within this. */
 const newKey = () => crypto.randomUUID();
-const iso = (ms: number) => new Date(ms).toISOString();
 
 function keyed(options: InjectOptions & { token: string }, key: string): Promise<LightMyRequestResponse> {
   return call(h().api, {

@@ -13,12 +13,12 @@ import {
 import { PRICES_AS_OF, DEFAULT_PRICES } from '../../src/model-prices/default-prices.js';
 import { MAX_OVERRIDES_PER_PROJECT } from '../../src/model-prices/service.js';
 import { PROJECT_ID_REQUIRED_DETAIL } from '../../src/auth/access.js';
+import { iso } from '../support/ingest.js';
 
 const h = useHarness();
 
 type Res = Awaited<ReturnType<typeof call>>;
 const UNKNOWN_ID = '00000000-0000-4000-8000-000000000000';
-const iso = (ms: number) => new Date(ms).toISOString();
 
 const list = (token: string, query: Record<string, string> = {}) =>
   call(h().api, { method: 'GET', url: `${PUBLIC}/model-prices`, token, query });

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
-import { failingTrace, ingest, listFindings, listSignals, signalTitled, span, tick } from './support.js';
+import { failingTrace, listFindings, listSignals, signalTitled, span, tick } from './support.js';
+import { ingestSpans } from '../support/ingest.js';
 
 /** Each detector type producing the right findings and signals on generated data. */
 
@@ -11,7 +12,7 @@ describe('the Errors detector', () => {
   it('turns error spans into findings grouped by error type and span name, titled what and where', async () => {
     const { key } = await projectWithKey(h());
     const now = Date.now() - 60_000;
-    await ingest(h(), key.key, [
+    await ingestSpans(h(), key.key, [
       ...failingTrace('TimeoutError', 'tool.search', now),
       ...failingTrace('TimeoutError', 'tool.search', now + 1000),
       ...failingTrace('TimeoutError', 'tool.fetch', now + 2000),
@@ -86,7 +87,7 @@ describe('detector filters', () => {
       },
     });
     expect(created.statusCode, created.body).toBe(201);
-    await ingest(h(), key.key, [
+    await ingestSpans(h(), key.key, [
       ...failingTrace('Boom', 'tool.a', Date.now() - 60_000, { environment: 'production' }),
       ...failingTrace('Boom', 'tool.a', Date.now() - 50_000, { environment: 'staging' }),
       ...failingTrace('Boom', 'tool.a', Date.now() - 40_000, { environment: 'production', evaluation_run_id: 'run-1' }),
@@ -119,7 +120,7 @@ describe('threshold detectors', () => {
     });
     expect(created.statusCode, created.body).toBe(201);
     const t0 = Date.now() - 120_000;
-    await ingest(h(), key.key, [
+    await ingestSpans(h(), key.key, [
       span({ name: 'llm.chat', kind: 'llm', start: t0, durationMs: 2500 }),
       span({ name: 'llm.chat', kind: 'llm', start: t0 + 1, durationMs: 3100 }),
       span({ name: 'llm.chat', kind: 'llm', start: t0 + 2, durationMs: 2000 }), // not over the line
@@ -153,7 +154,7 @@ describe('threshold detectors', () => {
         config: { measure: 'cost', operator: '>=', value: 0.5 },
       },
     });
-    await ingest(h(), key.key, [
+    await ingestSpans(h(), key.key, [
       span({ name: 'llm.a', cost: 0.5 }),
       span({ name: 'llm.a', cost: 0.49 }),
       span({ name: 'llm.b', cost: 2 }),
@@ -179,14 +180,14 @@ describe('sql detectors', () => {
       payload: { project_id: project.id, name: 'Pricey models', type: 'sql', config: { query, interval_minutes: 1 } },
     });
     expect(created.statusCode, created.body).toBe(201);
-    await ingest(h(), key.key, [
+    await ingestSpans(h(), key.key, [
       span({ model_name: 'gpt-4o', cost: 2 }),
       span({ model_name: 'gpt-4o', cost: 3 }),
       span({ model_name: 'claude', cost: 1.5 }),
       span({ model_name: 'mini', cost: 0.1 }),
     ]);
     // Another project's rows are out of the query's reach.
-    await ingest(h(), other.key.key, [span({ model_name: 'gpt-4o', cost: 9 })]);
+    await ingestSpans(h(), other.key.key, [span({ model_name: 'gpt-4o', cost: 9 })]);
     const first = await tick(h(), project.id);
     expect(first.passes.find((p) => p.type === 'sql')).toMatchObject({ findings: 3, committed: true });
     const found = await listSignals(h(), key.key, { detector_id: created.json().id });
@@ -195,7 +196,7 @@ describe('sql detectors', () => {
       ['Pricey models: gpt-4o', 2],
     ]);
     // Not due again before its interval: the next tick leaves it alone.
-    await ingest(h(), key.key, [span({ model_name: 'claude', cost: 5 })]);
+    await ingestSpans(h(), key.key, [span({ model_name: 'claude', cost: 5 })]);
     const second = await tick(h(), project.id);
     expect(second.passes.some((p) => p.type === 'sql')).toBe(false);
     // Due again (its last run moved back a minute): only the new row is a finding.
@@ -222,7 +223,7 @@ describe('sql detectors', () => {
       },
     });
     expect(created.statusCode, created.body).toBe(201);
-    await ingest(h(), key.key, [span({ durationMs: 5000 }), span({ durationMs: 10 }), span({ durationMs: 2000 })]);
+    await ingestSpans(h(), key.key, [span({ durationMs: 5000 }), span({ durationMs: 10 }), span({ durationMs: 2000 })]);
     await tick(h(), project.id);
     const signal = await signalTitled(h(), key.key, 'Long traces');
     expect(signal.hit_count).toBe(2);
@@ -243,10 +244,10 @@ describe('switching a detector off and on', () => {
         payload: { project_id: project.id, enabled },
       });
     expect((await patch(false)).json().enabled).toBe(false);
-    await ingest(h(), key.key, failingTrace('WhileOff', 'tool.a'));
+    await ingestSpans(h(), key.key, failingTrace('WhileOff', 'tool.a'));
     expect((await tick(h(), project.id)).passes).toEqual([]);
     expect((await patch(true)).json().enabled).toBe(true);
-    await ingest(h(), key.key, failingTrace('AfterOn', 'tool.a'));
+    await ingestSpans(h(), key.key, failingTrace('AfterOn', 'tool.a'));
     await tick(h(), project.id);
     expect((await listSignals(h(), key.key)).data.map((s) => s.title)).toEqual(['AfterOn in tool.a']);
   });

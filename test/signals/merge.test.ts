@@ -4,7 +4,8 @@ import { call, projectWithKey, PUBLIC, signUp, useHarness } from '../support/har
 import { memberWithRole } from '../support/accounts.js';
 import { expectDetail, expectValidationAt, UNKNOWN_ID } from '../support/expect.js';
 import { USER_LOGIN_REQUIRED_DETAIL } from '../../src/auth/principal.js';
-import { failingTrace, ingest, listFindings, listSignals, signalTitled, tick } from './support.js';
+import { failingTrace, listFindings, listSignals, signalTitled, tick } from './support.js';
+import { ingestSpans } from '../support/ingest.js';
 
 /** The web application's dismiss and merge (docs/signals.md), and what a merge means to lists, findings and the trace filter. */
 
@@ -26,7 +27,7 @@ const getSignal = (token: string, id: string) =>
 async function threeSignals() {
   const p = await projectWithKey(h());
   const t0 = Date.now() - 600_000;
-  await ingest(h(), p.key.key, [
+  await ingestSpans(h(), p.key.key, [
     ...failingTrace('Boom', 'tool.a', t0),
     ...failingTrace('Boom', 'tool.b', t0 + 1000),
     ...failingTrace('Boom', 'tool.b', t0 + 2000),
@@ -122,7 +123,7 @@ describe('merge', () => {
     expect(await tracesOf(key.key, b.signal_id)).toEqual([...aTraces, ...bTraces].sort());
 
     // New findings of the source's group count for the target.
-    await ingest(h(), key.key, failingTrace('Boom', 'tool.a'));
+    await ingestSpans(h(), key.key, failingTrace('Boom', 'tool.a'));
     await tick(h(), project.id);
     expect((await getSignal(key.key, b.signal_id)).hit_count).toBe(4);
     expect((await getSignal(key.key, a.signal_id)).hit_count).toBe(1);

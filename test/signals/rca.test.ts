@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { runRca } from '../../src/signals/rca.js';
 import { rankHints } from '../../src/signals/rca-query.js';
-import { hex, ingest, signalTitled, span, tick } from './support.js';
+import { hex, signalTitled, span, tick } from './support.js';
+import { ingestSpans } from '../support/ingest.js';
 
 /** Root-cause hints name the planted cause on generated data; honest below the minimum support. */
 
@@ -86,7 +87,7 @@ describe('root-cause hints', () => {
           false,
         ),
       );
-    await ingest(h(), key.key, spans);
+    await ingestSpans(h(), key.key, spans);
     // The tick leaves the hints pending here, to look at each step (the worker's tick answers them).
     await tick(h(), project.id, { rca: false });
     const signal = await signalTitled(h(), key.key, 'RateLimitError in llm.chat');
@@ -115,7 +116,7 @@ describe('root-cause hints', () => {
     for (let i = 0; i < 6; i++) spans.push(...trace(t0 + i * 1000, 'gpt-bad', 'staging', true));
     for (let i = 0; i < 12; i++) spans.push(...trace(t0 + i * 1000 + 3, 'gpt-4o', 'production', false));
     spans.push(...failingTraceOn('tool.search', t0 + 50));
-    await ingest(h(), key.key, spans);
+    await ingestSpans(h(), key.key, spans);
     const report = await tick(h(), project.id);
     expect(report.rcaAnswered).toBe(2);
     const llm = await signalTitled(h(), key.key, 'RateLimitError in llm.chat');
@@ -144,7 +145,7 @@ describe('root-cause hints', () => {
     const t0 = Date.now() - 600_000;
     const spans = [...trace(t0, 'gpt-bad', 'staging', true), ...trace(t0 + 1000, 'gpt-bad', 'staging', true)];
     for (let i = 0; i < 20; i++) spans.push(...trace(t0 + i * 1000 + 3, 'gpt-4o', 'production', false));
-    await ingest(h(), key.key, spans);
+    await ingestSpans(h(), key.key, spans);
     await tick(h(), project.id, { rca: false });
     const signal = await signalTitled(h(), key.key, 'RateLimitError in llm.chat');
     expect((await runRca(h().ctx, signal.signal_id)).state).toBe('ready');

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { expectDetail, expectValidationAt, UNKNOWN_ID } from '../support/expect.js';
 import { PROJECT_ID_MISMATCH_DETAIL, PROJECT_ID_REQUIRED_DETAIL } from '../../src/auth/access.js';
-import { failingTrace, ingest, listFindings, listSignals, patchStatus, tick } from './support.js';
+import { failingTrace, listFindings, listSignals, patchStatus, tick } from './support.js';
+import { ingestSpans } from '../support/ingest.js';
 
 /** List signals, get a signal, list findings (docs/signals.md). */
 
@@ -21,7 +22,7 @@ async function withFiveSignals() {
     const spans = Array.from({ length: i + 1 }, (_, k) =>
       failingTrace('Boom', `tool.${name}`, start + i * 10_000 + k * 1000),
     ).flat();
-    await ingest(h(), p.key.key, spans);
+    await ingestSpans(h(), p.key.key, spans);
     await tick(h(), p.project.id);
   }
   return p;

@@ -1,7 +1,8 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
-import { failingTrace, hex, ingest, patchStatus, signalTitled, span, tick } from './support.js';
+import { failingTrace, hex, patchStatus, signalTitled, span, tick } from './support.js';
+import { ingestSpans } from '../support/ingest.js';
 
 /**
  * The automatic row of docs/signals.md "Signal status": a resolved signal reopens when the detector
@@ -17,7 +18,7 @@ const getSignal = (token: string, id: string) =>
 /** A project with a resolved "Boom in tool.x" signal; returns when it was resolved. */
 async function resolvedSignal() {
   const p = await projectWithKey(h());
-  await ingest(h(), p.key.key, failingTrace('Boom', 'tool.x', Date.now() - 3_600_000));
+  await ingestSpans(h(), p.key.key, failingTrace('Boom', 'tool.x', Date.now() - 3_600_000));
   await tick(h(), p.project.id);
   const signal = await signalTitled(h(), p.key.key, 'Boom in tool.x');
   const resolved = await patchStatus(h(), p.owner.token, signal.signal_id, {
@@ -32,7 +33,7 @@ async function resolvedSignal() {
 describe('a resolved signal', () => {
   it('reopens on a finding from a trace that started after the resolve; reopen_count rises', async () => {
     const { key, project, signal, resolvedAt } = await resolvedSignal();
-    await ingest(h(), key.key, failingTrace('Boom', 'tool.x', resolvedAt + 1000));
+    await ingestSpans(h(), key.key, failingTrace('Boom', 'tool.x', resolvedAt + 1000));
     const report = await tick(h(), project.id);
     expect(report.passes[0]!.reopened).toEqual([signal.signal_id]);
     expect(await getSignal(key.key, signal.signal_id)).toMatchObject({
@@ -47,7 +48,7 @@ describe('a resolved signal', () => {
   it('stays resolved on a late finding from a trace that started before the resolve (it still counts)', async () => {
     const { key, project, signal, resolvedAt } = await resolvedSignal();
     // Stored after the resolve, from a trace that started ten minutes before it.
-    await ingest(h(), key.key, failingTrace('Boom', 'tool.x', resolvedAt - 600_000));
+    await ingestSpans(h(), key.key, failingTrace('Boom', 'tool.x', resolvedAt - 600_000));
     const report = await tick(h(), project.id);
     expect(report.passes[0]).toMatchObject({ findings: 1, reopened: [] });
     expect(await getSignal(key.key, signal.signal_id)).toMatchObject({
@@ -62,12 +63,12 @@ describe('a resolved signal', () => {
     const { key, project, signal, resolvedAt } = await resolvedSignal();
     const trace = `t-${hex()}`;
     // The trace's root started before the resolve and was stored then.
-    await ingest(h(), key.key, [
+    await ingestSpans(h(), key.key, [
       span({ trace_id: trace, span_id: 'root', start: resolvedAt - 5_000, durationMs: 60_000 }),
     ]);
     await tick(h(), project.id);
     // Its failing child starts after the resolve.
-    await ingest(h(), key.key, [
+    await ingestSpans(h(), key.key, [
       span({
         trace_id: trace,
         span_id: 'child',
@@ -85,7 +86,7 @@ describe('a resolved signal', () => {
       hit_count: 2,
     });
     // A trace that starts after the resolve does reopen it.
-    await ingest(h(), key.key, failingTrace('Boom', 'tool.x', resolvedAt + 3_000));
+    await ingestSpans(h(), key.key, failingTrace('Boom', 'tool.x', resolvedAt + 3_000));
     await tick(h(), project.id);
     expect(await getSignal(key.key, signal.signal_id)).toMatchObject({ status: 'open', reopen_count: 1, hit_count: 3 });
   });
@@ -94,7 +95,7 @@ describe('a resolved signal', () => {
 describe('a dismissed signal', () => {
   it('never reopens on new findings (they still count)', async () => {
     const p = await projectWithKey(h());
-    await ingest(h(), p.key.key, failingTrace('Boom', 'tool.y', Date.now() - 60_000));
+    await ingestSpans(h(), p.key.key, failingTrace('Boom', 'tool.y', Date.now() - 60_000));
     await tick(h(), p.project.id);
     const signal = await signalTitled(h(), p.key.key, 'Boom in tool.y');
     const dismissed = await call(h().web, {
@@ -103,7 +104,7 @@ describe('a dismissed signal', () => {
       token: p.owner.token,
     });
     expect(dismissed.statusCode, dismissed.body).toBe(200);
-    await ingest(h(), p.key.key, [
+    await ingestSpans(h(), p.key.key, [
       ...failingTrace('Boom', 'tool.y', Date.now() + 1000),
       ...failingTrace('Boom', 'tool.y', Date.now() + 2000),
     ]);

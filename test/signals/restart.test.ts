@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { projectWithKey, useHarness } from '../support/harness.js';
 import { runDetectionTick, runPass, PASS_LIMIT } from '../../src/signals/detection.js';
 import { detectorStates, LATENESS_OVERLAP_MS } from '../../src/signals/detector-state.js';
-import { failingTrace, hex, ingest, listFindings, signalTitled, span, tick } from './support.js';
+import { failingTrace, hex, listFindings, signalTitled, span, tick } from './support.js';
+import { ingestSpans } from '../support/ingest.js';
 
 /**
  * Detection is incremental and exactly-once: a worker stopped at any point of a pass, restarted, two
@@ -30,7 +31,7 @@ async function findingCount(key: string, signalId: string) {
 describe('a worker stopped mid-pass', () => {
   it('after its query, before the commit: the restarted pass finds everything once', async () => {
     const { key, project } = await projectWithKey(h());
-    await ingest(h(), key.key, [
+    await ingestSpans(h(), key.key, [
       ...failingTrace('Boom', 'tool.a'),
       ...failingTrace('Boom', 'tool.a'),
       ...failingTrace('Boom', 'tool.a'),
@@ -47,7 +48,7 @@ describe('a worker stopped mid-pass', () => {
 
   it('after the commit, before ClickHouse has the findings: the next pass stores them, counts nothing twice', async () => {
     const { key, project } = await projectWithKey(h());
-    await ingest(h(), key.key, [...failingTrace('Boom', 'tool.b'), ...failingTrace('Boom', 'tool.b')]);
+    await ingestSpans(h(), key.key, [...failingTrace('Boom', 'tool.b'), ...failingTrace('Boom', 'tool.b')]);
     await expect(
       runDetectionTick(h().ctx, { projectIds: [project.id], faults: { afterCommit: stop } }),
     ).rejects.toThrow(Stop);
@@ -55,7 +56,7 @@ describe('a worker stopped mid-pass', () => {
     expect(signal.hit_count).toBe(2);
     expect(await findingCount(key.key, signal.signal_id)).toBe(0);
     // More arrive while it is down.
-    await ingest(h(), key.key, failingTrace('Boom', 'tool.b'));
+    await ingestSpans(h(), key.key, failingTrace('Boom', 'tool.b'));
     await tick(h(), project.id);
     await tick(h(), project.id);
     expect((await signalTitled(h(), key.key, 'Boom in tool.b')).hit_count).toBe(3);
@@ -68,7 +69,7 @@ describe('a worker stopped mid-pass', () => {
 describe('two workers on the same detector', () => {
   it('count its findings once: the second commit finds the pass token moved and drops its pass', async () => {
     const { key, project } = await projectWithKey(h());
-    await ingest(h(), key.key, [...failingTrace('Boom', 'tool.c'), ...failingTrace('Boom', 'tool.c')]);
+    await ingestSpans(h(), key.key, [...failingTrace('Boom', 'tool.c'), ...failingTrace('Boom', 'tool.c')]);
     const state = await errorsDetector(project.id);
     const [a, b] = await Promise.all([runPass(h().ctx, state), runPass(h().ctx, state)]);
     expect([a.committed, b.committed].sort()).toEqual([false, true]);
@@ -82,7 +83,7 @@ describe('two workers on the same detector', () => {
 describe('late and repeated spans', () => {
   it('a span whose insert became visible after the pass that covered its ingest time is still found, once', async () => {
     const { key, project } = await projectWithKey(h());
-    await ingest(h(), key.key, failingTrace('Boom', 'tool.d'));
+    await ingestSpans(h(), key.key, failingTrace('Boom', 'tool.d'));
     await tick(h(), project.id);
     const watermark = Number((await errorsDetector(project.id)).watermark_ms);
     expect(watermark).toBeGreaterThan(0);
@@ -124,9 +125,9 @@ describe('late and repeated spans', () => {
   it('a batch sent twice is one set of findings', async () => {
     const { key, project } = await projectWithKey(h());
     const spans = [...failingTrace('Boom', 'tool.e'), ...failingTrace('Boom', 'tool.e')];
-    await ingest(h(), key.key, spans);
+    await ingestSpans(h(), key.key, spans);
     await tick(h(), project.id);
-    await ingest(h(), key.key, spans);
+    await ingestSpans(h(), key.key, spans);
     await tick(h(), project.id);
     expect((await signalTitled(h(), key.key, 'Boom in tool.e')).hit_count).toBe(2);
     expect((await listFindings(h(), key.key)).meta.total).toBe(2);
@@ -136,7 +137,7 @@ describe('late and repeated spans', () => {
     const { key, project } = await projectWithKey(h());
     const total = PASS_LIMIT + 150;
     const t0 = Date.now() - 3_600_000;
-    await ingest(
+    await ingestSpans(
       h(),
       key.key,
       Array.from({ length: total }, (_, i) =>

@@ -4,7 +4,8 @@ import { call, projectWithKey, PUBLIC, signUp, useHarness } from '../support/har
 import { memberWithRole } from '../support/accounts.js';
 import { expectDetail, expectValidationAt, UNKNOWN_ID } from '../support/expect.js';
 import { USER_LOGIN_REQUIRED_DETAIL } from '../../src/auth/principal.js';
-import { failingTrace, ingest, patchStatus, signalTitled, tick } from './support.js';
+import { failingTrace, patchStatus, signalTitled, tick } from './support.js';
+import { ingestSpans } from '../support/ingest.js';
 
 /** docs/signals.md "Signal status": every row of the state table, rules 1-4, the answer's shape, roles, CAS. */
 
@@ -15,7 +16,7 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** A project with one open signal ("TimeoutError in tool.search"). */
 async function withSignal() {
   const p = await projectWithKey(h());
-  await ingest(h(), p.key.key, failingTrace('TimeoutError', 'tool.search'));
+  await ingestSpans(h(), p.key.key, failingTrace('TimeoutError', 'tool.search'));
   await tick(h(), p.project.id);
   const signal = await signalTitled(h(), p.key.key, 'TimeoutError in tool.search');
   return { ...p, signal };

@@ -1,12 +1,11 @@
 import crypto from 'node:crypto';
 import { expect } from 'vitest';
 import { call, PUBLIC, type Harness } from '../support/harness.js';
-import { ingestSpans } from '../support/ingest.js';
+import { iso } from '../support/ingest.js';
 import { runDetectionTick, type TickReport } from '../../src/signals/detection.js';
 
 /** Helpers for the signal tests: spans that fail in chosen ways, a detection tick of one project, reads. */
 
-export const iso = (ms: number) => new Date(ms).toISOString();
 export const hex = (bytes = 8) => crypto.randomBytes(bytes).toString('hex');
 
 export type SpanSpec = {
@@ -84,10 +83,6 @@ export function failingTrace(
       ...extra,
     }),
   ];
-}
-
-export async function ingest(h: Harness, key: string, spans: Record<string, unknown>[]): Promise<void> {
-  await ingestSpans(h, key, spans);
 }
 
 /** One detection tick of one project (the test Postgres is shared with other files' projects). */

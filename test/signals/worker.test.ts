@@ -5,7 +5,8 @@ import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js'
 import { waitUntil } from '../support/wait.js';
 import { startDetectionWorkers } from '../../workers/detection.js';
 import { DETECTION_EVERY_MS, DETECTION_QUEUE, DETECTION_SCHEDULER_ID } from '../../src/signals/schedule.js';
-import { failingTrace, ingest } from './support.js';
+import { failingTrace } from './support.js';
+import { ingestSpans } from '../support/ingest.js';
 
 /**
  * The detection worker as `npm start` runs it: a job scheduler ticks every few seconds, the worker
@@ -35,7 +36,7 @@ describe('the detection worker', () => {
     expect(Number(scheduler!.every)).toBe(DETECTION_EVERY_MS);
 
     const ingestedAt = Date.now();
-    await ingest(h(), key.key, failingTrace('TimeoutError', 'tool.search'));
+    await ingestSpans(h(), key.key, failingTrace('TimeoutError', 'tool.search'));
     let signal: { signal_id: string; title: string; hit_count: number } | undefined;
     await waitUntil(async () => {
       const list = await call(h().api, { method: 'GET', url: `${PUBLIC}/signals`, token: key.key });

@@ -1,25 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ROOT_DIR } from '../../src/stores/migrate.js';
 import { tempDataDir } from '../support/harness.js';
+import { freePort } from '../support/private-servers.js';
 
 /**
  * The `npm start` path: one process on the all-embedded stores (chdb, PGlite, BullMQ on PGlite),
  * started as a new user would, then driven over real HTTP.
  */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
 let child: ChildProcess | undefined;
 const dataDir = tempDataDir('smoke');
 

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { CONTRACT } from '../../src/sql/contract.js';
+import { iso } from '../support/ingest.js';
 
 const h = useHarness();
 let key: string;
@@ -10,7 +11,6 @@ beforeAll(async () => {
   const setup = await projectWithKey(h());
   key = setup.key.key;
   const t = Date.now() - 60_000;
-  const iso = (ms: number) => new Date(ms).toISOString();
   const res = await call(h().api, {
     method: 'POST',
     url: `${PUBLIC}/traces`,

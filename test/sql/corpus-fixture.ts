@@ -2,6 +2,7 @@ import { expect } from 'vitest';
 import { generateSpans, generateTraces } from '../../src/demo/generate-spans.js';
 import type { SpanInput } from '../../src/traces/span-input.js';
 import { call, projectWithKey, PUBLIC, type Harness } from '../support/harness.js';
+import { ingestSpans } from '../support/ingest.js';
 
 /**
  * Shared data and helpers for the public SQL analyst corpus (analyst-corpus*.test.ts). The data is the
@@ -205,20 +206,11 @@ export type Fixture = {
   otherProjectId: string;
 };
 
-async function ingest(h: Harness, key: string, spans: SpanInput[]): Promise<void> {
-  for (let i = 0; i < spans.length; i += 400) {
-    const batch = spans.slice(i, i + 400);
-    const res = await call(h.api, { method: 'POST', url: `${PUBLIC}/traces`, token: key, payload: { spans: batch } });
-    expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toEqual({ accepted: batch.length, rejected: [] });
-  }
-}
-
 export async function setUp(h: Harness): Promise<Fixture> {
   const a = await projectWithKey(h, 'analyst');
   const b = await projectWithKey(h, 'other');
-  await ingest(h, a.key.key, TRACES.flat());
-  await ingest(h, b.key.key, OTHER);
+  await ingestSpans(h, a.key.key, TRACES.flat(), 400);
+  await ingestSpans(h, b.key.key, OTHER, 400);
   return {
     h,
     key: a.key.key,

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { useHarness } from '../support/harness.js';
 import { sql, useWorld } from './hostile-fixture.js';
+import { sqlScheduler } from '../../src/sql/service.js';
+import { waitUntil } from '../support/wait.js';
 
 /**
  * One project's slow SQL no longer stalls another's (src/sql/scheduler.ts): with two sessions and a
@@ -22,12 +24,13 @@ describe('public SQL shared between projects', () => {
     { timeout: 120_000 },
     async () => {
       const events: string[] = [];
+      const load = () => sqlScheduler(h().ctx).load(w().a.project.id);
       const slow = sql(h(), w().a.key.key, SLOW).then((res) => (events.push('A slow answered'), res));
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await waitUntil(() => load().running === 1, "A's slow query to run");
       const queued = sql(h(), w().a.key.key, 'SELECT count() FROM traces').then(
         (res) => (events.push('A queued answered'), res),
       );
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await waitUntil(() => load().waiting === 1, "A's second query to wait its turn");
       const refused = await sql(h(), w().a.key.key, 'SELECT 1');
       expect(refused.statusCode, refused.body).toBe(429);
       expect(Object.keys(refused.json())).toEqual(['detail']);

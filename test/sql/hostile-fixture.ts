@@ -4,6 +4,7 @@ import os from 'node:os';
 import { beforeAll, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { call, projectWithKey, PUBLIC, type Harness } from '../support/harness.js';
+import { ingestSpans, iso } from '../support/ingest.js';
 
 /**
  * Shared set-up and verdicts of the hostile public-SQL corpus (hostile-corpus*.test.ts).
@@ -16,7 +17,6 @@ import { call, projectWithKey, PUBLIC, type Harness } from '../support/harness.j
 const hex = () => crypto.randomBytes(4).toString('hex');
 export const MA = `Amk${hex()}`;
 export const MB = `Bmk${hex()}`;
-const iso = (ms: number) => new Date(ms).toISOString();
 export const BULK_SPANS = 400; // A's bulk trace: enough spans that a 4-way cartesian product is ~2.6e10 rows.
 
 export type World = {
@@ -120,12 +120,6 @@ function spansOf(marker: string, session: string, n: string, bulk: number) {
   return spans;
 }
 
-async function ingest(h: Harness, token: string, spans: Record<string, unknown>[]) {
-  const res = await call(h.api, { method: 'POST', url: `${PUBLIC}/traces`, token, payload: { spans } });
-  expect(res.statusCode, res.body).toBe(200);
-  expect(res.json().rejected).toEqual([]);
-}
-
 /** Registers the two projects and their data; returns a getter of the world. */
 export function useWorld(h: () => Harness): () => World {
   let world: World | undefined;
@@ -135,8 +129,8 @@ export function useWorld(h: () => Harness): () => World {
     // A's session ids and metadata `n` parse as integers; B's never do (error-oracle probes rely on it).
     const aSpans = spansOf(MA, '4242', '1', BULK_SPANS);
     const bSpans = spansOf(MB, `${MB}-session`, MB, 20);
-    await ingest(h(), a.key.key, aSpans);
-    await ingest(h(), b.key.key, bSpans);
+    await ingestSpans(h(), a.key.key, aSpans);
+    await ingestSpans(h(), b.key.key, bSpans);
     const ch = h().ctx.ch.client;
     const db = h().ctx.ch.database;
     const when = '2026-01-02 03:04:05.000';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import crypto from 'node:crypto';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
@@ -45,6 +45,17 @@ export function tempDataDir(label = 'data'): string {
   return dir;
 }
 
+/**
+ * A data directory for one harness: a copy of the run's migrated, empty template (global-setup.ts)
+ * when there is one, so the harness opens without running every migration again.
+ */
+function harnessDataDir(): string {
+  const dir = tempDataDir();
+  const template = inject('dataTemplate');
+  if (template) fs.cpSync(template, dir, { recursive: true, verbatimSymlinks: true });
+  return dir;
+}
+
 type Overrides = Record<string, string | undefined>;
 
 /**
@@ -56,8 +67,9 @@ export function useHarness(overrides: Overrides | (() => Overrides) = {}): () =>
   let harness: Harness | undefined;
   let dataDir: string | undefined;
   beforeAll(async () => {
-    dataDir = tempDataDir();
-    const config = testConfig({ DATA_DIR: dataDir, ...(typeof overrides === 'function' ? overrides() : overrides) });
+    const own = typeof overrides === 'function' ? overrides() : overrides;
+    dataDir = own.DATA_DIR ? undefined : harnessDataDir();
+    const config = testConfig({ DATA_DIR: dataDir, ...own });
     const ctx = await openRuntime(config);
     const api = buildApiApp(ctx);
     const web = buildWebApp(ctx);
@@ -173,4 +185,10 @@ export async function projectWithKey(h: Harness, label = 'owner') {
   const project = await createProject(h, owner.token, owner.workspace.id);
   const key = await createApiKey(h, owner.token, project.id);
   return { owner, project, key };
+}
+
+/** `get(token, path, query)`: a GET of a public route (`path` under /api/v1/public) with a token. */
+export function publicGet(h: () => Harness) {
+  return (token: string, path: string, query: Record<string, string> = {}) =>
+    call(h().api, { method: 'GET', url: `${PUBLIC}${path}`, token, query });
 }

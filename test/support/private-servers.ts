@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { waitFor } from './wait.js';
 
 /**
  * Real Postgres and Redis servers of a test's own, on ports of their own, that the test may stop and
@@ -19,19 +20,6 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-async function waitFor(check: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    try {
-      if (await check()) return;
-    } catch {
-      // not yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`${what} did not happen within ${ms} ms`);
 }
 
 const PG_BIN = (() => {
@@ -112,4 +100,5 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   return { url: `redis://127.0.0.1:${port}`, start, stop, destroy: stop };
 }
 
+// Fault tests import the waiting helper with the servers it waits for.
 export { waitFor };

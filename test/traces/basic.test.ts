@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
+import { iso } from '../support/ingest.js';
 
 const h = useHarness();
 
@@ -7,7 +8,6 @@ describe('traces: ingest and read back', () => {
   it('stores spans and lists the trace with its derived values', async () => {
     const { key, project } = await projectWithKey(h());
     const t0 = Date.now() - 60_000;
-    const iso = (ms: number) => new Date(ms).toISOString();
     const spans = [
       {
         trace_id: 'tr-1',
@@ -157,7 +157,6 @@ describe('traces: filters see whole traces, not the rows of one insert', () => {
     await ch.command({ query: 'SYSTEM STOP MERGES traces' });
     try {
       const t0 = Date.now() - 30_000;
-      const iso = (ms: number) => new Date(ms).toISOString();
       const send = (spans: object[]) =>
         call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key.key, payload: { spans } });
       expect(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
-import { ingestBatched, iso } from '../support/spans.js';
+import { projectWithKey, publicGet, useHarness } from '../support/harness.js';
+import { ingestSpans, iso } from '../support/ingest.js';
 import { getSession, getTrace, listTraces } from '../../src/traces/service.js';
 import { DETAIL_BOUNDS } from '../../src/traces/read-bounds.js';
 import { QueryLimitError } from '../../src/errors.js';
@@ -16,9 +16,7 @@ import { QueryLimitError } from '../../src/errors.js';
 const h = useHarness();
 const MIN = 60_000;
 
-function get(url: string, token: string, query?: Record<string, string>) {
-  return call(h().api, { method: 'GET', url: `${PUBLIC}${url}`, token, query });
-}
+const get = publicGet(h);
 
 describe('GET /traces/{trace_id}', () => {
   it("answers the first 5,000 spans by start time of a larger trace, with truncated and the whole trace's own fields", async () => {
@@ -35,9 +33,9 @@ describe('GET /traces/{trace_id}', () => {
       end_time: iso(t0 + i + 10),
       cost: 0.001,
     })).reverse();
-    await ingestBatched(h(), key.key, spans, 10_000);
+    await ingestSpans(h(), key.key, spans, 10_000);
 
-    const res = await get('/traces/big', key.key);
+    const res = await get(key.key, '/traces/big');
     expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
     const { spans: answered, truncated, ...item } = res.json();
     expect(truncated).toBe(true);
@@ -51,15 +49,15 @@ describe('GET /traces/{trace_id}', () => {
       duration_ms: total - 1 + 10,
       total_cost: Math.round(total * 0.001 * 1e9) / 1e9,
     });
-    expect(item).toEqual((await get('/traces', key.key)).json().data[0]);
+    expect(item).toEqual((await get(key.key, '/traces')).json().data[0]);
   });
 
   it('answers a trace within the bounds whole, without a truncated flag', async () => {
     const { key } = await projectWithKey(h());
-    await ingestBatched(h(), key.key, [
+    await ingestSpans(h(), key.key, [
       { trace_id: 'small', span_id: 'root', name: 'r', start_time: iso(Date.now() - MIN), input: 'x'.repeat(100_000) },
     ]);
-    const res = await get('/traces/small', key.key);
+    const res = await get(key.key, '/traces/small');
     expect(res.statusCode).toBe(200);
     expect(res.json()).not.toHaveProperty('truncated');
     expect(res.json().spans[0].input).toHaveLength(100_000);
@@ -76,7 +74,7 @@ describe('GET /traces/{trace_id}', () => {
       start_time: iso(t0 + offset),
       input,
     });
-    await ingestBatched(h(), key.key, [
+    await ingestSpans(h(), key.key, [
       span('c', 2, 'c'.repeat(1000)),
       span('a', 0, 'a'.repeat(1000)),
       span('b', 1, 'b'.repeat(1000)),
@@ -98,7 +96,7 @@ describe('GET /traces', () => {
   it('refuses a page larger than its byte bound with a 400 that asks for a smaller limit; a smaller page answers', async () => {
     const { key, project } = await projectWithKey(h());
     const t0 = Date.now() - 30 * MIN;
-    await ingestBatched(
+    await ingestSpans(
       h(),
       key.key,
       [0, 1, 2].map((i) => ({
@@ -118,7 +116,7 @@ describe('GET /traces', () => {
     expect(page.data.map((t) => t.trace_id)).toEqual(['p2', 'p1']);
     expect(page.meta.total).toBe(3);
     // The production bound answers the same page whole.
-    const res = await get('/traces', key.key);
+    const res = await get(key.key, '/traces');
     expect(res.json().data.map((t: { input: string }) => t.input.length)).toEqual([40_000, 40_000, 40_000]);
   });
 
@@ -127,7 +125,7 @@ describe('GET /traces', () => {
     const filters = JSON.stringify([
       { field: 'model_name', op: 'in', value: Array.from({ length: 20_000 }, (_, i) => `m${i}`) },
     ]);
-    const res = await get('/traces', key.key, { filters });
+    const res = await get(key.key, '/traces', { filters });
     expect(res.statusCode).toBe(400);
     expect(res.json().detail).toMatch(/^invalid filters parameter: longer than/);
   });
@@ -138,7 +136,7 @@ describe('GET /sessions/{session_id}', () => {
     const { key, project } = await projectWithKey(h());
     const t0 = Date.now() - 60 * MIN;
     // A chat whose every turn repeats the conversation so far: inputs grow with each trace.
-    await ingestBatched(
+    await ingestSpans(
       h(),
       key.key,
       Array.from({ length: 6 }, (_, i) => ({
@@ -157,10 +155,10 @@ describe('GET /sessions/{session_id}', () => {
     const budget = await getSession(h().ctx, project.id, 'conv', { maxTraces: 1000, textBytes: 6500 });
     expect(budget.traces.map((t) => t.trace_id)).toEqual(['turn0', 'turn1', 'turn2']);
     expect(budget.truncated).toBe(true);
-    const res = await get('/sessions/conv', key.key);
+    const res = await get(key.key, '/sessions/conv');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({ trace_count: 6, truncated: false });
     expect(res.json().traces).toHaveLength(6);
-    expect((await get('/sessions/nobody', key.key)).json()).toEqual({ detail: 'session not found' });
+    expect((await get(key.key, '/sessions/nobody')).json()).toEqual({ detail: 'session not found' });
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { existingSpansQuery, type ExistingTraceRow } from '../../src/traces/queries.js';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
-import { ingestBatched, iso } from '../support/spans.js';
+import { ingestSpans, iso } from '../support/ingest.js';
 
 /**
  * Ingest's exactly-once check reads one row per stored trace of a batch, holding only the batch's own
@@ -22,7 +22,7 @@ describe("ingest's stored-span check", () => {
       start_time: iso(t0 + i),
       cost: 0.001,
     });
-    await ingestBatched(
+    await ingestSpans(
       h(),
       key.key,
       Array.from({ length: 3000 }, (_, i) => span(i)),

@@ -3,7 +3,7 @@ import { SpanWriter } from '../../src/traces/span-writer.js';
 import { traceLockKey, traceLocks, traceGroups } from '../../src/traces/ingest-locks.js';
 import { validateSpans, type NormalizedSpan } from '../../src/traces/span-input.js';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
-import { iso } from '../support/spans.js';
+import { iso } from '../support/ingest.js';
 
 /**
  * Several span writers on one project, as several API processes are (each writer is one process's

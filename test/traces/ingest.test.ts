@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
+import { iso } from '../support/ingest.js';
 
 /** `POST /api/v1/public/traces` (docs/spans.md): partial success, limits, credentials, exactly-once counting, late spans. */
 
 const h = useHarness();
 
 const HOUR = 3_600_000;
-const iso = (ms: number) => new Date(ms).toISOString();
 
 type Span = Record<string, unknown>;
 type Rejected = { index: number; span_id: string | null; errors: unknown[] };

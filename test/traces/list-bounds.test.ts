@@ -10,6 +10,7 @@ import {
   useHarness,
   type SignedUp,
 } from '../support/harness.js';
+import { iso } from '../support/ingest.js';
 
 /**
  * `GET /traces` request bounds and read scoping (docs/traces.md "List traces", docs/limits.md,
@@ -21,7 +22,6 @@ const h = useHarness();
 
 const HOUR = 3_600_000;
 const T = Math.floor(Date.now() / HOUR) * HOUR - 2 * HOUR;
-const iso = (ms: number) => new Date(ms).toISOString();
 
 function list(token: string | undefined, query: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   return call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token, query });

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
+import { ingestSpans, iso } from '../support/ingest.js';
 
 /**
  * `GET /traces` filtering, ordering and paging (docs/traces.md "List traces", docs/filters.md) on
@@ -14,15 +15,8 @@ const HOUR = 3_600_000;
 const MIN = 60_000;
 /** The start of the current hour; fixture traces sit in the hours before it, so all are in the past. */
 const H = Math.floor(Date.now() / HOUR) * HOUR;
-const iso = (ms: number) => new Date(ms).toISOString();
 
 type Span = Record<string, unknown>;
-
-async function ingest(key: string, spans: Span[]): Promise<void> {
-  const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key, payload: { spans } });
-  expect(res.statusCode).toBe(200);
-  expect(res.json()).toMatchObject({ accepted: spans.length, rejected: [] });
-}
 
 function list(token: string, query: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   return call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token, query });
@@ -191,7 +185,7 @@ describe('list traces: filter predicates', () => {
   let token: string;
   beforeAll(async () => {
     token = (await projectWithKey(h())).key.key;
-    await ingest(token, FIXTURE);
+    await ingestSpans(h(), token, FIXTURE);
   });
 
   const cases: [string, unknown[], string[]][] = [
@@ -356,7 +350,7 @@ describe('list traces: name, user_id and search_query', () => {
   let token: string;
   beforeAll(async () => {
     token = (await projectWithKey(h())).key.key;
-    await ingest(token, FIXTURE);
+    await ingestSpans(h(), token, FIXTURE);
   });
 
   const cases: [string, Record<string, string>, string[]][] = [
@@ -393,7 +387,7 @@ describe('list traces: evaluation traces', () => {
   let token: string;
   beforeAll(async () => {
     token = (await projectWithKey(h())).key.key;
-    await ingest(token, FIXTURE);
+    await ingestSpans(h(), token, FIXTURE);
   });
 
   it('leaves out traces with any span carrying evaluation_run_id by default', async () => {
@@ -435,7 +429,7 @@ describe('list traces: order and pagination', () => {
   let token: string;
   beforeAll(async () => {
     token = (await projectWithKey(h())).key.key;
-    await ingest(token, FIXTURE);
+    await ingestSpans(h(), token, FIXTURE);
   });
 
   it('lists newest first with the default meta', async () => {
@@ -489,7 +483,7 @@ describe('list traces: start_after and end_before', () => {
   let token: string;
   beforeAll(async () => {
     token = (await projectWithKey(h())).key.key;
-    await ingest(token, [
+    await ingestSpans(h(), token, [
       { trace_id: 'tb-1', span_id: 'r', name: 'one', start_time: iso(S), end_time: iso(S + 10) },
       { trace_id: 'tb-2', span_id: 'r', name: 'two', start_time: iso(S + MIN), end_time: iso(S + MIN + 10) },
       { trace_id: 'tb-3', span_id: 'r', name: 'three', start_time: iso(S + 2 * MIN), end_time: iso(S + 2 * MIN + 10) },
@@ -536,7 +530,7 @@ function splitTrace(label: string, rootStart: number, childStart: number) {
     let token: string;
     beforeAll(async () => {
       token = (await projectWithKey(h())).key.key;
-      await ingest(token, [
+      await ingestSpans(h(), token, [
         {
           trace_id: 'tr-split',
           span_id: 'child',
@@ -550,7 +544,7 @@ function splitTrace(label: string, rootStart: number, childStart: number) {
           status: 'error',
         },
       ]);
-      await ingest(token, [
+      await ingestSpans(h(), token, [
         {
           trace_id: 'tr-split',
           span_id: 'root',

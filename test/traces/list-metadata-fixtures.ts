@@ -1,11 +1,11 @@
 import type { Predicate } from '../../src/traces/filters.js';
+import { iso } from '../support/ingest.js';
 
 /** Fixtures of list-metadata.test.ts and list-metadata-migration.test.ts. */
 
 export const HOUR = 3_600_000;
 export const MIN = 60_000;
 export const H = Math.floor(Date.now() / HOUR) * HOUR;
-export const iso = (ms: number) => new Date(ms).toISOString();
 export type Span = Record<string, unknown>;
 
 /** Trace starts, newest last: each trace in an hour of its own. */

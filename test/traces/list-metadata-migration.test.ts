@@ -7,7 +7,8 @@ import { clickHouseMigrations, ROOT_DIR } from '../../src/stores/migrate.js';
 import { selectTracesQuery } from '../../src/traces/list-query.js';
 import { KEYS_LIMITS } from '../../src/traces/read-bounds.js';
 import type { Predicate } from '../../src/traces/filters.js';
-import { CASES, FIRST, H, HOUR, iso, MIN, SECOND, T, type Span } from './list-metadata-fixtures.js';
+import { CASES, FIRST, H, HOUR, MIN, SECOND, T, type Span } from './list-metadata-fixtures.js';
+import { iso } from '../support/ingest.js';
 
 /**
  * A store migrated to 0004 holds traces, then 0005 runs (its backfill), then more spans arrive. The

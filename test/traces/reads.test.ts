@@ -1,29 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
+import { projectWithKey, publicGet, useHarness } from '../support/harness.js';
+import { ingestSpans, iso } from '../support/ingest.js';
 
 /** `GET /traces/{trace_id}`, `GET /sessions`, `GET /sessions/{session_id}` (docs/traces.md). */
 
 const h = useHarness();
 
 const MIN = 60_000;
-const iso = (ms: number) => new Date(ms).toISOString();
 
-async function ingest(token: string, spans: Record<string, unknown>[]) {
-  const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token, payload: { spans } });
-  expect(res.statusCode, res.body).toBe(200);
-  expect(res.json().rejected).toEqual([]);
-}
-
-function get(url: string, token: string, query?: Record<string, string>) {
-  return call(h().api, { method: 'GET', url: `${PUBLIC}${url}`, token, query });
-}
+const get = publicGet(h);
 
 describe('GET /traces/{trace_id}', () => {
   it('answers the list item’s fields plus every span ordered by start time', async () => {
     const { key, project } = await projectWithKey(h());
     const t0 = Date.now() - 30 * MIN;
     // Sent out of order, across two requests.
-    await ingest(key.key, [
+    await ingestSpans(h(), key.key, [
       {
         trace_id: 'd1',
         span_id: 'tool',
@@ -54,7 +46,7 @@ describe('GET /traces/{trace_id}', () => {
         output: ['a', 1],
       },
     ]);
-    await ingest(key.key, [
+    await ingestSpans(h(), key.key, [
       { trace_id: 'd1', span_id: 'open', parent_span_id: 'root', name: 'still running', start_time: iso(t0 + 200) },
       {
         trace_id: 'd1',
@@ -72,10 +64,10 @@ describe('GET /traces/{trace_id}', () => {
       },
     ]);
 
-    const res = await get('/traces/d1', key.key);
+    const res = await get(key.key, '/traces/d1');
     expect(res.statusCode).toBe(200);
     const { spans, ...item } = res.json();
-    const list = (await get('/traces', key.key)).json();
+    const list = (await get(key.key, '/traces')).json();
     expect(list.data).toHaveLength(1);
     expect(item).toEqual(list.data[0]);
     expect(item).toEqual({
@@ -141,7 +133,7 @@ describe('GET /traces/{trace_id}', () => {
 
   it('answers 404 {detail} for an unknown trace', async () => {
     const { key } = await projectWithKey(h());
-    const res = await get('/traces/never-sent', key.key);
+    const res = await get(key.key, '/traces/never-sent');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ detail: 'trace not found' });
   });
@@ -170,7 +162,7 @@ async function sessionFixture() {
     end_time: iso(start + 1000),
     ...extra,
   });
-  await ingest(key.key, [
+  await ingestSpans(h(), key.key, [
     span('s1-a', t.s1a, { session_id: 's1', cost: 0.1, input_tokens: 1, output_tokens: 10 }),
     {
       trace_id: 's1-a',
@@ -194,7 +186,7 @@ async function sessionFixture() {
 describe('GET /sessions', () => {
   it('lists sessions with their sums, most recent first', async () => {
     const { key, t } = await sessionFixture();
-    const res = await get('/sessions', key.key);
+    const res = await get(key.key, '/sessions');
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.meta).toEqual({ page: 0, limit: 50, total: 3 });
@@ -241,7 +233,7 @@ describe('GET /sessions', () => {
   it('pages with limit and page', async () => {
     const { key } = await sessionFixture();
     const page = async (query: Record<string, string>) => {
-      const res = await get('/sessions', key.key, query);
+      const res = await get(key.key, '/sessions', query);
       expect(res.statusCode, res.body).toBe(200);
       const body = res.json();
       return { ids: body.data.map((s: { session_id: string }) => s.session_id), meta: body.meta };
@@ -254,7 +246,7 @@ describe('GET /sessions', () => {
 
   it('answers an empty list for a project without sessions', async () => {
     const { key } = await projectWithKey(h());
-    const res = await get('/sessions', key.key);
+    const res = await get(key.key, '/sessions');
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({ data: [], meta: { page: 0, limit: 50, total: 0 } });
   });
@@ -263,10 +255,10 @@ describe('GET /sessions', () => {
 describe('GET /sessions/{session_id}', () => {
   it('answers the session with its traces as list items, oldest first', async () => {
     const { key } = await sessionFixture();
-    const summary = (await get('/sessions', key.key))
+    const summary = (await get(key.key, '/sessions'))
       .json()
       .data.find((s: { session_id: string }) => s.session_id === 's1');
-    const res = await get('/sessions/s1', key.key);
+    const res = await get(key.key, '/sessions/s1');
     expect(res.statusCode).toBe(200);
     const { traces, truncated, ...session } = res.json();
     expect(session).toEqual(summary);
@@ -274,7 +266,7 @@ describe('GET /sessions/{session_id}', () => {
     expect(traces.map((t: { trace_id: string }) => t.trace_id)).toEqual(['s1-a', 's1-b', 's1-c']);
 
     // Each is the very item the trace list answers.
-    const list = (await get('/traces', key.key, { search_query: 's1' })).json().data;
+    const list = (await get(key.key, '/traces', { search_query: 's1' })).json().data;
     for (const trace of traces)
       expect(trace).toEqual(list.find((t: { trace_id: string }) => t.trace_id === trace.trace_id));
     expect(traces[0]).toMatchObject({
@@ -289,7 +281,7 @@ describe('GET /sessions/{session_id}', () => {
 
   it('answers 404 {detail} for an unknown session', async () => {
     const { key } = await sessionFixture();
-    const res = await get('/sessions/not-a-session', key.key);
+    const res = await get(key.key, '/sessions/not-a-session');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ detail: 'session not found' });
   });

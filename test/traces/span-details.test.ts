@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
 import { call, createApiKey, createProject, PUBLIC, signUp, useHarness } from '../support/harness.js';
-import { ingestSpans } from '../support/ingest.js';
+import { ingestSpans, iso } from '../support/ingest.js';
 import { outputTokensPerSecond } from '../../src/traces/span-writer.js';
 import { runTick } from '../../src/alerts/evaluation.js';
 
@@ -20,7 +20,6 @@ const E = Math.floor(Date.now() / MIN) * MIN - 5 * MIN;
 const S = E - 9 * MIN;
 const F = E - 6 * MIN;
 const Z = E - 3 * MIN;
-const iso = (ms: number) => new Date(ms).toISOString();
 
 const STACK = 'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\nValueError: bad value';
 

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
+import { projectWithKey, publicGet, useHarness } from '../support/harness.js';
 import { parseTextQuery, snippetOf } from '../../src/traces/text-search.js';
+import { ingestSpans, iso } from '../support/ingest.js';
 
 /**
  * Full-text search (`text_query`, `text_scope`, `text_match`; docs/traces.md "Text search") on real
@@ -14,7 +15,6 @@ const h = useHarness();
 const HOUR = 3_600_000;
 const MIN = 60_000;
 const H = Math.floor(Date.now() / HOUR) * HOUR;
-const iso = (ms: number) => new Date(ms).toISOString();
 
 type Span = Record<string, unknown>;
 
@@ -77,15 +77,7 @@ const FIXTURE: Span[] = [
   ...trace('t-half', { input: 'only quokka here' }),
 ];
 
-async function ingest(key: string, spans: Span[]): Promise<void> {
-  const res = await call(h().api, { method: 'POST', url: `${PUBLIC}/traces`, token: key, payload: { spans } });
-  expect(res.statusCode).toBe(200);
-  expect(res.json()).toMatchObject({ accepted: spans.length, rejected: [] });
-}
-
-function get(url: string, token: string, query: Record<string, string>): Promise<LightMyRequestResponse> {
-  return call(h().api, { method: 'GET', url: `${PUBLIC}${url}`, token, query });
-}
+const get = publicGet(h);
 
 /** No lone surrogate: a string cut in the middle of a pair would have one. */
 const wellFormed = (s: string) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
@@ -125,10 +117,10 @@ describe('text search: GET /traces', () => {
   let token: string;
   beforeAll(async () => {
     token = (await projectWithKey(h())).key.key;
-    await ingest(token, FIXTURE);
+    await ingestSpans(h(), token, FIXTURE);
   });
   const find = (text_query: string, more: Record<string, string> = {}) =>
-    get('/traces', token, { text_query, ...more });
+    get(token, '/traces', { text_query, ...more });
 
   const cases: [string, string, string[]][] = [
     ['accented Latin, other case', 'ÉCOLE', ['t-latin']],
@@ -196,13 +188,13 @@ describe('text search: GET /traces', () => {
     expect(cyr!.text_match).toMatchObject({ span_id: 't-cyrillic-root', field: 'output' });
     expect(cyr!.text_match!.snippet).toContain('отправлен');
     // Without text_query, no text_match.
-    const plain = await get('/traces', token, { limit: '3' });
+    const plain = await get(token, '/traces', { limit: '3' });
     expect(plain.json().data.every((t: Item) => !('text_match' in t))).toBe(true);
   });
 
   it('answers a snippet of at most 300 characters from a long text', async () => {
     const long = `${'мир '.repeat(500)}NEEDLE-𝔘𝔫𝔦 ${'ok 😀 '.repeat(500)}`;
-    await ingest(token, trace('t-long', { output: long }));
+    await ingestSpans(h(), token, trace('t-long', { output: long }));
     const [item] = (await find('needle-𝔲𝔫𝔦')).json().data as Item[];
     expect(item).toBeUndefined(); // Fraktur letters have no case: 𝔲 is a different letter.
     const [found] = (await find('needle-𝔘𝔫𝔦')).json().data as Item[];
@@ -241,7 +233,7 @@ describe('text search: GET /traces', () => {
 
   it('keeps projects apart', async () => {
     const other = (await projectWithKey(h(), 'other')).key.key;
-    expect(ids(await get('/traces', other, { text_query: 'quokka' }))).toEqual([]);
+    expect(ids(await get(other, '/traces', { text_query: 'quokka' }))).toEqual([]);
   });
 });
 
@@ -262,7 +254,7 @@ describe('text search: GET /sessions', () => {
       end_time: iso(t0 + at + 2000),
       ...more,
     });
-    await ingest(token, [
+    await ingestSpans(h(), token, [
       span('s1-a', 'sess-1', 0, {
         input: '你好，我要退货',
         cost: 0.5,
@@ -279,7 +271,7 @@ describe('text search: GET /sessions', () => {
       span('s2-a', 'sess-2', 120_000, { input: 'hello there', metadata: { plan: 'free' } }),
     ]);
   });
-  const sessions = (query: Record<string, string>) => get('/sessions', token, query);
+  const sessions = (query: Record<string, string>) => get(token, '/sessions', query);
   const sessionIds = (res: LightMyRequestResponse) => {
     expect(res.statusCode, res.body).toBe(200);
     return res.json().data.map((s: { session_id: string }) => s.session_id);

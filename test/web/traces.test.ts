@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call, PUBLIC } from '../support/harness.js';
 import { logIn, newPage, screenshot, useWebServer } from '../support/browser.js';
+import { iso } from '../support/ingest.js';
 
 const server = useWebServer();
 
@@ -77,7 +78,6 @@ describe('web application: traces', () => {
   it('shows a span’s cost source, cache and reasoning tokens, streaming timings, events, links and resource', async () => {
     const s = server();
     const t = Date.now() - 60_000;
-    const iso = (ms: number) => new Date(ms).toISOString();
     const stack = 'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\nValueError: bad value';
     const spans = [
       {
@@ -155,7 +155,6 @@ describe('web application: traces', () => {
   it('searches the text of inputs and outputs, highlights the match and opens the trace at the matching span', async () => {
     const s = server();
     const t = Date.now() - 60_000;
-    const iso = (ms: number) => new Date(ms).toISOString();
     const spans = [
       {
         trace_id: 'web-text-1',

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { queryWidget, type WidgetResult } from '../../src/widgets/data.js';
 import { WidgetSpecSchema, type Aggregation, type WidgetSpec, type WidgetType } from '../../src/widgets/spec.js';
+import { iso } from '../support/ingest.js';
 
 /**
  * Widget aggregations against hand-computed values on a small, fixed set of 40 spans (10 traces of
@@ -116,7 +117,6 @@ let projectId: string;
 beforeAll(async () => {
   const setup = await projectWithKey(h());
   projectId = setup.project.id;
-  const iso = (ms: number) => new Date(ms).toISOString();
   const spans = SPANS.map((s) => ({
     trace_id: s.trace,
     span_id: s.span,

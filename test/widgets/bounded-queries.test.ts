@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, createApiKey, createProject, PUBLIC, signUp, useHarness, type SignedUp } from '../support/harness.js';
-import { ingestBatched, iso } from '../support/spans.js';
+import { ingestSpans, iso } from '../support/ingest.js';
 import { MAX_SERIES_CELLS, MAX_SERIES_GROUPS, MAX_SERIES_POINTS } from '../../src/widgets/planner.js';
 import { WINDOW_END_SKEW_MS } from '../../src/widgets/data.js';
 
@@ -26,7 +26,7 @@ beforeAll(async () => {
   const created = await createProject(h(), owner.token, owner.workspace.id);
   project = { id: created.id, key: (await createApiKey(h(), owner.token, created.id)).key };
   const now = Date.now();
-  await ingestBatched(
+  await ingestSpans(
     h(),
     project.key,
     Array.from({ length: SPANS }, (_, i) => ({
@@ -92,7 +92,7 @@ describe('POST /widgets/query', () => {
   it('answers a series whose repeated group values would be too large with 400 {detail}', async () => {
     const { key } = await freshProject();
     const long = (c: string) => c.repeat(32_768);
-    await ingestBatched(
+    await ingestSpans(
       h(),
       key,
       ['a', 'b', 'c'].map((c, i) => ({
@@ -118,7 +118,7 @@ describe('POST /widgets/query', () => {
       start_time: iso(Date.now() - HOUR),
       metadata: { blob: `${i}`.padEnd(32_768, 'x') },
     }));
-    await ingestBatched(h(), key, spans, 200);
+    await ingestSpans(h(), key, spans, 200);
     const spec = { ...COUNT, group_by: ['metadata.blob'], limit: 1000 };
     const res = await query({ type: 'table', spec, range: '1d' }, key);
     expect(res.statusCode, res.body.slice(0, 300)).toBe(400);

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { call, createApiKey, PUBLIC, signUp, useHarness, type SignedUp } from '../support/harness.js';
 import { generateSpans } from '../../src/demo/generate-spans.js';
 import { OVERVIEW_WIDGETS } from '../../src/widgets/spec.js';
+import { ingestSpans } from '../support/ingest.js';
 
 /**
  * Dashboard data (docs/dashboards.md, "Dashboard data"):
@@ -56,19 +57,6 @@ async function newProject(user: SignedUp, ttl?: number): Promise<Project> {
   return { id, key, defaultDashboard: overview!.id };
 }
 
-async function ingest(key: string, spans: unknown[]) {
-  for (let i = 0; i < spans.length; i += 1000) {
-    const res = await call(h().api, {
-      method: 'POST',
-      url: `${PUBLIC}/traces`,
-      token: key,
-      payload: { spans: spans.slice(i, i + 1000) },
-    });
-    expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().rejected).toEqual([]);
-  }
-}
-
 function data(token: string, dashboardId: string, query: Record<string, string> = {}) {
   return call(h().api, { method: 'GET', url: `${PUBLIC}/dashboards/${dashboardId}/data`, token, query });
 }
@@ -114,10 +102,10 @@ beforeAll(async () => {
   withData = await newProject(owner);
   const now = Date.now();
   dataSpans = generateSpans({ traces: 120, startMs: now - 22 * HOUR, endMs: now - 2 * HOUR, seed: 7 });
-  await ingest(withData.key, dataSpans);
+  await ingestSpans(h(), withData.key, dataSpans);
   const otherOwner = await signUp(h(), 'other');
   other = { ...(await newProject(otherOwner)), owner: otherOwner };
-  await ingest(other.key, [
+  await ingestSpans(h(), other.key, [
     {
       trace_id: 'o-1',
       span_id: 'a',

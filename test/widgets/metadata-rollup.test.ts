@@ -1,10 +1,12 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
+import { projectWithKey, useHarness } from '../support/harness.js';
 import { generateSpans } from '../../src/demo/generate-spans.js';
 import { queryWidget, type WidgetResult } from '../../src/widgets/data.js';
 import { WidgetSpecSchema, type Aggregation, type WidgetSpec, type WidgetType } from '../../src/widgets/spec.js';
 import { readMigrations, ROOT_DIR, splitStatements } from '../../src/stores/migrate.js';
+import { ingestSpans } from '../support/ingest.js';
+import { waitUntil } from '../support/wait.js';
 
 /**
  * The metadata rollup (clickhouse/0006_span_rollup_metadata.sql) answers as raw spans do: widgets
@@ -47,34 +49,28 @@ const LATE = SPANS.filter((_, i) => i % 9 === 4);
 const FIRST = SPANS.filter((_, i) => i % 9 !== 4);
 let projectId: string;
 
-async function post(key: string, spans: unknown[]) {
-  for (let i = 0; i < spans.length; i += 1000) {
-    const res = await call(h().api, {
-      method: 'POST',
-      url: `${PUBLIC}/traces`,
-      token: key,
-      payload: { spans: spans.slice(i, i + 1000) },
-    });
-    expect(res.statusCode, res.body).toBe(200);
-    expect(res.json().rejected).toEqual([]);
-  }
-}
-
 beforeAll(async () => {
   const setup = await projectWithKey(h());
   projectId = setup.project.id;
   const client = h().ctx.ch.client;
   // The first part is stored "before the migration": its rollup rows are dropped, the view's start
   // moved to now, and the migration's backfill (its last statement) rebuilds them at the end.
-  await post(setup.key.key, FIRST);
+  await ingestSpans(h(), setup.key.key, FIRST);
   for (const t of ['span_rollup_meta_1h', 'span_rollup_meta_totals_1h', 'span_rollup_meta_totals_1d'])
     await client.command({ query: `TRUNCATE TABLE ${t}` });
   await client.command({ query: 'TRUNCATE TABLE span_rollup_meta_1h_since' });
-  await new Promise((r) => setTimeout(r, 20));
+  // The view's start is after every span of the first part was stored: the engine's clock is past them.
+  await waitUntil(async () => {
+    const res = await client.query({
+      query: 'SELECT now64(3) > max(ingested_at) AS past FROM spans',
+      format: 'JSONEachRow',
+    });
+    return Number((await res.json<{ past: number | string }>())[0]!.past) === 1;
+  }, "the engine's clock to pass the first part's ingest");
   await client.command({ query: 'INSERT INTO span_rollup_meta_1h_since SELECT now64(3)' });
-  await post(setup.key.key, LATE);
+  await ingestSpans(h(), setup.key.key, LATE);
   // Re-sent spans: ingest drops what it stored already, so nothing counts twice.
-  await post(setup.key.key, SPANS.slice(0, 2500));
+  await ingestSpans(h(), setup.key.key, SPANS.slice(0, 2500));
   const migration = readMigrations(path.join(ROOT_DIR, 'clickhouse')).find((m) => m.name === 'span_rollup_metadata')!;
   const backfill = splitStatements(migration.sql).at(-1)!;
   expect(backfill).toMatch(/^INSERT INTO span_rollup_meta_1h\s/);
