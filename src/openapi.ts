@@ -1,11 +1,12 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import type { SwaggerTransformObject } from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
 import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { documentIdempotency } from './idempotency/openapi.js';
 import { OPERATIONS, TAGS, operationKey } from './openapi-operations.js';
-import { OPERATION_BODIES } from './openapi-bodies.js';
+import { documentedQuery, OPERATION_BODIES } from './openapi-documented.js';
 
 /**
  * The OpenAPI 3.1 document of the public API, generated from the same zod schemas the routes validate
@@ -45,7 +46,7 @@ const ValidationErrorEnvelope = {
           loc: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'integer' }] } },
           msg: { type: 'string' },
           type: { type: 'string' },
-          ctx: { type: 'object' },
+          ctx: { type: 'object', additionalProperties: true },
           input: {},
         },
       },
@@ -113,6 +114,7 @@ export function registerOpenApi(app: FastifyInstance, prefix: string): void {
       const routeSchema = { ...input.schema };
       // A body documented apart from the one validated (span ingest checks each span on its own).
       if (documentedBody && documentedBody instanceof z.ZodType) routeSchema.body = documentedBody;
+      if (routeSchema.querystring) routeSchema.querystring = documentedQuery(routeSchema.querystring);
       const out = zodTransform({ ...input, schema: routeSchema });
       const schema = (out.schema ?? {}) as Record<string, unknown>;
       const operation = OPERATIONS[key];
@@ -127,18 +129,34 @@ export function registerOpenApi(app: FastifyInstance, prefix: string): void {
     transformObject: (input) => {
       const doc = zodComponents(input) as { components?: { schemas?: Record<string, unknown> } };
       const schemas = { ...doc.components?.schemas, Error: ErrorEnvelope, ValidationError: ValidationErrorEnvelope };
-      return {
-        ...doc,
-        components: { ...doc.components, schemas: referencedOnly(doc, schemas) },
-      } as typeof input extends {
-        openapiObject: infer O;
-      }
-        ? O
-        : never;
+      return withComponents(doc, referencedOnly(doc, schemas)) as ReturnType<SwaggerTransformObject>;
     },
   });
   app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
   app.get(`${prefix}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+}
+
+/**
+ * The document with these components; a schema used only in requests drops the `Input` suffix the
+ * type provider gives request-side components (`Predicate`, not `PredicateInput`).
+ */
+function withComponents(doc: object, schemas: Record<string, unknown>): object {
+  const renamed = new Map<string, string>();
+  for (const name of Object.keys(schemas)) {
+    const base = name.replace(/Input$/, '');
+    if (base !== name && !(base in schemas)) renamed.set(name, base);
+  }
+  const components = { ...(doc as { components?: object }).components, schemas };
+  const text = JSON.stringify({ ...doc, components }, (key, value) =>
+    key === '$ref' && typeof value === 'string' && renamed.has(value.slice(COMPONENTS.length))
+      ? COMPONENTS + renamed.get(value.slice(COMPONENTS.length))
+      : value,
+  );
+  const out = JSON.parse(text) as { components: { schemas: Record<string, unknown> } };
+  out.components.schemas = Object.fromEntries(
+    Object.entries(out.components.schemas).map(([name, schema]) => [renamed.get(name) ?? name, schema]),
+  );
+  return out;
 }
 
 /**

@@ -1,5 +1,11 @@
 import { z } from 'zod';
+import { MAX_FILTERS, PredicateSchema } from './traces/filters.js';
 import { MAX_SPANS_PER_REQUEST, SpanInputSchema } from './traces/span-input.js';
+import { WidgetSpecSchema } from './widgets/spec.js';
+
+/**
+ * What the document says of a request where it says more than the schema the route validates with.
+ */
 
 /**
  * Request bodies the document states apart from the schema the route validates with (keys as in
@@ -55,3 +61,36 @@ export const OPERATION_BODIES: Readonly<Record<string, z.ZodType | ContentBody>>
     },
   },
 };
+
+/**
+ * One predicate of the trace and session lists' `filters` parameter (docs/filters.md). The schema is
+ * the one `parseFilters` applies (src/traces/filters.ts; being unified with the widgets' predicates in
+ * src/query/).
+ */
+export const Predicate = PredicateSchema.meta({ id: 'Predicate' });
+
+/**
+ * The `filters` query parameter as documented: a JSON-encoded array of predicates, stated as the
+ * parameter's `application/json` content (OpenAPI's form for a structured query value). The route
+ * reads it as a string so a bad one answers 400 "invalid filters parameter" rather than 422.
+ */
+const FiltersParam = z
+  .array(Predicate)
+  .max(MAX_FILTERS)
+  .optional()
+  .meta({
+    'x-consume': 'application/json',
+    description: `a JSON-encoded array of at most ${MAX_FILTERS} predicates, all of which a trace must match (docs/filters.md)`,
+  });
+
+/** A route's query schema as documented: `filters`, where the route takes it, typed. */
+export function documentedQuery(querystring: unknown): unknown {
+  if (!(querystring instanceof z.ZodObject) || !('filters' in querystring.shape)) return querystring;
+  return querystring.extend({ filters: FiltersParam });
+}
+
+/**
+ * A query widget's spec (src/widgets/spec.ts), named where the routes use it: registered as it is
+ * (not a copy), so every body that takes a spec refers to one `WidgetSpec` component.
+ */
+z.globalRegistry.add(WidgetSpecSchema, { ...z.globalRegistry.get(WidgetSpecSchema), id: 'WidgetSpec' });
