@@ -69,14 +69,14 @@ export const ResultsWrittenAnswer = z
   })
   .meta({ id: 'ResultsWritten' });
 
-const Side = z.object({
+export const RunSideAnswer = z.object({
   evaluation_run_id: z.string(),
   run_number: Count,
   candidate_version: z.string(),
   environment: z.string(),
-  status: z.string(),
+  status: z.enum(RUN_STATUSES),
 });
-const MeanDelta = z.object({
+export const MeanDeltaAnswer = z.object({
   name: z.string(),
   direction: z.string(),
   unit: z.string().optional(),
@@ -86,7 +86,7 @@ const MeanDelta = z.object({
   run_observed_count: Count,
   other_observed_count: Count,
 });
-const CaseChange = z.object({
+export const CaseChangeAnswer = z.object({
   test_case_id: z.string(),
   run_passed: z.boolean().nullable(),
   other_passed: z.boolean().nullable(),
@@ -96,14 +96,14 @@ const CaseChange = z.object({
 /** `GET /evaluation-runs/{run_id}/compare`: means and deltas, then the changed test cases, paged. */
 export const RunComparisonAnswer = z
   .object({
-    run: Side,
-    other: Side,
+    run: RunSideAnswer,
+    other: RunSideAnswer,
     dataset_version_id: z.string(),
     threshold: z.number(),
-    scores: z.array(MeanDelta),
-    metrics: z.array(MeanDelta),
-    regressions: z.array(CaseChange),
-    improvements: z.array(CaseChange),
+    scores: z.array(MeanDeltaAnswer),
+    metrics: z.array(MeanDeltaAnswer),
+    regressions: z.array(CaseChangeAnswer),
+    improvements: z.array(CaseChangeAnswer),
     next_cursor: z.string().nullable(),
   })
   .meta({ id: 'RunComparison' });

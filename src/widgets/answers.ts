@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { Count, DateTime } from '../answer-schemas.js';
 import { DashboardFieldsAnswer } from '../dashboards/answers.js';
+import { WIDGET_TYPES } from './vocabulary.js';
 
 /** The answers of dashboard data and ad-hoc widget queries (docs/dashboards.md, "Dashboard data"). */
 
 /** The answered window (docs/dashboards.md, "The window"). */
-const WindowAnswer = z
+export const WindowAnswer = z
   .object({
     range: z
       .string()
@@ -18,11 +19,11 @@ const WindowAnswer = z
   .meta({ id: 'AnsweredWindow' });
 
 /** An answered widget (docs/dashboards.md, "Dashboard data"). */
-const AnsweredWidget = z
+export const AnsweredWidgetAnswer = z
   .object({
     id: z.string(),
     title: z.string(),
-    type: z.string(),
+    type: z.enum(WIDGET_TYPES),
     status: z.enum(['ok', 'error', 'skipped']),
     columns: z.array(z.string()),
     rows: z.array(z.array(z.unknown())),
@@ -35,7 +36,7 @@ const AnsweredWidget = z
 export const DashboardDataAnswer = z
   .object({
     dashboard: DashboardFieldsAnswer,
-    widgets: z.array(AnsweredWidget),
+    widgets: z.array(AnsweredWidgetAnswer),
     queried: Count,
     skipped: Count,
     failed: Count,
@@ -44,4 +45,6 @@ export const DashboardDataAnswer = z
   .meta({ id: 'DashboardData' });
 
 /** `POST /widgets/query`: one spec answered like one answered widget, with its window. */
-export const WidgetQueryAnswer = AnsweredWidget.extend({ window: WindowAnswer }).meta({ id: 'WidgetQueryResult' });
+export const WidgetQueryAnswer = AnsweredWidgetAnswer.extend({ window: WindowAnswer }).meta({
+  id: 'WidgetQueryResult',
+});

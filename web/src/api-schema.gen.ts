@@ -944,7 +944,8 @@ export interface components {
     AnsweredWidget: {
       id: string;
       title: string;
-      type: string;
+      /** @enum {string} */
+      type: 'timeseries' | 'stat' | 'table' | 'bar' | 'markdown';
       /** @enum {string} */
       status: 'ok' | 'error' | 'skipped';
       columns: string[];
@@ -966,7 +967,8 @@ export interface components {
     WidgetQueryResult: {
       id: string;
       title: string;
-      type: string;
+      /** @enum {string} */
+      type: 'timeseries' | 'stat' | 'table' | 'bar' | 'markdown';
       /** @enum {string} */
       status: 'ok' | 'error' | 'skipped';
       columns: string[];
@@ -1357,14 +1359,16 @@ export interface components {
         run_number: number;
         candidate_version: string;
         environment: string;
-        status: string;
+        /** @enum {string} */
+        status: 'running' | 'completed' | 'completed_with_errors' | 'failed' | 'incomplete' | 'cancelled';
       };
       other: {
         evaluation_run_id: string;
         run_number: number;
         candidate_version: string;
         environment: string;
-        status: string;
+        /** @enum {string} */
+        status: 'running' | 'completed' | 'completed_with_errors' | 'failed' | 'incomplete' | 'cancelled';
       };
       dataset_version_id: string;
       threshold: number;
