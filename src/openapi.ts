@@ -122,7 +122,8 @@ export function registerOpenApi(app: FastifyInstance, prefix: string): void {
         ...schema,
         ...(documentedBody && !(documentedBody instanceof z.ZodType) ? { body: documentedBody } : {}),
         ...(operation ? { operationId: operation.operationId, summary: operation.summary, tags: [operation.tag] } : {}),
-        response: { ...(schema.response as object | undefined), ...ERROR_RESPONSES },
+        // A status the route documents itself (SQL's 400 and 429 carry more than `detail`) keeps its schema.
+        response: { ...ERROR_RESPONSES, ...(schema.response as object | undefined) },
       };
       return { ...out, schema: documentIdempotency(input.route.config, documented, DETAIL) };
     },

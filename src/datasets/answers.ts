@@ -54,5 +54,6 @@ export const DatasetVersionAnswer = z
       .nullable()
       .describe('opaque cursor for the next page; null on the last page and when not paged'),
   })
-  .describe('The version and its test cases: the page asked for, or (without limit and cursor) all of them, streamed')
-  .meta({ id: 'DatasetVersion' });
+  // Inline in the document, not a named component: the answer is written as text (raw test case JSON),
+  // and the document's test reads its required fields in place (test/http/openapi.test.ts).
+  .describe('The version and its test cases: the page asked for, or (without limit and cursor) all of them, streamed');

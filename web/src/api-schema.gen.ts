@@ -869,6 +869,14 @@ export interface components {
       truncated: boolean;
       elapsed_ms: number;
     };
+    /** @description The query was refused by the guard (a construct, or a per-row cost rule: string distances, computed needles or LIKE patterns, amplifier sizes over their cap), failed, or hit a limit. At the time limit (SQL_TIME_LIMIT_SECONDS, 10 s) the answer comes at the limit, "query exceeded the time limit of 10 s; …", and the query is killed; it keeps its share until the engine stopped it. */
+    SqlFailed: {
+      detail: string;
+    };
+    /** @description The project's, workspace's or user's share of the SQL engine is taken and the queue is full, or no session freed within 15 s. Comes with Retry-After. */
+    SqlBusy: {
+      detail: string;
+    };
     Dashboard: {
       id: string;
       name: string;
@@ -1252,29 +1260,6 @@ export interface components {
         /** Format: date-time */
         created_at: string;
       }[];
-    };
-    /** @description The version and its test cases: the page asked for, or (without limit and cursor) all of them, streamed */
-    DatasetVersion: {
-      dataset_id: string;
-      dataset_version_id: string;
-      version_number: number;
-      label: string;
-      test_case_count: number;
-      /** Format: date-time */
-      created_at: string;
-      items: {
-        test_case_id: string;
-        /** @description any JSON value */
-        input: unknown;
-        /** @description any JSON value */
-        expected: unknown;
-        /** @description any JSON value */
-        metadata: unknown;
-        source_trace_id: string | null;
-        source_span_id: string | null;
-      }[];
-      /** @description opaque cursor for the next page; null on the last page and when not paged */
-      next_cursor: string | null;
     };
     RunSummary: {
       evaluation_run_id: string;
@@ -3031,10 +3016,10 @@ export interface operations {
           'application/json': components['schemas']['SqlResult'];
         };
       };
-      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      /** @description Default Response */
       400: {
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': components['schemas']['SqlFailed'];
         };
       };
       /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
@@ -3061,10 +3046,10 @@ export interface operations {
           'application/json': components['schemas']['ValidationError'];
         };
       };
-      /** @description Rate limited; retry after the `Retry-After` header */
+      /** @description Default Response */
       429: {
         content: {
-          'application/json': components['schemas']['Error'];
+          'application/json': components['schemas']['SqlBusy'];
         };
       };
       /** @description Another client error (409, 413, 414, 415, ...) */
@@ -5477,10 +5462,31 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The version and its test cases: the page asked for, or (without limit and cursor) all of them, streamed */
       200: {
         content: {
-          'application/json': components['schemas']['DatasetVersion'];
+          'application/json': {
+            dataset_id: string;
+            dataset_version_id: string;
+            version_number: number;
+            label: string;
+            test_case_count: number;
+            /** Format: date-time */
+            created_at: string;
+            items: {
+              test_case_id: string;
+              /** @description any JSON value */
+              input: unknown;
+              /** @description any JSON value */
+              expected: unknown;
+              /** @description any JSON value */
+              metadata: unknown;
+              source_trace_id: string | null;
+              source_span_id: string | null;
+            }[];
+            /** @description opaque cursor for the next page; null on the last page and when not paged */
+            next_cursor: string | null;
+          };
         };
       };
       /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
@@ -6388,10 +6394,31 @@ export interface operations {
       };
     };
     responses: {
-      /** @description Default Response */
+      /** @description The version and its test cases: the page asked for, or (without limit and cursor) all of them, streamed */
       201: {
         content: {
-          'application/json': components['schemas']['DatasetVersion'];
+          'application/json': {
+            dataset_id: string;
+            dataset_version_id: string;
+            version_number: number;
+            label: string;
+            test_case_count: number;
+            /** Format: date-time */
+            created_at: string;
+            items: {
+              test_case_id: string;
+              /** @description any JSON value */
+              input: unknown;
+              /** @description any JSON value */
+              expected: unknown;
+              /** @description any JSON value */
+              metadata: unknown;
+              source_trace_id: string | null;
+              source_span_id: string | null;
+            }[];
+            /** @description opaque cursor for the next page; null on the last page and when not paged */
+            next_cursor: string | null;
+          };
         };
       };
       /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
