@@ -86,7 +86,9 @@ const FiltersParam = z
 /** A route's query schema as documented: `filters`, where the route takes it, typed. */
 export function documentedQuery(querystring: unknown): unknown {
   if (!(querystring instanceof z.ZodObject) || !('filters' in querystring.shape)) return querystring;
-  return querystring.extend({ filters: FiltersParam });
+  // The route's own words for its filters (sessions: "a session matches when one of its traces does").
+  const described = (querystring.shape.filters as z.ZodType).description;
+  return querystring.extend({ filters: described ? FiltersParam.meta({ description: described }) : FiltersParam });
 }
 
 /**

@@ -2802,7 +2802,7 @@ export interface operations {
         text_query?: string;
         /** @description the span fields `text_query` searches: `all` (default), `input`, `output` or `error` (error message) */
         text_scope?: 'all' | 'input' | 'output' | 'error';
-        /** @description a JSON-encoded array of at most 20 predicates, all of which a trace must match (docs/filters.md) */
+        /** @description the predicate table of the trace list (docs/filters.md); a session matches when one of its traces does */
         filters?: string;
       };
     };
