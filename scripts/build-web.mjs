@@ -18,6 +18,8 @@ const inputs = [
   path.join(web, 'src'),
   path.join(web, 'index.html'),
   path.join(web, 'vite.config.ts'),
+  // The one module of the server's the web app imports (the widget spec's words, web/src/widget-spec.ts).
+  path.join(root, 'src', 'widgets', 'vocabulary.ts'),
   path.join(root, 'package-lock.json'),
 ];
 const force = process.argv.includes('--force');

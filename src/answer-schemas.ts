@@ -18,7 +18,7 @@ export const DateTime = z.iso.datetime({ offset: true }) as unknown as z.ZodType
 export const Count = z.number().int().min(0);
 
 /** The pagination meta of lists (docs/README.md, "Conventions"). */
-export const PaginationMeta = z.object({ page: Count, limit: Count, total: Count });
+export const PaginationMeta = z.object({ page: Count, limit: Count, total: Count }).meta({ id: 'PaginationMeta' });
 
 /** A page of a list answer: `{data, meta}`. */
 export function page<T extends z.ZodType>(item: T) {
@@ -44,3 +44,18 @@ export const AnyJson = z.unknown().describe('any JSON value');
 export function writtenAsText<T extends z.ZodType>(schema: T): z.ZodType<unknown> {
   return schema as unknown as z.ZodType<unknown>;
 }
+
+/** `T` with its times as the ISO strings JSON carries (DateTime admits a `Date` only for services' sake). */
+export type IsoTimes<T> = T extends Date
+  ? string
+  : T extends readonly (infer U)[]
+    ? IsoTimes<U>[]
+    : T extends object
+      ? { [K in keyof T]: IsoTimes<T[K]> }
+      : T;
+
+/**
+ * The type of an answer, inferred from its schema, with its times as strings: what a service that
+ * builds the answer from ClickHouse or Postgres rows declares it returns (traces/trace-item.ts).
+ */
+export type AnswerOf<S extends z.ZodType> = IsoTimes<z.output<S>>;

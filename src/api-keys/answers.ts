@@ -12,15 +12,19 @@ const KeyFields = z.object({
 });
 
 /** `key` appears only in the create answer. */
-export const ApiKeyCreatedAnswer = KeyFields.extend({ key: z.string() });
+export const ApiKeyCreatedAnswer = KeyFields.extend({ key: z.string() }).meta({ id: 'ApiKeyCreated' });
 
-export const ApiKeyListAnswer = all(KeyFields.extend({ last_used_at: DateTime.nullable() }));
+export const ApiKeyListAnswer = all(KeyFields.extend({ last_used_at: DateTime.nullable() })).meta({ id: 'ApiKeyList' });
 
-export const ApiKeyRevokedAnswer = z.object({ deleted: z.boolean(), id: z.string(), name: z.string() });
+export const ApiKeyRevokedAnswer = z
+  .object({ deleted: z.boolean(), id: z.string(), name: z.string() })
+  .meta({ id: 'ApiKeyRevoked' });
 
-export const WhoamiAnswer = z.object({
-  project_id: z.string(),
-  project_name: z.string(),
-  workspace_id: z.string(),
-  key_id: z.string(),
-});
+export const WhoamiAnswer = z
+  .object({
+    project_id: z.string(),
+    project_name: z.string(),
+    workspace_id: z.string(),
+    key_id: z.string(),
+  })
+  .meta({ id: 'Whoami' });

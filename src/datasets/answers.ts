@@ -13,7 +13,7 @@ const DatasetRecordAnswer = z.object({
   updated_at: DateTime,
 });
 
-export const DatasetListAnswer = page(DatasetRecordAnswer);
+export const DatasetListAnswer = page(DatasetRecordAnswer).meta({ id: 'DatasetList' });
 
 /** A dataset with its versions (no test cases: those are read per version). */
 export const DatasetDetailAnswer = DatasetRecordAnswer.extend({
@@ -27,7 +27,7 @@ export const DatasetDetailAnswer = DatasetRecordAnswer.extend({
       created_at: DateTime,
     }),
   ),
-});
+}).meta({ id: 'DatasetDetail' });
 
 /** A test case (docs/datasets.md, "Versions and test cases"). Values are the caller's JSON, as sent. */
 const TestCaseAnswer = z.object({
@@ -54,4 +54,6 @@ export const DatasetVersionAnswer = z
       .nullable()
       .describe('opaque cursor for the next page; null on the last page and when not paged'),
   })
+  // Inline in the document, not a named component: the answer is written as text (raw test case JSON),
+  // and the document's test reads its required fields in place (test/http/openapi.test.ts).
   .describe('The version and its test cases: the page asked for, or (without limit and cursor) all of them, streamed');

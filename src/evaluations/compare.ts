@@ -2,6 +2,8 @@ import type { AppContext } from '../context.js';
 import { BadRequestError } from '../errors.js';
 import { cursorKey, invalidCursor, readCursor, signCursor } from '../datasets/cursor.js';
 import { aggregatesOf, findRun, type AggregateEntry, type RunRow } from './summary.js';
+import type { AnswerOf } from '../answer-schemas.js';
+import type { CaseChangeAnswer, MeanDeltaAnswer, RunSideAnswer } from './answers.js';
 
 /**
  * `GET /evaluation-runs/{run_id}/compare?other={run_id}` (issue 12, beyond the seed): two runs of one
@@ -20,23 +22,9 @@ import { aggregatesOf, findRun, type AggregateEntry, type RunRow } from './summa
 
 export const MAX_COMPARE_LIMIT = 1000;
 
-type Side = {
-  evaluation_run_id: string;
-  run_number: number;
-  candidate_version: string;
-  environment: string;
-  status: string;
-};
-type MeanDelta = {
-  name: string;
-  direction: string;
-  unit?: string;
-  run_value: number | null;
-  other_value: number | null;
-  delta: number | null;
-  run_observed_count: number;
-  other_observed_count: number;
-};
+/** The answer's parts, inferred from its schema (answers.ts). */
+type Side = AnswerOf<typeof RunSideAnswer>;
+type MeanDelta = AnswerOf<typeof MeanDeltaAnswer>;
 type ScoreChange = {
   name: string;
   run_value: number;
@@ -44,12 +32,7 @@ type ScoreChange = {
   delta: number;
   change: 'regressed' | 'improved';
 };
-type CaseChange = {
-  test_case_id: string;
-  run_passed: boolean | null;
-  other_passed: boolean | null;
-  scores: Omit<ScoreChange, 'change'>[];
-};
+type CaseChange = AnswerOf<typeof CaseChangeAnswer>;
 
 const side = (r: RunRow): Side => ({
   evaluation_run_id: r.id,

@@ -2,6 +2,8 @@ import type { Config } from '../config.js';
 import { isUuid } from '../ids.js';
 import { NotFoundError } from '../errors.js';
 import type { Queryable } from '../stores/postgres.js';
+import type { AnswerOf } from '../answer-schemas.js';
+import type { AggregateEntryAnswer, RunSummaryAnswer } from './answers.js';
 
 /**
  * The evaluation run summary (docs/datasets.md, "Run summary"): the run's own fields, its
@@ -51,40 +53,9 @@ export const RUN_SELECT = `SELECT r.id, r.project_id, r.evaluation_id, e.name AS
        r.result_count, r.scored_count, r.passed_count, r.failed_count, r.errored_count, r.scorer_error_count, r.task_error_count
   FROM evaluation_runs r JOIN evaluations e ON e.id = r.evaluation_id JOIN dataset_versions v ON v.id = r.dataset_version_id`;
 
-export type AggregateEntry = {
-  name: string;
-  direction: string;
-  value_type: string;
-  observed_count: number;
-  unit?: string;
-  value?: number;
-};
-export type RunSummary = {
-  evaluation_run_id: string;
-  evaluation_id: string;
-  evaluation_name: string;
-  evaluation_key?: string;
-  dataset_id: string;
-  dataset_version_id: string;
-  candidate_version: string;
-  environment: string;
-  run_number: number;
-  run_path: string;
-  run_url: string;
-  started_at: string;
-  completed_at?: string;
-  status: RunStatus;
-  result_count: number;
-  scored_count: number;
-  not_scored_count: number;
-  passed_count: number;
-  failed_count: number;
-  errored_count: number;
-  scorer_error_count: number;
-  task_error_count: number;
-  scores: AggregateEntry[];
-  metrics: AggregateEntry[];
-};
+/** Inferred from the answer schemas (answers.ts), times as ISO strings. */
+export type AggregateEntry = AnswerOf<typeof AggregateEntryAnswer>;
+export type RunSummary = AnswerOf<typeof RunSummaryAnswer>;
 
 type AggregateRow = {
   run_id: string;

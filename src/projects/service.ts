@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { newId } from '../ids.js';
 import { requireProjectRole, requireWorkspaceRole } from '../auth/access.js';
@@ -6,6 +7,7 @@ import { ConflictError, NotFoundError, RequestValidationError } from '../errors.
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { ensureDefaultDashboard } from '../dashboards/service.js';
 import { ensureDefaultDetector } from '../detectors/service.js';
+import type { ProjectDetailAnswer } from './answers.js';
 
 export type CreateProjectInput = { name: string; workspace_id?: string; trace_ttl_days?: number };
 
@@ -120,17 +122,10 @@ export async function deleteProject(ctx: AppContext, user: UserPrincipal, projec
   });
 }
 
-export type ProjectDetail = {
-  id: string;
-  name: string;
-  workspace_id: string;
-  workspace_name: string;
-  trace_ttl_days: number;
-  created_at: Date;
-  role: string;
-};
+/** Inferred from the answer schema (answers.ts). */
+export type ProjectDetail = z.output<typeof ProjectDetailAnswer>;
 
-async function projectDetail(db: Queryable, projectId: string, role: string): Promise<ProjectDetail> {
+async function projectDetail(db: Queryable, projectId: string, role: ProjectDetail['role']): Promise<ProjectDetail> {
   const { rows } = await db.query<Omit<ProjectDetail, 'role'>>(
     `SELECT p.id, p.name, p.workspace_id, w.name AS workspace_name, p.trace_ttl_days, p.created_at
        FROM projects p JOIN workspaces w ON w.id = p.workspace_id WHERE p.id = $1`,

@@ -8,8 +8,8 @@ import { DURATION_MS_OR_NULL } from './expressions.js';
  * value is the widget engine's for the same spec. Pure.
  */
 
-export const AGGREGATIONS = ['sum', 'avg', 'count', 'max', 'min', 'p50', 'p75', 'p90', 'p95', 'p99', 'uniq'] as const;
-export type Aggregation = (typeof AGGREGATIONS)[number];
+import type { Aggregation } from './aggregations.js';
+export { AGGREGATIONS, type Aggregation } from './aggregations.js';
 
 /** What a measure expression needs of a spec: what is measured, and how it is aggregated. */
 export type Measure = { measure: string; aggregation: Aggregation };

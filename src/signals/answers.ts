@@ -7,19 +7,21 @@ import { RCA_STATES, SIGNAL_STATUSES } from './service.js';
 const Status = z.enum(SIGNAL_STATUSES);
 
 /** A signal, list-item form (docs/signals.md, "Signals"). */
-export const SignalListItemAnswer = z.object({
-  signal_id: z.string(),
-  detector_id: z.string(),
-  detector_name: z.string(),
-  title: z.string(),
-  status: Status,
-  created_at: DateTime,
-  first_seen_at: DateTime,
-  last_seen_at: DateTime,
-  hit_count: Count,
-  reopen_count: Count,
-  rca_state: z.enum(RCA_STATES),
-});
+export const SignalListItemAnswer = z
+  .object({
+    signal_id: z.string(),
+    detector_id: z.string(),
+    detector_name: z.string(),
+    title: z.string(),
+    status: Status,
+    created_at: DateTime,
+    first_seen_at: DateTime,
+    last_seen_at: DateTime,
+    hit_count: Count,
+    reopen_count: Count,
+    rca_state: z.enum(RCA_STATES),
+  })
+  .meta({ id: 'SignalListItem' });
 
 const RcaAnswer = z.object({
   generated_at: DateTime,
@@ -40,24 +42,26 @@ export const SignalDetailAnswer = SignalListItemAnswer.extend({
   resolved_at: DateTime.nullable().describe('when it was resolved; null while it never was'),
   merged_into_id: z.string().nullable().describe('set when the signal was merged'),
   rca: RcaAnswer.nullable(),
-});
+}).meta({ id: 'SignalDetail' });
 
-export const SignalListAnswer = page(SignalListItemAnswer);
+export const SignalListAnswer = page(SignalListItemAnswer).meta({ id: 'SignalList' });
 
 /** The answer of a status change (docs/signals.md, "Signal status"). */
-export const StatusChangeAnswer = z.object({
-  signal: z.object({
-    detector_id: z.string(),
-    project_id: z.string(),
-    reopen_count: Count,
-    resolved_at: DateTime.nullable(),
-    signal_id: z.string(),
-    status: Status,
-    title: z.string(),
-  }),
-  updated: z.boolean(),
-  changed: z.array(z.string()),
-});
+export const StatusChangeAnswer = z
+  .object({
+    signal: z.object({
+      detector_id: z.string(),
+      project_id: z.string(),
+      reopen_count: Count,
+      resolved_at: DateTime.nullable(),
+      signal_id: z.string(),
+      status: Status,
+      title: z.string(),
+    }),
+    updated: z.boolean(),
+    changed: z.array(z.string()),
+  })
+  .meta({ id: 'SignalStatusChange' });
 
 /** docs/signals.md "Findings". */
 export const FindingListAnswer = page(
@@ -71,4 +75,4 @@ export const FindingListAnswer = page(
     found_at: DateTime,
     summary: z.string(),
   }),
-);
+).meta({ id: 'FindingList' });

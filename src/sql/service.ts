@@ -9,6 +9,8 @@ import { guardSql, RESULT_ROW_LIMIT } from './guard.js';
 import { SqlRefused } from './lexer.js';
 import { DeadlineExceeded, killTagged, queryTag, withDeadline } from './deadline.js';
 import { SqlScheduler, type SqlOwner } from './scheduler.js';
+import type { AnswerOf } from '../answer-schemas.js';
+import type { SqlAnswer as SqlAnswerSchema } from './answers.js';
 
 /**
  * `POST /sql` (docs/sql.md): guard, run read-only with limits on a fairly shared engine session,
@@ -55,13 +57,8 @@ const SETTINGS = [
 /** Per run: the time limit (SQL_TIME_LIMIT_SECONDS) and the tag KILL QUERY finds it by (deadline.ts). */
 export type RunSettings = { timeLimitSeconds: number; tag?: string };
 
-export type SqlAnswer = {
-  columns: { name: string; type: string }[];
-  rows: unknown[][];
-  row_count: number;
-  truncated: boolean;
-  elapsed_ms: number;
-};
+/** Inferred from the answer schema (answers.ts). */
+export type SqlAnswer = AnswerOf<typeof SqlAnswerSchema>;
 
 /**
  * The exact text that runs for a guarded query: the project as a literal (a query without query

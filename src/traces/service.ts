@@ -28,6 +28,8 @@ import type { Predicate } from './filters.js';
 import { signalMembers } from '../signals/service.js';
 import { snippetOf, textMatchQuery, type TextField, type TextSearch } from './text-search.js';
 import { settingsClause } from '../query/limits.js';
+import type { AnswerOf } from '../answer-schemas.js';
+import type { SessionSummaryAnswer, TextMatchAnswer } from './answers.js';
 import {
   answerLimits,
   DETAIL_BOUNDS,
@@ -148,7 +150,7 @@ function mergedSignals(ctx: AppContext, projectId: string, filters: readonly Pre
   );
 }
 
-export type TextMatch = { span_id: string; field: TextField; snippet: string };
+export type TextMatch = AnswerOf<typeof TextMatchAnswer>;
 
 type TextMatchRow = {
   trace_id: string;
@@ -231,18 +233,7 @@ export async function getTrace(
   return { ...(whole.data[0] ?? deriveTrace(spans, projectId, ctx.config.webUrl)), spans, truncated: true };
 }
 
-export type SessionSummary = {
-  session_id: string;
-  trace_count: number;
-  first_trace_time: string;
-  last_trace_time: string;
-  total_cost: number;
-  total_input_tokens: number;
-  total_output_tokens: number;
-  error_count: number;
-  duration_ms: number | null;
-  user_id: string | null;
-};
+export type SessionSummary = AnswerOf<typeof SessionSummaryAnswer>;
 
 function sessionOf(row: SessionRow): SessionSummary {
   return {

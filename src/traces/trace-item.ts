@@ -1,69 +1,17 @@
 import type { StoredSpanRow, TraceAggregateRow } from './queries.js';
-import type { CostSource } from './span-input.js';
+import type { AnswerOf } from '../answer-schemas.js';
+import type { SpanAnswer, SpanEventAnswer, SpanLinkAnswer, TraceListItemAnswer } from './answers.js';
 
 /**
  * The trace list item (docs/traces.md, "Trace list item") and the span records of the detail read,
  * built from ClickHouse rows. Pure.
  */
 
-export type TraceListItem = {
-  trace_id: string;
-  project_id: string;
-  name: string;
-  trace_start_time: string;
-  user_id: string | null;
-  session_id: string | null;
-  span_count: number;
-  duration_ms: number | null;
-  error_count: number;
-  input: string | null;
-  output: string | null;
-  trace_url: string;
-  metadata_map: Record<string, string>;
-  total_cost: number;
-  total_input_tokens: number;
-  total_output_tokens: number;
-};
-
-export type SpanRecord = {
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  kind: string;
-  start_time: string;
-  end_time: string | null;
-  duration_ms: number | null;
-  status: string;
-  error_type: string | null;
-  error_message: string | null;
-  model_name: string | null;
-  environment: string | null;
-  user_id: string | null;
-  session_id: string | null;
-  input: string | null;
-  output: string | null;
-  metadata: Record<string, string>;
-  cost: number;
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-  evaluation_run_id: string | null;
-  // More span fields (docs/spans.md), after the spec's so those answer as before.
-  cost_source: CostSource;
-  cache_read_tokens: number;
-  cache_write_tokens: number;
-  reasoning_tokens: number;
-  time_to_first_token_ms: number | null;
-  output_tokens_per_second: number | null;
-  events: SpanEventRecord[];
-  links: SpanLinkRecord[];
-  resource: Record<string, string>;
-  dropped_attributes_count: number;
-};
-
-export type SpanEventRecord = { name: string; time: string; attributes: Record<string, string> };
-export type SpanLinkRecord = { trace_id: string; span_id: string; attributes: Record<string, string> };
+/** Inferred from the answer schemas (answers.ts): the shapes are declared once, in zod. */
+export type TraceListItem = AnswerOf<typeof TraceListItemAnswer>;
+export type SpanRecord = AnswerOf<typeof SpanAnswer>;
+export type SpanEventRecord = AnswerOf<typeof SpanEventAnswer>;
+export type SpanLinkRecord = AnswerOf<typeof SpanLinkAnswer>;
 
 /** `{WEB_URL}/projects/{project_id}/traces/{trace_id}` (docs/concepts.md, trace fields). */
 export function traceUrl(webUrl: string, projectId: string, traceId: string): string {
@@ -128,7 +76,8 @@ export function spanRecordOf(row: StoredSpanRow): SpanRecord {
     start_time: isoOf(start),
     end_time: end === null ? null : isoOf(end),
     duration_ms: end === null ? null : end - start,
-    status: row.status,
+    // Ingest stores only the three (span-input.ts, otlp mapping); the column is a plain string.
+    status: row.status as SpanRecord['status'],
     error_type: orNull(row.error_type),
     error_message: orNull(row.error_message),
     model_name: orNull(row.model_name),
@@ -143,7 +92,7 @@ export function spanRecordOf(row: StoredSpanRow): SpanRecord {
     output_tokens: Number(row.output_tokens),
     total_tokens: Number(row.total_tokens),
     evaluation_run_id: orNull(row.evaluation_run_id),
-    cost_source: row.cost_source as CostSource,
+    cost_source: row.cost_source as SpanRecord['cost_source'],
     cache_read_tokens: Number(row.cache_read_tokens),
     cache_write_tokens: Number(row.cache_write_tokens),
     reasoning_tokens: Number(row.reasoning_tokens),

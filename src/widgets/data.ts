@@ -3,6 +3,8 @@ import { QueryLimitError, RequestValidationError } from '../errors.js';
 import { MIB, withinLimits } from '../query/limits.js';
 import { planWidget, WIDGET_LIMITS, type WidgetPlan } from '../query/span-plan.js';
 import { WidgetSpecSchema, type WidgetSpec, type WidgetType } from './spec.js';
+import type { AnswerOf } from '../answer-schemas.js';
+import type { AnsweredWidgetAnswer, WindowAnswer } from './answers.js';
 
 /**
  * Answering query widgets for a window (docs/dashboards.md, "Dashboard data"):
@@ -38,7 +40,7 @@ export const WINDOW_END_SKEW_MS = 60_000;
 export const DASHBOARD_WIDGET_BYTES = 4 * MIB;
 
 export type WindowInput = { range?: string; start_time?: string; end_time?: string };
-export type AnsweredWindow = { range: string | null; start_time: string; end_time: string; clamped: boolean };
+export type AnsweredWindow = AnswerOf<typeof WindowAnswer>;
 export type ResolvedWindow = { range: string | null; startMs: number; endMs: number; clamped: boolean };
 
 /**
@@ -207,17 +209,8 @@ function number(value: unknown): number | null {
 }
 
 export type StoredWidget = { id: string; title: string; type: WidgetType; spec: unknown };
-export type AnsweredWidget = {
-  id: string;
-  title: string;
-  type: string;
-  status: 'ok' | 'error' | 'skipped';
-  columns: string[];
-  rows: unknown[][];
-  meta: Record<string, unknown>;
-  error: string;
-  truncated: boolean;
-};
+/** Inferred from the answer schema (answers.ts). */
+export type AnsweredWidget = AnswerOf<typeof AnsweredWidgetAnswer>;
 
 /**
  * A stored widget answered: a spec stored before the rules changed, or a query that fails, becomes

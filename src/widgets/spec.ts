@@ -1,72 +1,35 @@
 import { z } from 'zod';
 import { SpanFilterSchema, type SpanFilter } from '../query/predicates.js';
-import { AGGREGATIONS } from '../query/measures.js';
+import {
+  AGGREGATIONS,
+  GROUP_FIELDS,
+  IDENTITY_MEASURES,
+  INTERVALS,
+  MEASURES,
+  VIEWS,
+  type WidgetType,
+} from './vocabulary.js';
 
 /**
  * A query widget's spec (docs/dashboards.md): one contract for writes (422 on an invalid spec), the
  * planner (src/query/span-plan.ts) and `POST /widgets/query`. Pure.
  */
 
-export const WIDGET_TYPES = ['timeseries', 'stat', 'table', 'bar', 'markdown'] as const;
-export const QUERY_WIDGET_TYPES = ['timeseries', 'stat', 'table', 'bar'] as const;
-export type WidgetType = (typeof WIDGET_TYPES)[number];
-
-export const VIEWS = ['SPANS', 'TRACES'] as const;
-export type View = (typeof VIEWS)[number];
-
-export { AGGREGATIONS, type Aggregation } from '../query/measures.js';
-
-export const INTERVALS = ['auto', '1m', '5m', '1h', '1d'] as const;
-export type Interval = (typeof INTERVALS)[number];
-
-/**
- * Measures by view. `latency` is an alias of `duration_ms`. `error_rate` is the share of rows in
- * error (spans with status error; traces with at least one), whatever the aggregation.
- * `count` counts rows; with `uniq`, a measure names the column whose distinct values are counted.
- */
-export const MEASURES: Record<View, readonly string[]> = {
-  SPANS: [
-    'count',
-    'latency',
-    'duration_ms',
-    'cost',
-    'input_tokens',
-    'output_tokens',
-    'total_tokens',
-    'error_count',
-    'error_rate',
-    'user_id',
-    'session_id',
-    'trace_id',
-    'model_name',
-    // More span fields (docs/spans.md): read from raw spans, the rollups keep no state for them.
-    'cache_read_tokens',
-    'cache_write_tokens',
-    'reasoning_tokens',
-    'time_to_first_token_ms',
-    'output_tokens_per_second',
-  ],
-  TRACES: [
-    'count',
-    'latency',
-    'duration_ms',
-    'cost',
-    'input_tokens',
-    'output_tokens',
-    'total_tokens',
-    'error_count',
-    'error_rate',
-    'span_count',
-    'user_id',
-    'session_id',
-  ],
-};
-
-/** Fields a widget may group by (`metadata.<key>` too). */
-export const GROUP_FIELDS: Record<View, readonly string[]> = {
-  SPANS: ['model_name', 'environment', 'kind', 'status', 'name', 'error_type', 'user_id', 'session_id'],
-  TRACES: ['name', 'user_id', 'session_id'],
-};
+// The spec's words live in vocabulary.ts (shared with the web app's editor).
+export {
+  AGGREGATIONS,
+  GROUP_FIELDS,
+  IDENTITY_MEASURES,
+  INTERVALS,
+  MEASURES,
+  QUERY_WIDGET_TYPES,
+  VIEWS,
+  WIDGET_TYPES,
+  type Aggregation,
+  type Interval,
+  type View,
+  type WidgetType,
+} from './vocabulary.js';
 
 export const MAX_GROUP_BY = 3;
 export const MAX_WIDGET_ROWS = 1000;
@@ -102,7 +65,7 @@ export const WidgetSpecSchema = z
         });
       }
     }
-    const numeric = !['user_id', 'session_id', 'trace_id', 'model_name'].includes(spec.measure);
+    const numeric = !IDENTITY_MEASURES.includes(spec.measure);
     if (!numeric && spec.aggregation !== 'uniq' && spec.aggregation !== 'count') {
       ctx.addIssue({
         code: 'custom',

@@ -16,7 +16,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 type MediaType = { schema?: Record<string, unknown> };
 type ResponseDoc = { content?: Record<string, MediaType> };
 type OperationDoc = { responses?: Record<string, ResponseDoc> };
-export type OpenApiDoc = { paths: Record<string, Record<string, OperationDoc>> };
+export type OpenApiDoc = {
+  paths: Record<string, Record<string, OperationDoc>>;
+  components?: { schemas?: Record<string, unknown> };
+};
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 // ajv-formats is CommonJS; its default export is the plugin under any interop.
@@ -29,7 +32,8 @@ function validatorFor(doc: OpenApiDoc, key: string, schema: Record<string, unkno
   let byKey = compiled.get(doc);
   if (!byKey) compiled.set(doc, (byKey = new Map()));
   let validate = byKey.get(key);
-  if (!validate) byKey.set(key, (validate = ajv.compile(schema)));
+  // Named schemas are `$ref`s into the document's components: compile with them beside the schema.
+  if (!validate) byKey.set(key, (validate = ajv.compile({ ...schema, components: doc.components })));
   return validate;
 }
 

@@ -2,6 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { beforeAll, beforeEach, expect } from 'vitest';
 import { call, PUBLIC, type Harness } from '../../support/harness.js';
 import { waitUntil } from '../../support/wait.js';
+import type { AnswerOf } from '../../../src/answer-schemas.js';
+import type { SpanAnswer, TraceDetailAnswer } from '../../../src/traces/answers.js';
 
 /**
  * Reading an instrumented scenario's trace back through the public API, as a user of the library
@@ -32,45 +34,9 @@ export async function listenOnLoopback(h: Harness): Promise<string> {
   return `http://127.0.0.1:${(h.api.server.address() as AddressInfo).port}`;
 }
 
-export interface StoredSpan {
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  kind: string;
-  status: string;
-  error_type: string | null;
-  error_message: string | null;
-  model_name: string | null;
-  user_id: string | null;
-  session_id: string | null;
-  input: string | null;
-  output: string | null;
-  metadata: Record<string, string>;
-  cost: number;
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-  cost_source: string;
-  cache_read_tokens: number;
-  /** Resource attributes and the instrumentation scope (`otel.scope.name`), apart from metadata. */
-  resource: Record<string, string>;
-}
-
-export interface StoredTrace {
-  trace_id: string;
-  name: string;
-  user_id: string | null;
-  session_id: string | null;
-  span_count: number;
-  error_count: number;
-  input: string | null;
-  output: string | null;
-  metadata_map?: Record<string, string>;
-  total_cost?: number | null;
-  total_input_tokens?: number | null;
-  total_output_tokens?: number | null;
-  spans: StoredSpan[];
-}
+/** A trace and its spans as `GET /traces/{trace_id}` answers them: the server's answer types (answers.ts). */
+export type StoredTrace = AnswerOf<typeof TraceDetailAnswer>;
+export type StoredSpan = AnswerOf<typeof SpanAnswer>;
 
 /**
  * Polls GET /traces/{id} until the trace holds `spanCount` spans (each export is answered once its

@@ -197,7 +197,10 @@ export function WidgetEditor({
                 </label>
                 <label>
                   Aggregation
-                  <select value={spec.aggregation} onChange={(e) => patch({ aggregation: e.target.value })}>
+                  <select
+                    value={spec.aggregation}
+                    onChange={(e) => patch({ aggregation: e.target.value as WidgetSpec['aggregation'] })}
+                  >
                     {AGGREGATIONS.filter((a) => !identity || a === 'uniq' || a === 'count').map((a) => (
                       <option key={a} value={a}>
                         {a}
@@ -296,7 +299,10 @@ export function WidgetEditor({
                 <FilterBar
                   projectId={projectId}
                   filters={spec.filters ?? []}
-                  onChange={(filters: Predicate[]) => patch({ filters })}
+                  onChange={(filters: Predicate[]) =>
+                    // The bar offers the trace list's predicates less signal_id: those a widget takes too.
+                    patch({ filters: filters as WidgetSpec['filters'] })
+                  }
                   exclude={['signal_id']}
                 />
               </div>
