@@ -1,6 +1,16 @@
 import { z } from 'zod';
 import { Count, DateTime, page } from '../answer-schemas.js';
-import { RUN_STATUSES } from './summary.js';
+
+/** A run's statuses (docs/evaluations.md); the summary (summary.ts) computes which one holds. */
+export const RUN_STATUSES = [
+  'running',
+  'completed',
+  'completed_with_errors',
+  'failed',
+  'incomplete',
+  'cancelled',
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** The answers of the evaluation routes (docs/datasets.md). */
 

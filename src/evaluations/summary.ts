@@ -3,7 +3,7 @@ import { isUuid } from '../ids.js';
 import { NotFoundError } from '../errors.js';
 import type { Queryable } from '../stores/postgres.js';
 import type { AnswerOf } from '../answer-schemas.js';
-import type { AggregateEntryAnswer, RunSummaryAnswer } from './answers.js';
+import type { AggregateEntryAnswer, RunStatus, RunSummaryAnswer } from './answers.js';
 
 /**
  * The evaluation run summary (docs/datasets.md, "Run summary"): the run's own fields, its
@@ -37,15 +37,7 @@ export type RunRow = {
   task_error_count: string;
 };
 
-export const RUN_STATUSES = [
-  'running',
-  'completed',
-  'completed_with_errors',
-  'failed',
-  'incomplete',
-  'cancelled',
-] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
+export { RUN_STATUSES, type RunStatus } from './answers.js';
 
 /** The run row with its evaluation's name and key and its version's dataset. Alias `r`. */
 export const RUN_SELECT = `SELECT r.id, r.project_id, r.evaluation_id, e.name AS evaluation_name, e.key AS evaluation_key, v.dataset_id,
