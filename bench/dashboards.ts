@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../src/runtime.js';
 import { queryWidget, resolveWindow } from '../src/widgets/data.js';
 import { OVERVIEW_WIDGETS, type WidgetSpec, type WidgetType } from '../src/widgets/spec.js';
-import { planWidget } from '../src/widgets/planner.js';
+import { planWidget } from '../src/query/span-plan.js';
 import { median, percentile, time, type Row } from './measure.js';
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { useHarness } from './support/harness.js';
 import { createServer } from '../src/http.js';
 import { QueryLimitError } from '../src/errors.js';
-import { settingsClause, withinLimits, type QueryLimits } from '../src/query-limits.js';
+import { settingsClause, withinLimits, type QueryLimits } from '../src/query/limits.js';
 
 /**
  * A ClickHouse query stopped by one of the limits in its SETTINGS is the caller's 400 naming the

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, createApiKey, createProject, PUBLIC, signUp, useHarness, type SignedUp } from '../support/harness.js';
 import { ingestSpans, iso } from '../support/ingest.js';
-import { MAX_SERIES_CELLS, MAX_SERIES_GROUPS, MAX_SERIES_POINTS } from '../../src/widgets/planner.js';
+import { MAX_SERIES_CELLS, MAX_SERIES_GROUPS, MAX_SERIES_POINTS } from '../../src/query/series-steps.js';
 import { WINDOW_END_SKEW_MS } from '../../src/widgets/data.js';
 
 /**

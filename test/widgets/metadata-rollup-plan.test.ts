@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planWidget } from '../../src/widgets/planner.js';
+import { planWidget } from '../../src/query/span-plan.js';
 import type { WidgetSpec, WidgetType } from '../../src/widgets/spec.js';
 
 /**

@@ -4,9 +4,9 @@ import {
   MAX_SERIES_GROUPS,
   MAX_SERIES_POINTS,
   MAX_POINTS,
-  planWidget,
   seriesStep,
-} from '../../src/widgets/planner.js';
+} from '../../src/query/series-steps.js';
+import { planWidget } from '../../src/query/span-plan.js';
 import { resolveWindow, WINDOW_END_SKEW_MS } from '../../src/widgets/data.js';
 import { RequestValidationError } from '../../src/errors.js';
 import type { WidgetSpec, WidgetType } from '../../src/widgets/spec.js';

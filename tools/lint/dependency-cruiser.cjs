@@ -8,7 +8,7 @@ const LOWER = [
   '^src/stores/',
   '^src/query/',
   '^src/auth/',
-  '^src/(ids|edge-schemas|zod-issues|raw-json|raw-json-body|errors|query-limits|config|answer-schemas)[.]ts$',
+  '^src/(ids|edge-schemas|zod-issues|raw-json|raw-json-body|errors|config|answer-schemas)[.]ts$',
 ];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
