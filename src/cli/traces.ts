@@ -3,6 +3,8 @@ import { projectQuery } from './client.js';
 import { CliError } from './errors.js';
 import { render, rowsOf, type Format } from './format.js';
 import type { Context } from './context.js';
+import type { AnswerOf } from '../answer-schemas.js';
+import type { SpanAnswer } from '../traces/answers.js';
 
 /**
  * `sightline traces list|get`. The list's flags map one to one onto the list's parameters and the
@@ -112,19 +114,21 @@ export function timeFlag(flag: string, value: string | undefined, now = Date.now
   );
 }
 
-type TreeSpan = {
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  kind: string;
-  status: string;
-  start_time: string;
-  duration_ms: number | null;
-  model_name: string | null;
-  input_tokens: number;
-  output_tokens: number;
-  cost: number;
-};
+/** What the tree draws of each span of `GET /traces/{trace_id}` (its answer shape: src/traces/answers.ts). */
+type TreeSpan = Pick<
+  AnswerOf<typeof SpanAnswer>,
+  | 'span_id'
+  | 'parent_span_id'
+  | 'name'
+  | 'kind'
+  | 'status'
+  | 'start_time'
+  | 'duration_ms'
+  | 'model_name'
+  | 'input_tokens'
+  | 'output_tokens'
+  | 'cost'
+>;
 
 /**
  * The spans as an indented tree (children under their parent, by start time), each with its offset

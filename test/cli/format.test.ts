@@ -59,7 +59,7 @@ describe('CLI formatting', () => {
       }),
       span('b', 'r', 'search', 200, { kind: 'tool', status: 'error' }),
       span('c', 'b', 'http', 210, { duration_ms: null }),
-    ]);
+    ] as Parameters<typeof spanTree>[0]);
     expect(tree.split('\n')).toEqual([
       'agent [agent]  +0 ms  500 ms',
       '├─ chat [llm]  +5 ms  10 ms  gpt-4o  100→20 tok  $0.00045',
