@@ -18,8 +18,13 @@ const inputs = [
   path.join(web, 'src'),
   path.join(web, 'index.html'),
   path.join(web, 'vite.config.ts'),
-  // The one module of the server's the web app imports (the widget spec's words, web/src/widget-spec.ts).
+  // The server's modules the web app imports: the pure word lists it shares with the server's contract
+  // (widget spec, aggregations, span, alert and signal statuses).
   path.join(root, 'src', 'widgets', 'vocabulary.ts'),
+  path.join(root, 'src', 'query', 'aggregations.ts'),
+  path.join(root, 'src', 'traces', 'vocabulary.ts'),
+  path.join(root, 'src', 'alerts', 'vocabulary.ts'),
+  path.join(root, 'src', 'signals', 'vocabulary.ts'),
   path.join(root, 'package-lock.json'),
 ];
 const force = process.argv.includes('--force');

@@ -9,8 +9,7 @@ import { normalizePredicate, PredicateInput, type SpanPredicate } from '../query
  * (WidgetSpecSchema) after its filters are normalised (src/query/predicates.ts). Pure.
  */
 
-export const ALERT_STATUSES = ['OK', 'ALERTING', 'NO_DATA', 'ERROR', 'PAUSED'] as const;
-export type AlertStatus = (typeof ALERT_STATUSES)[number];
+export { ALERT_STATUSES, type AlertStatus } from './vocabulary.js';
 export const SEVERITIES = ['info', 'warning', 'critical'] as const;
 export type Severity = (typeof SEVERITIES)[number];
 export const OPERATORS = ['>', '>=', '<', '<=', '=', '!='] as const;

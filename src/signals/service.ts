@@ -1,6 +1,7 @@
 import { NotFoundError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import type { Queryable } from '../stores/postgres.js';
+import { type SignalStatus } from './vocabulary.js';
 
 /**
  * Signal reads (docs/signals.md, "Signals"). A signal
@@ -8,8 +9,7 @@ import type { Queryable } from '../stores/postgres.js';
  * Merged signals are still answered by the detail read, with `merged_into_id`; lists leave them out.
  */
 
-export const SIGNAL_STATUSES = ['open', 'resolved', 'dismissed'] as const;
-export type SignalStatus = (typeof SIGNAL_STATUSES)[number];
+export { SIGNAL_STATUSES, type SignalStatus } from './vocabulary.js';
 export const RCA_STATES = ['none', 'pending', 'ready', 'failed'] as const;
 export type RcaState = (typeof RCA_STATES)[number];
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isoToEpochMs } from '../edge-schemas.js';
 import { issueLines } from '../zod-issues.js';
+import { SPAN_STATUSES } from './vocabulary.js';
 
 /**
  * One ingested span: the request contract of `POST /api/v1/public/traces` (docs/spans.md) and what
@@ -31,7 +32,7 @@ const DateTime = z.iso.datetime({ offset: true, local: true, error: 'Invalid ISO
 const ShortText = z.string().max(MAX_SHORT_TEXT_LENGTH).nullish();
 const TokenCount = z.int().min(0).nullish();
 
-export const SpanStatus = z.enum(['ok', 'error', 'unset']);
+export const SpanStatus = z.enum(SPAN_STATUSES);
 /** Where a span's cost came from (docs/spans.md, "Cost"): sent by the producer, computed from the price table, or none. */
 export const CostSource = z.enum(['sent', 'computed', 'none']);
 export type CostSource = z.infer<typeof CostSource>;

@@ -1,4 +1,5 @@
 import type { Predicate } from './types';
+import { COMMON_SPAN_KINDS, SPAN_STATUSES } from '../../src/traces/vocabulary';
 
 /**
  * The predicate table (docs/filters.md) as the filter menus present it. One
@@ -27,13 +28,13 @@ export const OP_LABELS: Record<string, string> = {
 };
 
 export const FILTER_FIELDS: FieldDef[] = [
-  { field: 'status', label: 'Status', kind: 'set', ops: ['in'], options: ['ok', 'error', 'unset'] },
+  { field: 'status', label: 'Status', kind: 'set', ops: ['in'], options: [...SPAN_STATUSES] },
   {
     field: 'span_kind',
     label: 'Span kind',
     kind: 'set',
     ops: ['in'],
-    options: ['llm', 'tool', 'agent', 'chain', 'retriever', 'embedding', 'http', 'custom'],
+    options: [...COMMON_SPAN_KINDS],
   },
   { field: 'model_name', label: 'Model', kind: 'set', ops: ['in'] },
   { field: 'environment', label: 'Environment', kind: 'set', ops: ['in'] },

@@ -9,8 +9,9 @@ import { TimeChart } from '../components/time-chart';
 import { Badge, Empty, ErrorBox, Loading, Modal, NotFound, Pager, Time, useTitle } from '../components/ui';
 import { AGGREGATIONS, GROUP_FIELDS, IDENTITY_MEASURES, MEASURES, valueFormatter } from '../widget-spec';
 import type { Alert, AlertEvaluation, AlertFilter, Page, Predicate } from '../types';
+import { ALERT_STATUSES } from '../../../src/alerts/vocabulary';
 
-const STATUSES = ['OK', 'ALERTING', 'NO_DATA', 'ERROR', 'PAUSED'];
+const STATUSES: readonly string[] = ALERT_STATUSES;
 const OPERATORS = ['>', '>=', '<', '<=', '=', '!='];
 const WINDOWS = ['1m', '5m', '10m', '30m', '1h', '2h'];
 const SEVERITIES = ['info', 'warning', 'critical'];

@@ -6,8 +6,9 @@ import { useProject } from '../project';
 import { fmtInt } from '../format';
 import { Badge, Empty, ErrorBox, Loading, Modal, NotFound, Pager, Time, useTitle } from '../components/ui';
 import type { Finding, Page, SignalDetail, SignalItem, SignalStatus } from '../types';
+import { SIGNAL_STATUSES } from '../../../src/signals/vocabulary';
 
-const STATUSES: SignalStatus[] = ['open', 'resolved', 'dismissed'];
+const STATUSES: readonly SignalStatus[] = SIGNAL_STATUSES;
 const REASONS = [
   ['fixed_by_pr', 'Fixed by a pull request'],
   ['fixed_elsewhere', 'Fixed elsewhere'],
