@@ -3,15 +3,8 @@ import { isUuid, newId } from '../ids.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { findVersion } from '../datasets/version-read.js';
-import {
-  aggregatesOf,
-  findRun,
-  RUN_SELECT,
-  summaryOf,
-  type RunRow,
-  type RunStatus,
-  type RunSummary,
-} from './summary.js';
+import { aggregatesOf, findRun, RUN_SELECT, summaryOf, type RunRow, type RunSummary } from './summary.js';
+import type { RunStatus } from './answers.js';
 
 /**
  * Evaluations and their runs (docs/datasets.md). Reads take a project resolved by the route; run

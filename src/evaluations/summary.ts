@@ -37,8 +37,6 @@ export type RunRow = {
   task_error_count: string;
 };
 
-export { RUN_STATUSES, type RunStatus } from './answers.js';
-
 /** The run row with its evaluation's name and key and its version's dataset. Alias `r`. */
 export const RUN_SELECT = `SELECT r.id, r.project_id, r.evaluation_id, e.name AS evaluation_name, e.key AS evaluation_key, v.dataset_id,
        r.dataset_version_id, r.candidate_version, r.environment, r.run_number, r.status, r.started_at, r.completed_at,

@@ -9,7 +9,7 @@ import { DURATION_MS_OR_NULL } from './expressions.js';
  */
 
 import type { Aggregation } from './aggregations.js';
-export { AGGREGATIONS, type Aggregation } from './aggregations.js';
+export type { Aggregation } from './aggregations.js';
 
 /** What a measure expression needs of a spec: what is measured, and how it is aggregated. */
 export type Measure = { measure: string; aggregation: Aggregation };
