@@ -2,8 +2,14 @@ import type { AppContext } from '../src/context.js';
 import { startDeletionsWorker } from './deletions.js';
 import { startAlertWorkers } from './alerts.js';
 import { startDetectionWorkers } from './detection.js';
+import { startTextIndexWorker } from './text-index.js';
 
 /** Starts every queue processor of the worker process. */
 export function startWorkers(ctx: AppContext) {
-  return [startDeletionsWorker(ctx), ...startAlertWorkers(ctx), ...startDetectionWorkers(ctx)];
+  return [
+    startDeletionsWorker(ctx),
+    ...startAlertWorkers(ctx),
+    ...startDetectionWorkers(ctx),
+    startTextIndexWorker(ctx),
+  ];
 }

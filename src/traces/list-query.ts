@@ -4,7 +4,7 @@ import { ROOT_SPAN_WITH, TRACE_ITEM_COLUMNS } from './queries.js';
 import { paramBuilder, type Query } from '../query/params.js';
 import { FINAL_SETTINGS, ROOT_NAME, SESSION, traceHourBefore, traceHourFrom, USER } from '../query/expressions.js';
 import { settingsClause, type QueryLimits } from '../query/limits.js';
-import { textTraceIdsSubquery, type TextSearch } from './text-search.js';
+import { textTraceKeysSubquery, traceKeyOf, type TextSearch } from './text-search.js';
 
 /**
  * SQL for listing traces from the rollup (pure; see queries.ts for the tables). Two queries:
@@ -97,10 +97,12 @@ export function sessionTraceIdsSubquery(session: string): string {
 }
 
 /**
- * `trace_id IN` the traces whose spans hold the text, reading only the spans the list's window can
- * hold: a trace's spans start at or after the trace's start (so `start_after` bounds them by the
- * spans' own key), and carry the trace's rollup hour (so `end_before` bounds them the way it bounds
- * the rollup, late-root slack included, through the minmax index on `spans.trace_start_hour`).
+ * The traces whose spans hold the text, by their key `(trace_start_hour, sipHash64(trace_id))`
+ * (src/traces/text-search.ts: the index names traces so), for a query over `traces`. Only the spans
+ * and postings the list's window can hold are read: a trace's spans start at or after the trace's
+ * start (so `start_after` bounds them by the spans' own key), and carry the trace's rollup hour (so
+ * `end_before` bounds them the way it bounds the rollup, late-root slack included, through the minmax
+ * index on `spans.trace_start_hour`; the postings are keyed by that hour too).
  */
 export function textCondition(
   p: Pick<TraceListParams, 'startAfter' | 'endBefore' | 'includeEvaluations'>,
@@ -108,16 +110,18 @@ export function textCondition(
   param: (type: string, value: unknown) => string,
 ): string {
   const window: string[] = [];
+  const hours: string[] = [];
   if (p.startAfter !== undefined) {
     const from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);
-    window.push(`start_time >= ${from}`, traceHourFrom(from));
+    window.push(`start_time >= ${from}`);
+    hours.push(traceHourFrom(from));
   }
   if (p.endBefore !== undefined) {
     const to = param("DateTime64(3, 'UTC')", p.endBefore / 1000);
-    window.push(traceHourBefore(to));
+    hours.push(traceHourBefore(to));
   }
   if (!p.includeEvaluations) window.push("evaluation_run_id = ''");
-  return `trace_id IN (${textTraceIdsSubquery(text, param, window)})`;
+  return `(trace_start_hour, ${traceKeyOf('trace_id')}) IN (${textTraceKeysSubquery(text, param, window, hours)})`;
 }
 
 /** Phase 1. Rows: trace_id, hour (epoch s of its rollup key), total (matches in the window). */

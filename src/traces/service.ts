@@ -23,6 +23,7 @@ import {
   type SpanRecord,
   type TraceListItem,
 } from './trace-item.js';
+import { withTextIndexState } from './text-index.js';
 import { sessionListQuery, type SessionRow, type SessionWhere } from './session-query.js';
 import type { Predicate } from './filters.js';
 import { signalMembers } from '../signals/service.js';
@@ -128,6 +129,8 @@ export async function listTraces(
   pageBytes = LIST_PAGE_BYTES,
 ): Promise<Page<TraceListItem & { text_match?: TextMatch }>> {
   params = { ...params, signalIds: params.signalIds ?? (await mergedSignals(ctx, params.projectId, params.filters)) };
+  if (params.text && !params.text.index)
+    params = { ...params, text: await withTextIndexState(ctx.ch, params.projectId, params.text) };
   const { page, total } = await choosePage(ctx, params);
   const data = await fetchItems(ctx, params, page, answerLimits(page.length, pageBytes));
   if (!params.text || data.length === 0) return { data, meta: { page: params.page, limit: params.limit, total } };
@@ -264,6 +267,8 @@ export async function listSessions(
   where?: SessionWhere,
 ): Promise<Page<SessionSummary>> {
   if (where && !where.signalIds) where = { ...where, signalIds: await mergedSignals(ctx, projectId, where.filters) };
+  if (where?.text && !where.text.index)
+    where = { ...where, text: await withTextIndexState(ctx.ch, projectId, where.text) };
   const found = await rows<SessionRow>(
     ctx,
     sessionListQuery({ projectId, limit, offset: page * limit, where }, SUMMARY_LIMITS),

@@ -19,7 +19,15 @@ export const MAX_TEXT_QUERY_LENGTH = 512;
 export const MAX_TEXT_TERMS = 64;
 export const SNIPPET_LENGTH = 300;
 
-export type TextSearch = { terms: string[]; scope: TextScope };
+/**
+ * What the search needs to know of the index, read once per request (`textIndexState` in
+ * src/traces/text-index.ts), so its conditions are constants the engine prunes by: the watermark
+ * (epoch ms; 0 when the indexer never ran) and the project's hours whose postings are not trusted
+ * (epoch s). Without it the conditions read both from their tables (the same answers, a little slower).
+ */
+export type TextIndexState = { watermarkMs: number; collisionHours: number[] };
+
+export type TextSearch = { terms: string[]; scope: TextScope; index?: TextIndexState };
 
 /**
  * The terms of a query: words separated by whitespace, and text in double quotes as one term (a
@@ -79,20 +87,160 @@ function termHits(s: TextSearch, param: Param): string[] {
 }
 
 /**
- * The ids of the traces whose spans hold every term (each term in some span of the trace, within
- * the scope), among the spans matching `spanWindow` (conditions on `spans`: the list's window).
- * Params: project.
+ * The ASCII characters ClickHouse's `splitByNonAlpha` splits at (measured: tab, line feed, vertical
+ * tab, form feed, carriage return, space and ASCII punctuation except `~`); every other character,
+ * all of non-ASCII included, belongs to a token. The index's tokens (src/traces/text-index.ts) and a
+ * term's pieces are cut by this one rule.
  */
-export function textTraceIdsSubquery(s: TextSearch, param: Param, spanWindow: string[]): string {
+const SEPARATORS = /[\t\n\v\f\r !-/:-@[-`{-}]/u;
+
+/** A term's pieces as the index cuts text: the runs between separators (empty ones dropped). */
+export function runsOf(term: string): string[] {
+  return term.split(new RegExp(SEPARATORS.source, 'gu')).filter((r) => r !== '');
+}
+
+/**
+ * The index leaves out tokens shorter than this (in UTF-8 bytes of the lowered text), and the search
+ * looks up no piece shorter: one or two Latin letters lie inside most tokens. A CJK character
+ * (3 bytes) is looked up.
+ */
+export const MIN_TOKEN_BYTES = 3;
+
+const CASED = /\p{Cased}/u;
+
+/**
+ * The fewest UTF-8 bytes `piece` can have once ClickHouse lowers it: lowering maps each code point
+ * to one code point and leaves characters without case alone, but a cased one may shrink (the Kelvin
+ * sign's 3 bytes become `k`), so each cased character counts 1. A piece counted at 3 or more is at
+ * least that long as the engine lowers it, so it can only lie inside indexed tokens.
+ */
+function loweredBytesAtLeast(piece: string): number {
+  let n = 0;
+  for (const c of piece) n += CASED.test(c) ? 1 : Buffer.byteLength(c);
+  return n;
+}
+
+/**
+ * How the index serves one term: `pieces` are its pieces long enough to look up (their positions,
+ * 1-based, among `splitByNonAlpha(lowerUTF8(term))`, which ClickHouse computes, so the lowered
+ * pieces are the engine's, byte for byte); `exact` when the term is one such piece and nothing
+ * else: then the traces holding a token that contains it are exactly the traces whose text does.
+ */
+export type TermPlan = { term: string; pieces: number[]; exact: boolean };
+
+export function planTerm(term: string): TermPlan {
+  const runs = runsOf(term);
+  const pieces = runs.flatMap((r, i) => (loweredBytesAtLeast(r) >= MIN_TOKEN_BYTES ? [i + 1] : []));
+  return { term, pieces, exact: pieces.length === 1 && runs.length === 1 && !SEPARATORS.test(term) };
+}
+
+const SCOPE_BITS: Record<TextScope, number> = { all: 7, input: 1, output: 2, error: 4 };
+
+/**
+ * A trace's key in the index: its rollup hour and this 64-bit hash of its id
+ * (clickhouse/0012_text_index.sql). Every text condition names traces by the pair.
+ */
+export const traceKeyOf = (traceId: string) => `sipHash64(${traceId})`;
+
+/** The indexer's watermark (`ingested_at`, at or below which every span has its postings); 1970 when none. */
+export const TEXT_WATERMARK = "(SELECT max(watermark) FROM text_index_marks WHERE project_id = '')";
+
+/** The project's hours whose postings the search does not trust (two traces share a key there). */
+const COLLISION_HOURS = '(SELECT trace_start_hour FROM text_index_collisions WHERE project_id = {project:String})';
+
+/**
+ * The keys `(trace_start_hour, key)` of the traces whose spans hold every term (each term in some
+ * span of the trace, within the scope), among the spans matching `spanWindow` (conditions on
+ * `spans`: the list's window) and the traces filed under the hours `hourWindow` allows (conditions
+ * on `trace_start_hour` alone, which the index files traces by too). Params: project.
+ *
+ * Through the index (clickhouse/0012_text_index.sql) whenever a term has a piece to look up: the
+ * postings answer for the spans at or below the indexer's watermark, a scan of the text answers for
+ * the spans above it (and for an hour the index can't tell apart), and the two are merged per trace,
+ * so a trace whose spans were indexed in part is judged on all of them. When every term is one
+ * piece, that is the answer; otherwise it gives the candidates, and their spans are checked for the
+ * terms the index can't answer alone (phrases, terms with punctuation, short terms) with the same
+ * conditions as the scan. Without a piece to look up, a scan of the window's spans.
+ */
+export function textTraceKeysSubquery(
+  s: TextSearch,
+  param: Param,
+  spanWindow: string[],
+  hourWindow: string[] = [],
+): string {
+  const plans = s.terms.map(planTerm);
+  const indexed = plans.filter((p) => p.pieces.length > 0);
+  const unchecked = plans.filter((p) => !p.exact).map((p) => p.term);
+  if (indexed.length === 0) return scanTraceKeys(s, param, [...spanWindow, ...hourWindow]);
+  const candidates = indexedTraceKeys(indexed, s, param, spanWindow, hourWindow);
+  if (unchecked.length === 0) return candidates;
+  return scanTraceKeys({ terms: unchecked, scope: s.scope }, param, [
+    ...spanWindow,
+    ...hourWindow,
+    `(trace_start_hour, ${traceKeyOf('trace_id')}) IN (${candidates})`,
+  ]);
+}
+
+/**
+ * The index's answer, merged with the scan of the tail: the keys of the traces having, for every
+ * piece of every planned term, a span whose scoped text contains it (read from the postings: a token
+ * in the scope's fields containing the piece; or from the text of the spans the postings don't
+ * cover). One scan of the project's dictionary finds the tokens holding any piece; their postings,
+ * read by token over the window's hours, give the traces. Params: project.
+ */
+function indexedTraceKeys(
+  plans: TermPlan[],
+  s: TextSearch,
+  param: Param,
+  spanWindow: string[],
+  hourWindow: string[],
+): string {
+  const pieces: string[] = [];
+  for (const p of plans) {
+    const runs = `splitByNonAlpha(lowerUTF8(${param('String', p.term)}))`;
+    for (const i of p.pieces) pieces.push(`${runs}[${i}]`);
+  }
+  const unique = [...new Set(pieces)];
+  const all = 2 ** unique.length - 1;
+  const bits = (has: (piece: string) => string) =>
+    unique.length === 1 ? '1' : `${unique.map((p, i) => `if(${has(p)}, ${2 ** i}, 0)`).join(' + ')}`;
+  const state = s.index;
+  const watermark = state ? `fromUnixTimestamp64Milli(${param('Int64', state.watermarkMs)}, 'UTC')` : TEXT_WATERMARK;
+  const collisions = !state
+    ? COLLISION_HOURS
+    : state.collisionHours.length
+      ? param("Array(DateTime('UTC'))", state.collisionHours)
+      : undefined;
+  const postings = [
+    'project_id = {project:String}',
+    ...hourWindow,
+    `bitAnd(fields, ${SCOPE_BITS[s.scope]}) != 0`,
+    `token IN (SELECT token FROM text_tokens WHERE project_id = {project:String} AND multiSearchAny(token, [${unique.join(', ')}]))`,
+    ...(collisions ? [`trace_start_hour NOT IN ${collisions}`] : []),
+  ];
+  const fromPostings = `SELECT trace_start_hour AS h, trace_key AS k, ${bits((p) => `position(token, ${p}) > 0`)} AS m
+    FROM text_postings WHERE ${postings.join('\n      AND ')}`;
+  // The same pieces in the spans the postings don't cover, lowered and scoped as the scan does.
+  const scoped = s.scope === 'all' ? [SPAN_TEXT_EXPR] : scopeFields(s.scope).map((f) => `lowerUTF8(${FIELD_SQL[f]})`);
+  const has = (p: string) => `(${scoped.map((t) => `position(${t}, ${p}) > 0`).join(' OR ')})`;
+  const tail = (where: string) => `SELECT trace_start_hour AS h, ${traceKeyOf('trace_id')} AS k, ${bits(has)} AS m
+    FROM spans WHERE ${['project_id = {project:String}', ...spanWindow, ...hourWindow, where, `(${unique.map(has).join(' OR ')})`].join('\n      AND ')}`;
+  const branches = [fromPostings, tail(`ingested_at > ${watermark}`)];
+  if (collisions) branches.push(tail(`trace_start_hour IN ${collisions}`));
+  return `SELECT h, k FROM (\n    ${branches.join('\n    UNION ALL\n    ')}\n  ) GROUP BY h, k HAVING groupBitOr(m) = ${all}`;
+}
+
+/** The keys of the traces whose spans (among those matching `spanWindow`) hold every term, read from the spans. */
+function scanTraceKeys(s: TextSearch, param: Param, spanWindow: string[]): string {
   const hits = termHits(s, param);
   const where = [
     'project_id = {project:String}',
     ...spanWindow,
     hits.length === 1 ? hits[0]! : `(${hits.join('\n    OR ')})`,
   ];
-  const select = `SELECT trace_id FROM spans WHERE ${where.join(' AND ')}`;
+  const select = `SELECT trace_start_hour, ${traceKeyOf('trace_id')} FROM spans WHERE ${where.join(' AND ')}`;
   if (hits.length === 1) return select;
-  return `${select}\n  GROUP BY trace_id HAVING ${hits.map((h) => `max(${h})`).join(' AND ')}`;
+  return `${select}\n  GROUP BY trace_start_hour, trace_id HAVING ${hits.map((h) => `max(${h})`).join(' AND ')}`;
 }
 
 /**

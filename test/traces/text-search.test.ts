@@ -3,11 +3,12 @@ import type { LightMyRequestResponse } from 'fastify';
 import { projectWithKey, publicGet, useHarness } from '../support/harness.js';
 import { parseTextQuery, snippetOf } from '../../src/traces/text-search.js';
 import { ingestSpans, iso } from '../support/ingest.js';
+import { catchUpTextIndex } from '../../src/traces/text-index.js';
 
 /**
  * Full-text search (`text_query`, `text_scope`, `text_match`; docs/traces.md "Text search") on real
  * stores: payloads in many scripts ingested through the API, found by a word or a phrase in their
- * script, and near-misses not found.
+ * script, and near-misses not found; before the text indexer ran (every span scanned) and after.
  */
 
 const h = useHarness();
@@ -158,6 +159,38 @@ describe('text search: GET /traces', () => {
   ];
   it.each(cases)('%s: %s', async (_label, query, expected) => {
     expect(ids(await find(query))).toEqual(expected);
+  });
+
+  // The same answers through the text index (src/traces/text-index.ts), and with some traces
+  // indexed in part: a span stored after the indexer's pass is read from the spans.
+  describe('after the indexer ran', () => {
+    beforeAll(async () => {
+      await ingestSpans(h(), token, trace('t-partial', { input: 'a first kinkajou 第一只熊' }));
+      await catchUpTextIndex(h().ctx, { lagMs: 0 });
+      const postings = await h().ctx.ch.rows<{ n: string }>({ query: 'SELECT count() AS n FROM text_postings' });
+      expect(Number(postings[0]!.n)).toBeGreaterThan(0);
+    });
+    it.each(cases)('%s: %s', async (_label, query, expected) => {
+      expect(ids(await find(query))).toEqual(expected);
+    });
+    it('finds words in two spans of a trace, one indexed and one stored after the pass', async () => {
+      await ingestSpans(h(), token, [
+        {
+          trace_id: 't-partial',
+          span_id: 't-partial-late',
+          parent_span_id: 't-partial-root',
+          name: 'step',
+          kind: 'tool',
+          start_time: iso(H - 4 * HOUR),
+          end_time: iso(H - 4 * HOUR + 1000),
+          output: 'a late numbat and 迟到的袋鼠',
+        },
+      ]);
+      expect(ids(await find('kinkajou numbat'))).toEqual(['t-partial']);
+      expect(ids(await find('熊 袋鼠'))).toEqual(['t-partial']);
+      expect(ids(await find('"late numbat" kinkajou'))).toEqual(['t-partial']);
+      expect(ids(await find('kinkajou wombat'))).toEqual([]);
+    });
   });
 
   it('counts matches in meta.total and pages through them', async () => {
