@@ -48,6 +48,8 @@ export type TextIndexPass = {
   collisions: number;
   /** Whether the pass reached `lagMs` ago (else a backlog remains for the next passes). */
   caughtUp: boolean;
+  /** Wall ms of the pass's writes: postings, tokens, the key check (the bench reports them). */
+  steps: { postings: number; tokens: number; check: number };
 };
 
 export type TextIndexOptions = { lagMs?: number; maxSpans?: number };
@@ -65,11 +67,21 @@ export async function runTextIndexPass(
   });
   const from = Number(clock!.w);
   const upper = Number(clock!.now) - lag;
+  const steps = { postings: 0, tokens: 0, check: 0 };
+  const timed = async <T>(step: keyof typeof steps, fn: () => Promise<T>): Promise<T> => {
+    const t = performance.now();
+    try {
+      return await fn();
+    } finally {
+      steps[step] += performance.now() - t;
+    }
+  };
   const done = (to: number, spans: number, collisions = 0): TextIndexPass => ({
     from,
     to,
     spans,
     collisions,
+    steps,
     caughtUp: to >= upper,
     ms: performance.now() - started,
   });
@@ -94,34 +106,40 @@ export async function runTextIndexPass(
   const spans = Number(count!.n);
   let collisions = 0;
   if (spans > 0) {
-    await ctx.ch.client.command({
-      query: `INSERT INTO text_postings (project_id, token, trace_start_hour, trace_key, fields, ttl_days)
+    await timed('postings', () =>
+      ctx.ch.client.command({
+        query: `INSERT INTO text_postings (project_id, token, trace_start_hour, trace_key, fields, ttl_days)
 SELECT project_id, tf.1 AS token, trace_start_hour, sipHash64(trace_id) AS trace_key, groupBitOr(tf.2) AS fields, max(ttl_days) AS ttl_days
 FROM spans ARRAY JOIN ${FIELD_TOKENS} AS tf
 WHERE ${PASS_SPANS} AND length(tf.1) >= ${MIN_TOKEN_BYTES}
 GROUP BY project_id, token, trace_start_hour, trace_key
 ${PASS_SETTINGS}`,
-      query_params: params,
-    });
-    await ctx.ch.client.command({
-      query: `INSERT INTO text_tokens (project_id, token, last_hour, ttl_days)
+        query_params: params,
+      }),
+    );
+    await timed('tokens', () =>
+      ctx.ch.client.command({
+        query: `INSERT INTO text_tokens (project_id, token, last_hour, ttl_days)
 SELECT project_id, token, max(trace_start_hour) AS last_hour, max(ttl_days) AS ttl_days
 FROM spans ARRAY JOIN arrayDistinct(splitByNonAlpha(lowerUTF8(concat(ifNull(input, ''), ' ', ifNull(output, ''), ' ', error_message)))) AS token
 WHERE ${PASS_SPANS} AND length(token) >= ${MIN_TOKEN_BYTES}
 GROUP BY project_id, token
 ${PASS_SETTINGS}`,
-      query_params: params,
-    });
+        query_params: params,
+      }),
+    );
     // Two traces of one project and hour with one key: the search scans that hour instead. Every
     // trace of an hour the pass wrote is compared, so a pair is found when the later one is indexed.
-    const found = await ctx.ch.rows<{ project_id: string; hour: string; ttl: number }>({
-      query: `SELECT project_id, toUnixTimestamp(trace_start_hour) AS hour, max(ttl_days) AS ttl FROM (
+    const found = await timed('check', () =>
+      ctx.ch.rows<{ project_id: string; hour: string; ttl: number }>({
+        query: `SELECT project_id, toUnixTimestamp(trace_start_hour) AS hour, max(ttl_days) AS ttl FROM (
   SELECT project_id, trace_start_hour, max(ttl_days) AS ttl_days FROM traces
   WHERE (project_id, trace_start_hour) IN (SELECT DISTINCT project_id, trace_start_hour FROM spans WHERE ${PASS_SPANS})
   GROUP BY project_id, trace_start_hour, sipHash64(trace_id) HAVING uniqExact(trace_id) > 1
 ) GROUP BY project_id, trace_start_hour`,
-      query_params: params,
-    });
+        query_params: params,
+      }),
+    );
     collisions = found.length;
     if (found.length) {
       await ctx.ch.client.insert({
