@@ -134,6 +134,9 @@ export function planTerm(term: string): TermPlan {
   return { term, pieces, exact: pieces.length === 1 && runs.length === 1 && !SEPARATORS.test(term) };
 }
 
+/** The most pieces the index looks up for one query: one bit each in a UInt64 mask. */
+export const MAX_INDEXED_PIECES = 64;
+
 const SCOPE_BITS: Record<TextScope, number> = { all: 7, input: 1, output: 2, error: 4 };
 
 /**
@@ -171,7 +174,10 @@ export function textTraceKeysSubquery(
   const plans = s.terms.map(planTerm);
   const indexed = plans.filter((p) => p.pieces.length > 0);
   const unchecked = plans.filter((p) => !p.exact).map((p) => p.term);
-  if (indexed.length === 0) return scanTraceKeys(s, param, [...spanWindow, ...hourWindow]);
+  const pieces = indexed.reduce((n, p) => n + p.pieces.length, 0);
+  // Each piece is a bit of a UInt64 mask; a query of more pieces (a long pasted text) is scanned.
+  if (indexed.length === 0 || pieces > MAX_INDEXED_PIECES)
+    return scanTraceKeys(s, param, [...spanWindow, ...hourWindow]);
   const candidates = indexedTraceKeys(indexed, s, param, spanWindow, hourWindow);
   if (unchecked.length === 0) return candidates;
   return scanTraceKeys({ terms: unchecked, scope: s.scope }, param, [
@@ -201,9 +207,11 @@ function indexedTraceKeys(
     for (const i of p.pieces) pieces.push(`${runs}[${i}]`);
   }
   const unique = [...new Set(pieces)];
-  const all = 2 ** unique.length - 1;
+  const all = ((1n << BigInt(unique.length)) - 1n).toString();
   const bits = (has: (piece: string) => string) =>
-    unique.length === 1 ? '1' : `${unique.map((p, i) => `if(${has(p)}, ${2 ** i}, 0)`).join(' + ')}`;
+    unique.length === 1
+      ? '1'
+      : `${unique.map((p, i) => `if(${has(p)}, ${(1n << BigInt(i)).toString()}, 0)`).join(' + ')}`;
   const state = s.index;
   const watermark = state ? `fromUnixTimestamp64Milli(${param('Int64', state.watermarkMs)}, 'UTC')` : TEXT_WATERMARK;
   const collisions = !state

@@ -312,6 +312,27 @@ describe('text index: same answers as a scan', () => {
     expect(await search('order', 'all')).toEqual(inHour);
   });
 
+  it('answers queries of many pieces (one bit each, up to 64; more are scanned)', async () => {
+    const words = Array.from({ length: 70 }, (_, i) => `zq${String(i).padStart(3, '0')}x`);
+    await send([
+      {
+        trace_id: 'many',
+        span_id: 'many-0',
+        name: 'chat',
+        kind: 'llm',
+        start_time: new Date(H - 3 * 3_600_000).toISOString(),
+        input: words.join(' '),
+      },
+    ]);
+    await catchUpTextIndex(h().ctx, { lagMs: 0 });
+    // 60 words: bits up to 2^59 of the mask.
+    expect(await search(words.slice(0, 60).join(' '), 'all')).toEqual(['many']);
+    expect(await search(`${words.slice(0, 59).join(' ')} zq999x`, 'all')).toEqual([]);
+    // A phrase of 70 pieces: past the mask, scanned.
+    expect(await search(quote(words.join(' ')), 'all')).toEqual(['many']);
+    expect(await search(quote(`${words.join(' ')} zq999x`), 'all')).toEqual([]);
+  });
+
   it('does not index the spans of a deleted project', async () => {
     const other = await projectWithKey(h());
     const res = await call(h().api, {
