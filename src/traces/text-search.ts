@@ -235,7 +235,9 @@ function indexedTraceKeys(
     FROM spans WHERE ${['project_id = {project:String}', ...spanWindow, ...hourWindow, where, `(${unique.map(has).join(' OR ')})`].join('\n      AND ')}`;
   const branches = [fromPostings, tail(`ingested_at > ${watermark}`)];
   if (collisions) branches.push(tail(`trace_start_hour IN ${collisions}`));
-  return `SELECT h, k FROM (\n    ${branches.join('\n    UNION ALL\n    ')}\n  ) GROUP BY h, k HAVING groupBitOr(m) = ${all}`;
+  const union = `SELECT h, k FROM (\n    ${branches.join('\n    UNION ALL\n    ')}\n  )`;
+  // One piece: every row found is a match (`IN` drops repeated keys), so no grouping.
+  return unique.length === 1 ? union : `${union} GROUP BY h, k HAVING groupBitOr(m) = ${all}`;
 }
 
 /** The keys of the traces whose spans (among those matching `spanWindow`) hold every term, read from the spans. */
