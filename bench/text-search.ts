@@ -85,8 +85,10 @@ async function buildIndex(ctx: Runtime, rows: Row[]): Promise<TextIndexBuild> {
   };
   rows.push({
     work: `text indexer catch-up, ${spans.toLocaleString()} spans in ${passes.length} passes`,
-    api: `${Math.round(spans / (ms / 1000)).toLocaleString()} spans/s, ${((build.cpu_ms * 1000) / Math.max(1, spans)).toFixed(0)} µs CPU/span`,
-    reference: `${(merged / Math.max(1, spans)).toFixed(0)} B/span merged (${(bytes / Math.max(1, spans)).toFixed(0)} before merges); wall: postings ${(steps.postings / 1000).toFixed(1)} s, tokens ${(steps.tokens / 1000).toFixed(1)} s, key check ${(steps.check / 1000).toFixed(1)} s`,
+    api: spans
+      ? `${Math.round(spans / (ms / 1000)).toLocaleString()} spans/s, ${((build.cpu_ms * 1000) / spans).toFixed(0)} µs CPU/span`
+      : 'nothing to index (built by an earlier run)',
+    reference: `${(merged / Math.max(1, spans)).toFixed(0)} B/indexed span merged (${(bytes / Math.max(1, spans)).toFixed(0)} before merges); wall: postings ${(steps.postings / 1000).toFixed(1)} s, tokens ${(steps.tokens / 1000).toFixed(1)} s, key check ${(steps.check / 1000).toFixed(1)} s`,
     ratio: '',
     target: '',
   });

@@ -5,8 +5,8 @@ import { MIN_TOKEN_BYTES, type TextIndexState, type TextSearch } from './text-se
 /**
  * The text indexer (clickhouse/0012_text_index.sql; docs/traces.md, "Text search"): off the insert
  * path, a pass reads the spans stored since the watermark (by `ingested_at`, which the minmax index
- * of 0003 makes a read of the recent granules only), writes their postings and the project's tokens,
- * checks the hours it wrote for two traces sharing a key, and then stores the new watermark. A
+ * of 0003 makes a read of the recent granules only), checks the hours they belong to for two traces
+ * sharing a key, writes their postings and the project's tokens, and then stores the new watermark. A
  * search scans the spans above the watermark, so nothing a pass has not reached is ever missed, and
  * a pass that fails half-way is simply done again (postings and tokens fold on merge: writing one
  * twice changes nothing).
@@ -106,6 +106,27 @@ export async function runTextIndexPass(
   const spans = Number(count!.n);
   let collisions = 0;
   if (spans > 0) {
+    // Two traces of one project and hour with one key: the search scans that hour instead. Every
+    // trace of an hour the pass writes is compared, so a pair is found when the later one is indexed;
+    // before the postings are written, so a search never trusts a colliding hour's postings.
+    const found = await timed('check', () =>
+      ctx.ch.rows<{ project_id: string; hour: string; ttl: number }>({
+        query: `SELECT project_id, toUnixTimestamp(trace_start_hour) AS hour, max(ttl_days) AS ttl FROM (
+  SELECT project_id, trace_start_hour, max(ttl_days) AS ttl_days FROM traces
+  WHERE (project_id, trace_start_hour) IN (SELECT DISTINCT project_id, trace_start_hour FROM spans WHERE ${PASS_SPANS})
+  GROUP BY project_id, trace_start_hour, sipHash64(trace_id) HAVING uniqExact(trace_id) > 1
+) GROUP BY project_id, trace_start_hour`,
+        query_params: params,
+      }),
+    );
+    collisions = found.length;
+    if (found.length) {
+      await ctx.ch.client.insert({
+        table: 'text_index_collisions',
+        values: found.map((c) => ({ project_id: c.project_id, trace_start_hour: Number(c.hour), ttl_days: c.ttl })),
+        format: 'JSONEachRow',
+      });
+    }
     await timed('postings', () =>
       ctx.ch.client.command({
         query: `INSERT INTO text_postings (project_id, token, trace_start_hour, trace_key, fields, ttl_days)
@@ -128,26 +149,6 @@ ${PASS_SETTINGS}`,
         query_params: params,
       }),
     );
-    // Two traces of one project and hour with one key: the search scans that hour instead. Every
-    // trace of an hour the pass wrote is compared, so a pair is found when the later one is indexed.
-    const found = await timed('check', () =>
-      ctx.ch.rows<{ project_id: string; hour: string; ttl: number }>({
-        query: `SELECT project_id, toUnixTimestamp(trace_start_hour) AS hour, max(ttl_days) AS ttl FROM (
-  SELECT project_id, trace_start_hour, max(ttl_days) AS ttl_days FROM traces
-  WHERE (project_id, trace_start_hour) IN (SELECT DISTINCT project_id, trace_start_hour FROM spans WHERE ${PASS_SPANS})
-  GROUP BY project_id, trace_start_hour, sipHash64(trace_id) HAVING uniqExact(trace_id) > 1
-) GROUP BY project_id, trace_start_hour`,
-        query_params: params,
-      }),
-    );
-    collisions = found.length;
-    if (found.length) {
-      await ctx.ch.client.insert({
-        table: 'text_index_collisions',
-        values: found.map((c) => ({ project_id: c.project_id, trace_start_hour: Number(c.hour), ttl_days: c.ttl })),
-        format: 'JSONEachRow',
-      });
-    }
   }
   await ctx.ch.client.command({
     query: `INSERT INTO text_index_marks (project_id, watermark) VALUES ('', fromUnixTimestamp64Milli({to:Int64}, 'UTC'))`,
