@@ -4,7 +4,7 @@ import { projectWithKey, publicGet, useHarness } from '../support/harness.js';
 import { ingestSpans, iso } from '../support/ingest.js';
 
 /**
- * Text search against extensions.md §3 and docs/traces.md, the cases test/traces/text-search.test.ts
+ * Text search against docs/traces.md ("Text search", "Sessions"), the cases test/traces/text-search.test.ts
  * leaves out: the exact 422 entries of a bad `text_query`/`text_scope` on both lists, scripts whose
  * lowering depends on context (Greek final sigma) or has no case, evaluation traces, a match in a later
  * span's error message, and the session list's paging and totals under a text search.
