@@ -5,8 +5,8 @@ import { ingestSpans, iso } from '../support/ingest.js';
 
 /**
  * Text search against docs/traces.md ("Text search", "Sessions"), the cases test/traces/text-search.test.ts
- * leaves out: the exact 422 entries of a bad `text_query`/`text_scope` on both lists, scripts whose
- * lowering depends on context (Greek final sigma) or has no case, evaluation traces, a match in a later
+ * leaves out: the exact 422 entries of a bad `text_query`/`text_scope` on both lists, case in scripts
+ * where lowering depends on context (Greek final sigma) and in Armenian, evaluation traces, a match in a later
  * span's error message, and the session list's paging and totals under a text search.
  */
 
