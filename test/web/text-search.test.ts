@@ -6,7 +6,7 @@ import { iso } from '../support/ingest.js';
 /**
  * Text search in the web app (issue 21, item 5): a trace found by its text opens at the matching span
  * with the terms marked, even when the match lies past the fold of a long input; the sessions page
- * searches the text of its sessions' traces and shows their errors and duration.
+ * searches the text of its sessions' traces, takes the trace list's filters, and shows their errors and duration.
  */
 
 const server = useWebServer();
@@ -90,7 +90,7 @@ describe('web application: text search', () => {
     await context.close();
   });
 
-  it('searches sessions by the text of their traces and shows their errors and duration', async () => {
+  it('searches sessions by the text of their traces, filters them by metadata, and shows their errors and duration', async () => {
     const s = server();
     const t = Date.now() - 600_000;
     const turn = (session: string, trace: string, at: number, more: Record<string, unknown>) => ({
@@ -106,7 +106,7 @@ describe('web application: text search', () => {
     await ingest(s, [
       turn('web-sess-a', 'wsa-1', 0, { input: 'こんにちは、注文の状況を教えてください' }),
       turn('web-sess-a', 'wsa-2', 60_000, { output: '配送中です', status: 'error', error_message: 'tool timeout' }),
-      turn('web-sess-b', 'wsb-1', 120_000, { input: 'hello there' }),
+      turn('web-sess-b', 'wsb-1', 120_000, { input: 'hello there', metadata: { plan: 'web-pro' } }),
     ]);
     const { context, page } = await newPage(s);
     await logIn(page, s.demo.email, s.demo.password);
@@ -127,6 +127,15 @@ describe('web application: text search', () => {
     await page.getByLabel('Search sessions by the text of their inputs, outputs and errors').fill('TIMEOUT');
     await expect.poll(() => page.url()).toMatch(/text=TIMEOUT/);
     await expect.poll(() => rows.count()).toBe(1);
+    // The trace list's filters, metadata too, in the URL like the traces page's.
+    const filters = JSON.stringify([{ field: 'metadata', op: 'eq', key: 'plan', value: 'web-pro' }]);
+    await page.goto(`/projects/${s.demo.projectId}/sessions?filters=${encodeURIComponent(filters)}`);
+    await expect.poll(() => rows.count()).toBe(1);
+    await expect(rows.first().textContent()).resolves.toContain('web-sess-b');
+    await page.goto(
+      `/projects/${s.demo.projectId}/sessions?filters=${encodeURIComponent(filters)}&text=${encodeURIComponent('注文')}`,
+    );
+    await page.getByText('No sessions match').waitFor();
     await context.close();
   });
 });

@@ -2,10 +2,12 @@ import { useEffect, useState } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { api, isNotFound } from '../api';
+import { parseFilterParam } from '../filters';
+import { FilterBar } from '../components/filter-bar';
 import { useProject } from '../project';
 import { fmtCost, fmtInt, fmtMs } from '../format';
 import { Empty, ErrorBox, Loading, NotFound, Pager, Time, useTitle } from '../components/ui';
-import type { Page, SessionDetail, SessionSummary, TraceItem } from '../types';
+import type { Page, Predicate, SessionDetail, SessionSummary, TraceItem } from '../types';
 import { TEXT_SCOPES, type TextScope } from './traces/text-match';
 
 const LIMIT = 50;
@@ -16,18 +18,22 @@ export function SessionsPage() {
   const [params, setParams] = useSearchParams();
   const navigate = useNavigate();
   const page = Math.max(0, Number(params.get('page')) || 0);
-  // Full-text search over the sessions' spans (`text_query`, `text_scope`): a session is listed when one
-  // of its traces holds every term; its totals still count all its traces.
+  // Full-text search over the sessions' spans (`text_query`, `text_scope`) and the trace list's filters
+  // (metadata too): a session is listed when one of its traces matches them all; its totals still count
+  // all its traces.
   const text = params.get('text') ?? '';
+  const filters = parseFilterParam(params.get('filters'));
   const scope = (TEXT_SCOPES.find((x) => x.value === params.get('scope'))?.value ?? 'all') as TextScope;
   const [typed, setTyped] = useState(text);
   useEffect(() => setTyped(text), [text]);
-  const update = (next: { text?: string; scope?: TextScope; page?: number }) => {
+  const update = (next: { text?: string; scope?: TextScope; page?: number; filters?: Predicate[] }) => {
     const out = new URLSearchParams();
     const t = (next.text ?? text).trim() ? (next.text ?? text) : '';
     const sc = next.scope ?? scope;
+    const fs = next.filters ?? filters;
     if (t) out.set('text', t);
     if (sc !== 'all') out.set('scope', sc);
+    if (fs.length) out.set('filters', JSON.stringify(fs));
     if (next.page) out.set('page', String(next.page));
     setParams(out);
   };
@@ -37,7 +43,7 @@ export function SessionsPage() {
     return () => clearTimeout(t);
   });
   const sessions = useQuery({
-    queryKey: ['sessions', projectId, page, text, scope],
+    queryKey: ['sessions', projectId, page, text, scope, JSON.stringify(filters)],
     placeholderData: keepPreviousData,
     queryFn: ({ signal }) =>
       api<Page<SessionSummary>>('/sessions', {
@@ -48,6 +54,7 @@ export function SessionsPage() {
           page,
           text_query: text.trim() ? text.slice(0, 512) : undefined,
           text_scope: text.trim() && scope !== 'all' ? scope : undefined,
+          filters: filters.length ? JSON.stringify(filters) : undefined,
         },
       }),
   });
@@ -82,13 +89,19 @@ export function SessionsPage() {
           ))}
         </select>
       </div>
+      <FilterBar
+        projectId={projectId}
+        filters={filters}
+        onChange={(next: Predicate[]) => update({ filters: next })}
+        exclude={['signal_id']}
+      />
       {sessions.isPending ? (
         <Loading rows={8} />
       ) : sessions.error ? (
         <ErrorBox error={sessions.error} />
       ) : sessions.data.data.length === 0 ? (
-        text ? (
-          <Empty title="No sessions match">No trace of a session holds every word of the search.</Empty>
+        text || filters.length ? (
+          <Empty title="No sessions match">No trace of a session matches the search and every filter.</Empty>
         ) : (
           <Empty title="No sessions yet">Spans with a session_id group their traces into sessions.</Empty>
         )
