@@ -25,6 +25,14 @@
 //   npm run bench -- --only lists --corpus realistic --spans 300000 --dir /tmp/bench-real --keep
 //                                         # any row on a data set of the realistic corpus instead
 //                                         # (inserted through the spans views, not generated in SQL)
+//   npm run bench -- --only text --corpus both --spans 1000000 --realistic-spans 300000
+//                                         # a section on both corpora: today's, then the realistic one
+//                                         # (its rows tagged "[realistic corpus, N spans]")
+//
+// The full run (no --only) runs every row that ingests or reads spans (ingest, lists, text search,
+// trace detail, dashboards, detection, alerts) on both corpora: today's data set of --spans spans,
+// then a realistic one of --realistic-spans (default 1M, at most --spans) in stores of its own beside
+// it (`<dir>-realistic`). `--corpus default` or `--corpus realistic` runs one.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -76,9 +84,13 @@ const { values: args } = parseArgs({
     keep: { type: 'boolean', default: false },
     // `--only text`: also build and measure the structures not kept on copies of the spans (minutes).
     'text-copies': { type: 'string', default: 'true' },
-    // The spans sent through the API (bench/corpus.ts): `default` (demo traces, ~1 KB spans) or
-    // `realistic` (agent traces carrying the conversation so far, ~4.7 KB spans).
-    corpus: { type: 'string', default: 'default' },
+    // The spans sent through the API (bench/corpus.ts): `default` (demo traces, ~1 KB spans),
+    // `realistic` (agent traces carrying the conversation so far, ~4.7 KB spans) or `both` (today's,
+    // then the realistic one beside it). Default: `both` for the full run, `default` with --only.
+    corpus: { type: 'string' },
+    // The realistic data set's spans when both corpora run (default: 1M, at most --spans; loading it
+    // goes through the spans views, far slower than the default corpus's in-engine load).
+    'realistic-spans': { type: 'string' },
     // `--only storage`: spans of the realistic corpus sent, and the request size (bench/storage.ts).
     'storage-spans': { type: 'string', default: '100000' },
     'storage-batch': { type: 'string', default: '500' },
@@ -101,8 +113,17 @@ const INGEST_ROUNDS = Number(args['ingest-rounds']);
 const RUNS = Number(args.runs);
 const DIR = path.resolve(args.dir);
 const MARKER = path.join(DIR, 'bench-dataset.json');
-const CORPUS = args.corpus as CorpusName;
-if (!CORPUS_NAMES.includes(CORPUS)) throw new Error(`--corpus takes ${CORPUS_NAMES.join(' or ')}, not '${CORPUS}'`);
+/** The corpora this run measures, today's first: the main data set is the first's, the second gets stores of its own. */
+const CORPORA: CorpusName[] = (() => {
+  const given = args.corpus ?? (ONLY === undefined ? 'both' : 'default');
+  if (given === 'both') return ['default', 'realistic'];
+  if (!CORPUS_NAMES.includes(given as CorpusName))
+    throw new Error(`--corpus takes ${CORPUS_NAMES.join(', ')} or both, not '${given}'`);
+  return [given as CorpusName];
+})();
+const CORPUS = CORPORA[0]!;
+/** The second corpus's data set (the realistic one, when both run). */
+const SECOND_SPANS = Number(args['realistic-spans'] ?? Math.min(SPANS, 1_000_000));
 
 type Dataset = {
   /** Absent in markers written before the realistic corpus: the default one. */
@@ -153,6 +174,7 @@ async function main(): Promise<void> {
     days: DAYS,
     runs: RUNS,
     corpus: CORPUS,
+    corpora: CORPORA,
   };
 
   if (ONLY === 'dashboards') {
@@ -160,6 +182,7 @@ async function main(): Promise<void> {
     results.metadata_dashboards = await benchMetadataDashboards(ctx, api, await benchSession(web, dataset), RUNS, rows);
     await Promise.all([api.close(), web.close()]);
     await ctx.close();
+    results.second_corpus = await secondCorpus(['dashboards'], rows);
     return report(results, rows, `dashboards-${SPANS}`);
   }
   if (ONLY === 'ready') {
@@ -172,6 +195,7 @@ async function main(): Promise<void> {
     results.list = await benchList(ctx, api, dataset, rows);
     await Promise.all([api.close(), web.close()]);
     await ctx.close();
+    results.second_corpus = await secondCorpus(['lists'], rows);
     return report(results, rows, `lists-${SPANS}`);
   }
   const textSearch = (before: boolean) =>
@@ -197,12 +221,14 @@ async function main(): Promise<void> {
     });
     await Promise.all([api.close(), web.close()]);
     await ctx.close();
+    results.second_corpus = await secondCorpus(['text'], rows);
     return report(results, rows, `text-${SPANS}`);
   }
   results.ingest = await benchIngest(ctx, api, web, dataset, rows);
   if (ONLY === 'ingest') {
     await Promise.all([api.close(), web.close()]);
     await ctx.close();
+    results.second_corpus = await secondCorpus(['ingest'], rows);
     return report(results, rows, 'ingest');
   }
   results.list = await benchList(ctx, api, dataset, rows);
@@ -225,6 +251,10 @@ async function main(): Promise<void> {
   // One embedded data directory per process: close this one before the growth data set opens its own.
   await Promise.all([api.close(), web.close()]);
   await ctx.close();
+  results.second_corpus = await secondCorpus(
+    ['ingest', 'lists', 'text', 'detail', 'dashboards', 'detection', 'alerts'],
+    rows,
+  );
   results.ready = await benchReady(DIR, dataset.spans, Number(args['ready-runs']), rows);
   results.dashboard_growth = await benchGrowth(rows, results.dashboards as { '90d': { p50_ms: number } });
   results.storage = await benchStorage(storageOptions(), rows);
@@ -252,8 +282,81 @@ function report(results: Record<string, unknown>, rows: Row[], suffix: string): 
   console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
 }
 
-function sameSize(d: Dataset, spans = SPANS): boolean {
-  return d.spans === spans && d.projects === PROJECTS && d.days === DAYS && (d.corpus ?? 'default') === CORPUS;
+function sameSize(d: Dataset, spans = SPANS, corpus = CORPUS): boolean {
+  return d.spans === spans && d.projects === PROJECTS && d.days === DAYS && (d.corpus ?? 'default') === corpus;
+}
+
+/** The sections a second corpus's pass runs: the rows that ingest or read spans (issue 22, item 1). */
+type Section = 'ingest' | 'lists' | 'text' | 'detail' | 'dashboards' | 'detection' | 'alerts';
+
+/**
+ * The second corpus (the realistic one, when both run): a data set of `SECOND_SPANS` spans of it in
+ * stores of its own beside DIR (reused with --keep), the given sections measured on it, and their
+ * rows tagged with the corpus, beside today's rows. Null when one corpus runs.
+ */
+async function secondCorpus(sections: Section[], rows: Row[]) {
+  const corpus = CORPORA[1];
+  if (corpus === undefined) return null;
+  const spans = SECOND_SPANS;
+  const dir = `${DIR}-${corpus}`;
+  const marker = path.join(dir, 'bench-dataset.json');
+  const reuse =
+    args.keep &&
+    fs.existsSync(marker) &&
+    sameSize(JSON.parse(fs.readFileSync(marker, 'utf8')) as Dataset, spans, corpus);
+  if (!reuse) fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  const ctx = await openRuntime(
+    loadConfig({
+      DATA_DIR: dir,
+      LOG_LEVEL: 'silent',
+      SEED_DEMO: 'false',
+      WEB_URL: 'http://localhost:3000',
+      ALERT_WEBHOOK_ALLOW_PRIVATE: 'true',
+    }),
+  );
+  const api = buildApiApp(ctx);
+  const web = buildWebApp(ctx);
+  await Promise.all([api.ready(), web.ready()]);
+  const d = reuse
+    ? (JSON.parse(fs.readFileSync(marker, 'utf8')) as Dataset)
+    : await createDataset(ctx, api, web, spans, marker, corpus);
+  const from = rows.length;
+  const out: Record<string, unknown> = { corpus, spans };
+  for (const section of sections) {
+    if (section === 'ingest') out.ingest = await benchIngest(ctx, api, web, d, rows);
+    if (section === 'lists') out.list = await benchList(ctx, api, d, rows);
+    if (section === 'text' && spans > 0)
+      out.text_search = await benchTextSearch(
+        ctx,
+        (m, u, k) => inject(api, m, u, k),
+        d.keys[0]!,
+        d.projectIds[0]!,
+        DAYS,
+        RUNS,
+        rows,
+      );
+    if (section === 'detail' && spans > 0) out.detail = await benchDetail(ctx, api, d, rows);
+    if (section === 'dashboards') {
+      out.dashboards = await benchDashboards(ctx, api, d.keys[0]!, d.projectIds[0]!, RUNS, rows);
+      out.metadata_dashboards = await benchMetadataDashboards(ctx, api, await benchSession(web, d), RUNS, rows);
+    }
+    if (section === 'detection' && Number(args['detection-samples']) > 0) {
+      out.detection = await benchDetection(
+        ctx,
+        api,
+        await benchSession(web, d),
+        Number(args['detection-samples']),
+        rows,
+      );
+    }
+    if (section === 'alerts') out.alerts = await benchAlerts(ctx, api, web, d, rows);
+  }
+  await Promise.all([api.close(), web.close()]);
+  await ctx.close();
+  for (const row of rows.slice(from))
+    row.work = `${row.work} [${corpus} corpus, ${spans.toLocaleString()} spans stored]`;
+  return out;
 }
 
 /**
@@ -328,6 +431,7 @@ async function createDataset(
   web: ReturnType<typeof buildWebApp>,
   spanCount = SPANS,
   marker = MARKER,
+  corpus = CORPUS,
 ): Promise<Dataset> {
   const email = `bench-${Date.now()}@sightline.local`;
   const password = 'bench password 1';
@@ -354,11 +458,13 @@ async function createDataset(
       `\rloading spans: ${done.toLocaleString()} in ${s.toFixed(0)} s (${Math.round(done / s).toLocaleString()} rows/s)   `,
     );
   };
-  if (CORPUS === 'realistic') await loadRealistic(ctx, { spans: spanCount, projects: projectIds, nowMs }, progress);
+  if (spanCount === 0) progress(0);
+  else if (corpus === 'realistic')
+    await loadRealistic(ctx, { spans: spanCount, projects: projectIds, nowMs }, progress);
   else await loadSpans(ctx.ch.client, { spans: spanCount, projects: projectIds, days: DAYS, nowMs }, progress);
   process.stdout.write('\n');
   const dataset: Dataset = {
-    corpus: CORPUS,
+    corpus,
     spans: spanCount,
     projects: PROJECTS,
     days: DAYS,
@@ -435,7 +541,8 @@ async function benchIngest(
     });
 
   const stamp = Date.now();
-  const spans = corpusSpans(CORPUS, { spans: INGEST_SPANS, startMs: stamp - 86_400_000, endMs: stamp, seed: 7 });
+  const corpus = d.corpus ?? 'default';
+  const spans = corpusSpans(corpus, { spans: INGEST_SPANS, startMs: stamp - 86_400_000, endMs: stamp, seed: 7 });
   const batches: unknown[][] = [];
   for (let i = 0; i < spans.length; i += INGEST_BATCH) batches.push(spans.slice(i, i + INGEST_BATCH));
   const bodies = batches.map((b) => JSON.stringify({ spans: b }));
@@ -499,7 +606,7 @@ async function benchIngest(
   await ctx.ch.client.command({ query: `DROP TABLE IF EXISTS ${PLAIN_TABLE} SYNC` });
 
   const [apiRate, spansRate, plainRate] = [median(rates.api), median(rates.spans), median(rates.plain)];
-  const work = `ingest ${spans.length.toLocaleString()} ${CORPUS} spans, ${INGEST_BATCH}/request, ${CONCURRENCY} in flight${INGEST_ROUNDS > 1 ? `, median of ${INGEST_ROUNDS}` : ''}`;
+  const work = `ingest ${spans.length.toLocaleString()} ${corpus} spans, ${INGEST_BATCH}/request, ${CONCURRENCY} in flight${INGEST_ROUNDS > 1 ? `, median of ${INGEST_ROUNDS}` : ''}`;
   const spansPerS = (r: number) => `${Math.round(r).toLocaleString()} spans/s`;
   rows.push({
     work,

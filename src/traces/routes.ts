@@ -65,12 +65,14 @@ const TextQuery = z
     return terms;
   })
   .describe(
-    'full-text search over span input, output and error message: words (all required, in any span of the trace) and "quoted phrases", case-insensitive, any script',
+    'full-text search over span input, output and error message (docs/traces.md, "Text search"): 1 to 512 characters after trimming; words separated by spaces (all required, each in some span of the trace) and "quoted phrases" (those characters in that order); case-insensitive where the script has case, any script; items found carry `text_match`',
   );
 const TextScope = z
   .enum(TEXT_SCOPES)
-  .optional()
-  .describe('the span fields `text_query` searches: `all` (default), `input`, `output` or `error` (error message)');
+  .default('all')
+  .describe(
+    'the span fields `text_query` searches: `all` (default: input, output and error message), `input`, `output` or `error` (the error message)',
+  );
 
 const textOf = (terms: string[] | undefined, scope: TextSearch['scope'] | undefined): TextSearch | undefined =>
   terms === undefined ? undefined : { terms, scope: scope ?? 'all' };

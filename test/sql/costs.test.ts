@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ALLOWED_FUNCTIONS } from '../../src/sql/functions.js';
 import { guardSql } from '../../src/sql/guard.js';
 import { SqlRefused } from '../../src/sql/lexer.js';
 
@@ -52,6 +53,31 @@ describe('per-row cost rules', () => {
       "SELECT match(input, concat('^', name)) AS m FROM spans",
     ])
       expect(refusal(q), q).toBe('accepted');
+  });
+
+  it('need literal needles for every allowlisted substring search, its UTF8 and case-insensitive forms too', () => {
+    const searches = [...ALLOWED_FUNCTIONS].filter((f) => /^(position|countsubstrings|multisearch)/.test(f));
+    // The text-search forms docs/sql.md names are among them.
+    expect(searches).toEqual(
+      expect.arrayContaining([
+        'positioncaseinsensitiveutf8',
+        'multisearchanycaseinsensitiveutf8',
+        'multisearchanyutf8',
+      ]),
+    );
+    for (const f of searches) {
+      const multi = f.startsWith('multisearch');
+      expect(refusal(`SELECT ${f}(input, ${multi ? 'array(output)' : 'output'}) AS p FROM spans`), f).toMatch(
+        /must be (a string literal|array\('…', '…'\) of string literals)/,
+      );
+      if (multi)
+        expect(refusal(`SELECT ${f}(input, splitByChar(' ', output)) AS p FROM spans`), f).toMatch(
+          /must be array\('…', '…'\) of string literals/,
+        );
+      expect(refusal(`SELECT ${f}(input, ${multi ? "array('заказ', '天气')" : "'заказ'"}) AS p FROM spans`), f).toBe(
+        'accepted',
+      );
+    }
   });
 
   it('cap amplifiers by a number literal', () => {

@@ -65,7 +65,7 @@ export interface paths {
     get: operations['whoami'];
   };
   '/api/v1/public/traces': {
-    /** List traces, newest first */
+    /** List traces, newest first (filters, full-text search) */
     get: operations['listTraces'];
     /** Ingest spans (native JSON) */
     post: operations['ingestSpans'];
@@ -75,7 +75,7 @@ export interface paths {
     get: operations['getTrace'];
   };
   '/api/v1/public/sessions': {
-    /** List sessions, most recent first */
+    /** List sessions, most recent first, with their totals (filters, full-text search) */
     get: operations['listSessions'];
   };
   '/api/v1/public/sessions/{session_id}': {
@@ -2577,7 +2577,7 @@ export interface operations {
       };
     };
   };
-  /** List traces, newest first */
+  /** List traces, newest first (filters, full-text search) */
   listTraces: {
     parameters: {
       query?: {
@@ -2592,9 +2592,9 @@ export interface operations {
         search_query?: string;
         /** @description a JSON-encoded array of at most 20 predicates, all of which a trace must match (docs/filters.md) */
         filters?: string;
-        /** @description full-text search over span input, output and error message: words (all required, in any span of the trace) and "quoted phrases", case-insensitive, any script */
+        /** @description full-text search over span input, output and error message (docs/traces.md, "Text search"): 1 to 512 characters after trimming; words separated by spaces (all required, each in some span of the trace) and "quoted phrases" (those characters in that order); case-insensitive where the script has case, any script; items found carry `text_match` */
         text_query?: string;
-        /** @description the span fields `text_query` searches: `all` (default), `input`, `output` or `error` (error message) */
+        /** @description the span fields `text_query` searches: `all` (default: input, output and error message), `input`, `output` or `error` (the error message) */
         text_scope?: 'all' | 'input' | 'output' | 'error';
       };
     };
@@ -2791,16 +2791,16 @@ export interface operations {
       };
     };
   };
-  /** List sessions, most recent first */
+  /** List sessions, most recent first, with their totals (filters, full-text search) */
   listSessions: {
     parameters: {
       query?: {
         project_id?: string;
         limit?: number;
         page?: number;
-        /** @description full-text search over span input, output and error message: words (all required, in any span of the trace) and "quoted phrases", case-insensitive, any script */
+        /** @description full-text search over span input, output and error message (docs/traces.md, "Text search"): 1 to 512 characters after trimming; words separated by spaces (all required, each in some span of the trace) and "quoted phrases" (those characters in that order); case-insensitive where the script has case, any script; items found carry `text_match` */
         text_query?: string;
-        /** @description the span fields `text_query` searches: `all` (default), `input`, `output` or `error` (error message) */
+        /** @description the span fields `text_query` searches: `all` (default: input, output and error message), `input`, `output` or `error` (the error message) */
         text_scope?: 'all' | 'input' | 'output' | 'error';
         /** @description the predicate table of the trace list (docs/filters.md); a session matches when one of its traces does */
         filters?: string;

@@ -1,10 +1,14 @@
+import { useEffect, useState } from 'react';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { api, isNotFound } from '../api';
+import { parseFilterParam } from '../filters';
+import { FilterBar } from '../components/filter-bar';
 import { useProject } from '../project';
 import { fmtCost, fmtInt, fmtMs } from '../format';
 import { Empty, ErrorBox, Loading, NotFound, Pager, Time, useTitle } from '../components/ui';
-import type { Page, SessionDetail, SessionSummary, TraceItem } from '../types';
+import type { Page, Predicate, SessionDetail, SessionSummary, TraceItem } from '../types';
+import { TEXT_SCOPES, type TextScope } from './traces/text-match';
 
 const LIMIT = 50;
 
@@ -14,11 +18,45 @@ export function SessionsPage() {
   const [params, setParams] = useSearchParams();
   const navigate = useNavigate();
   const page = Math.max(0, Number(params.get('page')) || 0);
+  // Full-text search over the sessions' spans (`text_query`, `text_scope`) and the trace list's filters
+  // (metadata too): a session is listed when one of its traces matches them all; its totals still count
+  // all its traces.
+  const text = params.get('text') ?? '';
+  const filters = parseFilterParam(params.get('filters'));
+  const scope = (TEXT_SCOPES.find((x) => x.value === params.get('scope'))?.value ?? 'all') as TextScope;
+  const [typed, setTyped] = useState(text);
+  useEffect(() => setTyped(text), [text]);
+  const update = (next: { text?: string; scope?: TextScope; page?: number; filters?: Predicate[] }) => {
+    const out = new URLSearchParams();
+    const t = (next.text ?? text).trim() ? (next.text ?? text) : '';
+    const sc = next.scope ?? scope;
+    const fs = next.filters ?? filters;
+    if (t) out.set('text', t);
+    if (sc !== 'all') out.set('scope', sc);
+    if (fs.length) out.set('filters', JSON.stringify(fs));
+    if (next.page) out.set('page', String(next.page));
+    setParams(out);
+  };
+  useEffect(() => {
+    if (typed === text) return;
+    const t = setTimeout(() => update({ text: typed }), 350);
+    return () => clearTimeout(t);
+  });
   const sessions = useQuery({
-    queryKey: ['sessions', projectId, page],
+    queryKey: ['sessions', projectId, page, text, scope, JSON.stringify(filters)],
     placeholderData: keepPreviousData,
     queryFn: ({ signal }) =>
-      api<Page<SessionSummary>>('/sessions', { signal, query: { project_id: projectId, limit: LIMIT, page } }),
+      api<Page<SessionSummary>>('/sessions', {
+        signal,
+        query: {
+          project_id: projectId,
+          limit: LIMIT,
+          page,
+          text_query: text.trim() ? text.slice(0, 512) : undefined,
+          text_scope: text.trim() && scope !== 'all' ? scope : undefined,
+          filters: filters.length ? JSON.stringify(filters) : undefined,
+        },
+      }),
   });
   return (
     <div className="page">
@@ -28,12 +66,45 @@ export function SessionsPage() {
           <div className="muted">Conversations: traces that share a session ID, most recent first.</div>
         </div>
       </div>
+      <div className="toolbar">
+        <input
+          className="search"
+          type="search"
+          aria-label="Search sessions by the text of their inputs, outputs and errors"
+          placeholder='Search inputs, outputs and errors (any language, "quoted phrase")…'
+          value={typed}
+          maxLength={512}
+          onChange={(e) => setTyped(e.target.value)}
+          onKeyDown={(e) => e.key === 'Enter' && update({ text: typed })}
+        />
+        <select
+          aria-label="Search sessions in"
+          value={scope}
+          onChange={(e) => update({ scope: e.target.value as TextScope })}
+        >
+          {TEXT_SCOPES.map((x) => (
+            <option key={x.value} value={x.value}>
+              {x.label}
+            </option>
+          ))}
+        </select>
+      </div>
+      <FilterBar
+        projectId={projectId}
+        filters={filters}
+        onChange={(next: Predicate[]) => update({ filters: next })}
+        exclude={['signal_id']}
+      />
       {sessions.isPending ? (
         <Loading rows={8} />
       ) : sessions.error ? (
         <ErrorBox error={sessions.error} />
       ) : sessions.data.data.length === 0 ? (
-        <Empty title="No sessions yet">Spans with a session_id group their traces into sessions.</Empty>
+        text || filters.length ? (
+          <Empty title="No sessions match">No trace of a session matches the search and every filter.</Empty>
+        ) : (
+          <Empty title="No sessions yet">Spans with a session_id group their traces into sessions.</Empty>
+        )
       ) : (
         <>
           <div className="table-wrap">
@@ -47,11 +118,14 @@ export function SessionsPage() {
                   <th>Last</th>
                   <th className="num hide-phone">Tokens in / out</th>
                   <th className="num">Cost</th>
+                  <th className="num">Errors</th>
+                  <th className="num hide-phone">Duration</th>
                 </tr>
               </thead>
               <tbody>
                 {sessions.data.data.map((s) => (
                   <tr
+                    data-testid="session-row"
                     key={s.session_id}
                     className="clickable"
                     onClick={() => navigate(`/projects/${projectId}/sessions/${encodeURIComponent(s.session_id)}`)}
@@ -76,17 +150,18 @@ export function SessionsPage() {
                       {fmtInt(s.total_input_tokens)} / {fmtInt(s.total_output_tokens)}
                     </td>
                     <td className="num">{fmtCost(s.total_cost)}</td>
+                    <td className="num" data-testid="session-errors">
+                      {s.error_count ? <span style={{ color: 'var(--error)' }}>{fmtInt(s.error_count)}</span> : '0'}
+                    </td>
+                    <td className="num hide-phone" data-testid="session-duration">
+                      {fmtMs(s.duration_ms)}
+                    </td>
                   </tr>
                 ))}
               </tbody>
             </table>
           </div>
-          <Pager
-            page={page}
-            limit={LIMIT}
-            total={sessions.data.meta.total}
-            onPage={(p) => setParams(p ? { page: String(p) } : {})}
-          />
+          <Pager page={page} limit={LIMIT} total={sessions.data.meta.total} onPage={(p) => update({ page: p })} />
         </>
       )}
     </div>

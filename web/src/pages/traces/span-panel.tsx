@@ -1,12 +1,14 @@
 import { Link } from 'react-router';
 import { fmtCost, fmtInt, fmtMs, fmtNumber } from '../../format';
 import { Payload } from '../../components/payload';
+import { highlight } from '../../components/highlight';
 import { Badge, CopyButton, Time } from '../../components/ui';
 import type { Span } from '../../types';
 import { Attributes, costSourceLabel, SpanEvents, SpanLinks, SpanResource } from './span-details';
 
 /** The selected span: what it did, what went in and out, its metadata and its error. */
-export function SpanPanel({ span, projectId }: { span: Span; projectId: string }) {
+/** `terms`: a text search's terms (the trace was opened from one), marked in the input, output and error. */
+export function SpanPanel({ span, projectId, terms = [] }: { span: Span; projectId: string; terms?: string[] }) {
   const error = span.status === 'error';
   const meta = Object.entries(span.metadata ?? {});
   return (
@@ -21,7 +23,7 @@ export function SpanPanel({ span, projectId }: { span: Span; projectId: string }
       {error && (
         <div className="error-detail" data-testid="span-error">
           <strong>{span.error_type ?? 'Error'}</strong>
-          {span.error_message && <div>{span.error_message}</div>}
+          {span.error_message && <div>{terms.length ? highlight(span.error_message, terms) : span.error_message}</div>}
         </div>
       )}
       <dl className="kv">
@@ -110,11 +112,11 @@ export function SpanPanel({ span, projectId }: { span: Span; projectId: string }
       </dl>
       <section>
         <h3>Input</h3>
-        <Payload text={span.input} label="Input" />
+        <Payload text={span.input} label="Input" terms={terms} />
       </section>
       <section>
         <h3>Output</h3>
-        <Payload text={span.output} label="Output" />
+        <Payload text={span.output} label="Output" terms={terms} />
       </section>
       <section>
         <h3>Metadata</h3>

@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { highlight, textTerms } from '../../components/highlight';
 import type { TraceItem } from '../../types';
 
 /** The fields `text_scope` can narrow the text search to (docs/traces.md, "Text search"). */
@@ -11,41 +11,6 @@ export const TEXT_SCOPES = [
 export type TextScope = (typeof TEXT_SCOPES)[number]['value'];
 
 const FIELD_LABEL = { input: 'input', output: 'output', error_message: 'error' } as const;
-
-/** The query's terms as the API reads them: words, and "quoted phrases" (with \" and \\ inside). */
-export function textTerms(query: string): string[] {
-  const terms: string[] = [];
-  for (const m of query.matchAll(/"((?:[^"\\]|\\.)*)(?:"|$)|([^\s"]+)/gsu)) {
-    const term = m[1] !== undefined ? m[1].replace(/\\(.)/gsu, '$1') : m[2]!;
-    if (term.trim() && !terms.includes(term)) terms.push(term);
-  }
-  return terms;
-}
-
-/**
- * The snippet with every occurrence of a term marked. Case folds as the server's does for the
- * common scripts; where lowercasing changes a string's length (rare), that term is left unmarked.
- */
-export function highlight(snippet: string, terms: string[]): ReactNode[] {
-  const lower = snippet.toLowerCase();
-  const marks: [number, number][] = [];
-  for (const term of terms) {
-    const t = term.toLowerCase();
-    if (!t || t.length !== term.length || lower.length !== snippet.length) continue;
-    for (let at = lower.indexOf(t); at >= 0; at = lower.indexOf(t, at + t.length)) marks.push([at, at + t.length]);
-  }
-  marks.sort((a, b) => a[0] - b[0]);
-  const out: ReactNode[] = [];
-  let pos = 0;
-  for (const [from, to] of marks) {
-    if (from < pos) continue;
-    if (from > pos) out.push(snippet.slice(pos, from));
-    out.push(<mark key={from}>{snippet.slice(from, to)}</mark>);
-    pos = to;
-  }
-  if (pos < snippet.length) out.push(snippet.slice(pos));
-  return out;
-}
 
 /** Where a trace found by text matched: the field and the snippet, the terms highlighted. */
 export function Snippet({ match, query }: { match: NonNullable<TraceItem['text_match']>; query: string }) {

@@ -1,4 +1,4 @@
-import { useCallback, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams, useSearchParams } from 'react-router';
 import { api, isNotFound } from '../../api';
@@ -9,6 +9,7 @@ import type { TraceDetail } from '../../types';
 import { buildTree, flatten, traceBounds } from './span-tree';
 import { Waterfall } from './waterfall';
 import { SpanPanel } from './span-panel';
+import { textTerms } from '../../components/highlight';
 
 function Stat({ label, value, title }: { label: string; value: React.ReactNode; title?: string }) {
   return (
@@ -35,6 +36,16 @@ export function TracePage() {
   const rows = useMemo(() => flatten(tree, collapsed), [tree, collapsed]);
   const bounds = useMemo(() => traceBounds(trace.data?.spans ?? []), [trace.data]);
   const selectedId = params.get('span') ?? tree[0]?.span.span_id ?? null;
+  // Opened from a text search (`?span=…&text=…`): the matching span is scrolled to, its terms marked.
+  const text = params.get('text') ?? '';
+  const terms = useMemo(() => textTerms(text), [text]);
+  const linkedSpan = useRef(params.get('span'));
+  useEffect(() => {
+    const id = linkedSpan.current;
+    if (!id || !trace.data) return;
+    linkedSpan.current = null;
+    document.querySelector(`[data-span-id="${CSS.escape(id)}"]`)?.scrollIntoView({ block: 'center' });
+  }, [trace.data]);
   const selected = trace.data?.spans.find((s) => s.span_id === selectedId) ?? null;
   const onSelect = useCallback(
     (id: string) =>
@@ -120,7 +131,7 @@ export function TracePage() {
           onToggle={onToggle}
         />
         {selected ? (
-          <SpanPanel span={selected} projectId={projectId} />
+          <SpanPanel span={selected} projectId={projectId} terms={terms} />
         ) : (
           <div className="card muted">Select a span to see its input, output and metadata.</div>
         )}

@@ -112,7 +112,7 @@ export function TracesPage() {
 
   // A trace found by its text opens with the matching span selected.
   const traceLink = (t: TraceItem) =>
-    `/projects/${projectId}/traces/${encodeURIComponent(t.trace_id)}${t.text_match ? `?span=${encodeURIComponent(t.text_match.span_id)}` : ''}`;
+    `/projects/${projectId}/traces/${encodeURIComponent(t.trace_id)}${t.text_match ? `?${new URLSearchParams({ span: t.text_match.span_id, text: state.text })}` : ''}`;
   const open = (t: TraceItem) => navigate(traceLink(t));
   return (
     <div className="page">
