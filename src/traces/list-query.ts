@@ -1,5 +1,5 @@
 import type { Predicate } from './filters.js';
-import { traceCondition } from '../query/conditions.js';
+import { metadataCandidates, traceCondition } from '../query/conditions.js';
 import { ROOT_SPAN_WITH, TRACE_ITEM_COLUMNS } from './queries.js';
 import { paramBuilder, type Query } from '../query/params.js';
 import { FINAL_SETTINGS, ROOT_NAME, SESSION, traceHourBefore, traceHourFrom, USER } from '../query/expressions.js';
@@ -55,18 +55,27 @@ export type TraceListParams = {
   text?: TextSearch;
 };
 
-type Built = { params: Record<string, unknown>; where: string[] };
+/**
+ * `where`: conditions on the FINAL-merged rows. `prewhere`: conditions on the rollup key alone
+ * (`trace_start_hour`, `trace_id`), applied to the partial rows before FINAL merges them, which is
+ * exact because all partial rows of a trace share its key: each limits the merge, and the reads of
+ * the other columns, to the traces a metadata predicate can match (`metadataCandidates`).
+ */
+type Built = { params: Record<string, unknown>; where: string[]; prewhere: string[] };
 
 function build(p: TraceListParams): Built {
-  const b: Built = { params: { project: p.projectId }, where: ['project_id = {project:String}'] };
+  const b: Built = { params: { project: p.projectId }, where: ['project_id = {project:String}'], prewhere: [] };
   const { param } = paramBuilder(b.params);
   let from: string | undefined;
+  const hours: string[] = [];
   if (p.startAfter !== undefined) {
     from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);
+    hours.push(traceHourFrom(from));
     b.where.push(traceHourFrom(from), `start_time >= ${from}`);
   }
   if (p.endBefore !== undefined) {
     const to = param("DateTime64(3, 'UTC')", p.endBefore / 1000);
+    hours.push(traceHourBefore(to));
     b.where.push(traceHourBefore(to), `start_time < ${to}`);
   }
   if (!p.includeEvaluations) b.where.push('is_evaluation = 0');
@@ -83,7 +92,13 @@ function build(p: TraceListParams): Built {
       .push(`(positionCaseInsensitiveUTF8(trace_id, ${q}) > 0 OR positionCaseInsensitiveUTF8(${ROOT_NAME}, ${q}) > 0
       OR positionCaseInsensitiveUTF8(${SESSION}, ${q}) > 0 OR positionCaseInsensitiveUTF8(${USER}, ${q}) > 0)`);
   }
-  for (const f of p.filters) b.where.push(traceCondition(f, param, p.signalIds, { project: '{project:String}', from }));
+  for (const f of p.filters) {
+    if (f.field === 'metadata') {
+      const { candidates, rest } = metadataCandidates(f, param, { project: '{project:String}', hours });
+      b.prewhere.push(`(trace_start_hour, trace_id) IN (${candidates})`);
+      b.where.push(rest);
+    } else b.where.push(traceCondition(f, param, p.signalIds, { project: '{project:String}', from }));
+  }
   if (p.text) b.where.push(textCondition(p, p.text, param));
   return b;
 }
@@ -126,7 +141,7 @@ export function selectTracesQuery(p: TraceListParams, limits: QueryLimits): Quer
   const direction = p.order === 'oldest' ? 'ASC' : 'DESC';
   return {
     query: `SELECT trace_id, toUnixTimestamp(trace_start_hour) AS hour, count() OVER () AS total
-FROM traces FINAL
+FROM traces FINAL${b.prewhere.length ? `\nPREWHERE ${b.prewhere.join('\n  AND ')}` : ''}
 WHERE ${b.where.join('\n  AND ')}
 ORDER BY start_time ${direction}, trace_id ${direction}
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}
