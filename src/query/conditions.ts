@@ -152,9 +152,9 @@ type MetadataPredicate = Extract<Predicate, { field: 'metadata' }>;
 
 /**
  * A metadata predicate of the trace list in two halves (the list's plan: src/traces/list-query.ts):
- * `candidates`, the keys (trace_start_hour, trace_id) of the traces some span of which has a
- * matching value for the key, from the pair index `trace_metadata_kv`
- * (clickhouse/0014_trace_metadata_kv.sql), bounded by `hours` (conditions on `trace_start_hour`);
+ * `candidates`, the ids of the traces some span of which has a matching value for the key, from the
+ * pair index `trace_metadata_kv` (clickhouse/0014_trace_metadata_kv.sql), bounded by `hours`
+ * (conditions on `trace_start_hour`, which the index carries as `traces` does);
  * and `rest`, the condition left for the trace's merged row: the root, if it has the key, matches.
  * A trace among the candidates that passes `rest` is exactly one `traceCondition` matches: some span
  * matches and the root does or lacks the key, for `eq` as for `contains`.
@@ -174,7 +174,7 @@ export function metadataCandidates(
       : `startsWith(kv, ${prefix}) AND position(substring(kv, length(${prefix}) + 1), ${value}) > 0`;
   const where = [`project_id = ${scope.project}`, pair, ...scope.hours];
   return {
-    candidates: `SELECT trace_start_hour, trace_id FROM trace_metadata_kv WHERE ${where.join(' AND ')}`,
+    candidates: `SELECT trace_id FROM trace_metadata_kv WHERE ${where.join(' AND ')}`,
     rest: rootMetadataCondition(f.op, key, value),
   };
 }

@@ -66,10 +66,11 @@ export type TraceListParams = {
 };
 
 /**
- * `where`: conditions on the FINAL-merged rows. `prewhere`: conditions on the rollup key alone
- * (`trace_start_hour`, `trace_id`), applied to the partial rows before FINAL merges them, which is
- * exact because all partial rows of a trace share its key: each limits the merge, and the reads of
- * the other columns, to the traces a metadata predicate can match (`metadataCandidates`).
+ * `where`: conditions on the FINAL-merged rows. `prewhere`: conditions on `trace_id` alone, applied
+ * to the partial rows before FINAL merges them, which is exact because all partial rows of a trace
+ * share its id: each limits the merge, and the reads of the other columns, to the traces a metadata
+ * predicate can match (`metadataCandidates`). Measured faster than the same test on the whole key
+ * (trace_start_hour, trace_id): the hour adds nothing, a trace's rows are all filed under one.
  */
 type Built = { params: Record<string, unknown>; where: string[]; prewhere: string[] };
 
@@ -104,7 +105,7 @@ function build(p: TraceListParams): Built {
   for (const f of p.filters) {
     if (f.field === 'metadata') {
       const { candidates, rest } = metadataCandidates(f, param, { project: '{project:String}', hours });
-      b.prewhere.push(`(trace_start_hour, trace_id) IN (${candidates})`);
+      b.prewhere.push(`trace_id IN (${candidates})`);
       b.where.push(rest);
     } else b.where.push(traceCondition(f, param, p.signalIds, { project: '{project:String}', from }));
   }
