@@ -133,6 +133,13 @@ describe('trace list shortcuts answer as the merged rows do', () => {
     expect(await ids(meta(...filters))).toEqual(expected);
   });
 
+  it("answers each item from all of the trace's inserts", async () => {
+    const res = await list(meta({ op: 'eq', key: 'team', value: 'y' }));
+    expect(res.json().data[0]).toMatchObject({ trace_id: 'c-no-key', name: 'plain', span_count: 3 });
+    const late = await list(meta({ op: 'eq', key: 'team', value: 'q' }));
+    expect(late.json().data[0]).toMatchObject({ trace_id: 'c-late-root', name: 'Late', span_count: 2 });
+  });
+
   it('bounds the pair index by the window, and pages through its matches', async () => {
     const day = { start_after: new Date(H - 24 * HOUR).toISOString() };
     expect(await ids({ ...meta({ op: 'eq', key: 'team', value: 'x' }), ...day })).toEqual(['c-no-key']);
