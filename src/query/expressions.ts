@@ -58,7 +58,8 @@ export const SESSION = 'substring(session_head, 18)';
 
 // The characters toJSONString writes escaped (clickhouse/0005's root_head): quote, backslash, slash,
 // control characters, U+2028 and U+2029. Every other character stands in the JSON as it is.
-const JSON_ESCAPED = /["\\/\u0000-\u001f\u2028\u2029]/;
+const jsonEscapes = (raw: string): boolean =>
+  [...raw].some((c) => c < ' ' || c === '"' || c === '\\' || c === '/' || c === '\u2028' || c === '\u2029');
 
 /**
  * The trace's name contains `q` (a placeholder for `raw`), ignoring case. When `raw` has no character
@@ -68,5 +69,5 @@ const JSON_ESCAPED = /["\\/\u0000-\u001f\u2028\u2029]/;
  */
 export function rootNameContains(raw: string, q: string): string {
   const exact = `positionCaseInsensitiveUTF8(${ROOT_NAME}, ${q}) > 0`;
-  return JSON_ESCAPED.test(raw) ? exact : `(positionCaseInsensitiveUTF8(root_head, ${q}) > 0 AND ${exact})`;
+  return jsonEscapes(raw) ? exact : `(positionCaseInsensitiveUTF8(root_head, ${q}) > 0 AND ${exact})`;
 }
