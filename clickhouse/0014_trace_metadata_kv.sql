@@ -15,12 +15,14 @@
 -- from later inserts of the same trace collapse in merges (ReplacingMergeTree); reads take them
 -- through `IN`, so duplicates before a merge do not matter. ttl_days: the largest a trace was
 -- filed with (the version column), as in `traces`, so a pair is dropped no sooner than its trace.
+-- The ids are random hex in key order: ZSTD stores them in half LZ4's bytes (on the bench's 10M
+-- spans, 8M pairs: 254 MB → 127 MB; the table 26 → 13 B per span).
 CREATE TABLE IF NOT EXISTS trace_metadata_kv
 (
     project_id        LowCardinality(String),
     kv                String,
     trace_start_hour  DateTime('UTC'),
-    trace_id          String,
+    trace_id          String CODEC(ZSTD(1)),
     ttl_days          UInt16
 )
 ENGINE = ReplacingMergeTree(ttl_days)
