@@ -95,7 +95,8 @@ const { values: args } = parseArgs({
     // `--only storage`: spans of the realistic corpus sent, and the request size (bench/storage.ts).
     'storage-spans': { type: 'string', default: '100000' },
     'storage-batch': { type: 'string', default: '500' },
-    // `before`: the spans table without clickhouse/0010's codecs, to compare both in one build.
+    // `before`: the spans table without clickhouse/0010's codecs, to compare both in one build;
+    // `before-0013`: traces.root without clickhouse/0013's ZSTD.
     'storage-schema': { type: 'string', default: 'after' },
     // Also each storage step (codecs, block size, sort key, messages stored once) on a copy of the rows.
     'storage-steps': { type: 'boolean', default: false },
@@ -253,7 +254,7 @@ function storageOptions() {
     batch: Number(args['storage-batch']),
     concurrency: CONCURRENCY,
     seed: 7,
-    schema: args['storage-schema'] === 'before' ? ('before' as const) : ('after' as const),
+    schema: (['before', 'before-0013'] as const).find((s) => s === args['storage-schema']) ?? ('after' as const),
     steps: args['storage-steps'],
   };
 }
