@@ -9,6 +9,7 @@
 //   npm run bench -- --only ingest --ingest-rounds 3   # the ingest rows alone, no bulk data set (add
 //                                                      # --spans N to ingest beside N stored spans)
 //   npm run bench -- --only lists --keep  # the list-traces rows alone
+//   npm run bench -- --only lists --keep --no-list-references   # ... without the hand-written references
 //   npm run bench -- --only text --spans 1000000 --dir /tmp/bench-text --keep
 //                                         # the text-search rows (before: index emptied; the indexer's
 //                                         # catch-up; after) and the candidate structures (issue 21);
@@ -58,6 +59,7 @@ import { benchStorage } from './storage.js';
 import { benchWriters } from './ingest-writers.js';
 
 const { values: args } = parseArgs({
+  allowNegative: true,
   options: {
     // Default 10M; 0 with `--only ingest`, which needs no history unless asked for.
     spans: { type: 'string' },
@@ -80,6 +82,9 @@ const { values: args } = parseArgs({
     // Failing traces whose ingest → signal latency is measured; 0 leaves detection out of the run.
     'detection-samples': { type: 'string', default: '20' },
     runs: { type: 'string', default: '20' },
+    // `--no-list-references`: the list rows without the hand-written queries beside them (at 10M
+    // spans the 90-day one-pass references take seconds a run); no ratio then.
+    'list-references': { type: 'boolean', default: true },
     dir: { type: 'string', default: 'bench/data/run' },
     keep: { type: 'boolean', default: false },
     // `--only text`: also build and measure the structures not kept on copies of the spans (minutes).
@@ -94,7 +99,8 @@ const { values: args } = parseArgs({
     // `--only storage`: spans of the realistic corpus sent, and the request size (bench/storage.ts).
     'storage-spans': { type: 'string', default: '100000' },
     'storage-batch': { type: 'string', default: '500' },
-    // `before`: the spans table without clickhouse/0010's codecs, to compare both in one build.
+    // `before`: the spans table without clickhouse/0010's codecs, to compare both in one build;
+    // `before-0013`: traces.root without clickhouse/0013's ZSTD.
     'storage-schema': { type: 'string', default: 'after' },
     // Also each storage step (codecs, block size, sort key, messages stored once) on a copy of the rows.
     'storage-steps': { type: 'boolean', default: false },
@@ -269,7 +275,7 @@ function storageOptions() {
     batch: Number(args['storage-batch']),
     concurrency: CONCURRENCY,
     seed: 7,
-    schema: args['storage-schema'] === 'before' ? ('before' as const) : ('after' as const),
+    schema: (['before', 'before-0013'] as const).find((s) => s === args['storage-schema']) ?? ('after' as const),
     steps: args['storage-steps'],
   };
 }
@@ -688,7 +694,9 @@ async function benchList(ctx: Runtime, api: ReturnType<typeof buildApiApp>, d: D
         if (i >= 2) apiTimes.push(ms);
         total = body!.meta.total;
       }
-      const refs = referenceQueries({ projectId: d.projectIds[0]!, startAfterMs: nowMs - days * 86_400_000, listCase });
+      const refs = args['list-references']
+        ? referenceQueries({ projectId: d.projectIds[0]!, startAfterMs: nowMs - days * 86_400_000, listCase })
+        : {};
       const refTimes: Record<string, number[]> = {};
       const refTotals: Record<string, number> = {};
       for (const [name, sql] of Object.entries(refs)) {
@@ -712,7 +720,10 @@ async function benchList(ctx: Runtime, api: ReturnType<typeof buildApiApp>, d: D
         .map(([n, t]) => `${n}: ${t}`);
       if (differing.length)
         console.warn(`list ${windowName} ${filterName}: API total ${total}, references ${differing.join(', ')}`);
-      const [bestName, bestTimes] = Object.entries(refTimes).sort((a, b) => median(a[1]) - median(b[1]))[0]!;
+      const [bestName, bestTimes] = Object.entries(refTimes).sort((a, b) => median(a[1]) - median(b[1]))[0] ?? [
+        'none run',
+        [NaN],
+      ];
       const p50 = median(apiTimes);
       const ref = median(bestTimes);
       rows.push({

@@ -28,8 +28,9 @@ export type StorageOptions = {
   /**
    * `before`: the spans table as it was before clickhouse/0010_span_storage.sql (its codecs and
    * settings reverted on the fresh, empty table), so one build measures both sides of the change.
+   * `before-0013`: `traces.root` without clickhouse/0013_trace_root_codec.sql's ZSTD (LZ4, the default).
    */
-  schema?: 'before' | 'after';
+  schema?: 'before' | 'before-0013' | 'after';
   /** Also the step table (storageSteps): each storage variant measured on a copy of the same rows. */
   steps?: boolean;
 };
@@ -61,6 +62,9 @@ const BEFORE_0010 = [
   'ALTER TABLE spans RESET SETTING min_compress_block_size, max_compress_block_size',
 ];
 
+/** What clickhouse/0013_trace_root_codec.sql changed, undone. */
+const BEFORE_0013 = 'ALTER TABLE traces MODIFY COLUMN root REMOVE CODEC';
+
 export type TableSize = {
   table: string;
   rows: number;
@@ -84,6 +88,7 @@ export async function benchStorage(options: StorageOptions, rows: Row[]) {
   await Promise.all([api.ready(), web.ready()]);
   try {
     if (options.schema === 'before') for (const query of BEFORE_0010) await ctx.ch.client.command({ query });
+    if (options.schema === 'before-0013') await ctx.ch.client.command({ query: BEFORE_0013 });
     const key = await projectKey(api, web);
     await api.listen({ port: 0, host: '127.0.0.1' });
     const url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}/api/v1/public/traces`;
@@ -144,7 +149,12 @@ export async function benchStorage(options: StorageOptions, rows: Row[]) {
     const fed = tables.filter((t) => t.table !== 'spans');
     const fedBytes = fed.reduce((n, t) => n + t.on_disk, 0);
     const allBytes = spansTable.on_disk + fedBytes;
-    const schema = options.schema === 'before' ? ', schema before 0010' : '';
+    const schema =
+      options.schema === 'before'
+        ? ', schema before 0010'
+        : options.schema === 'before-0013'
+          ? ', traces.root before 0013 (LZ4)'
+          : '';
     const work = `${sent.toLocaleString()} realistic spans (${(rawPerSpan / 1024).toFixed(1)} KB JSON each) via the API, merged${schema}`;
     const fmt = (b: number) => `${b.toFixed(0)} B/span`;
     rows.push({

@@ -7,6 +7,7 @@
 //
 //   npx tsx bench/experiments/ingest-views.ts [--batches 30] [--batch 1000] [--rounds 3] [--dir /tmp/x]
 //   npx tsx bench/experiments/ingest-views.ts --formats   # JSONEachRow vs pre-serialised formats, plain table
+//   npx tsx bench/experiments/ingest-views.ts --corpus realistic --batches 10   # agent spans (bench/corpus.ts)
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -14,7 +15,7 @@ import { Readable } from 'node:stream';
 import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { clickHouseMigrations, ROOT_DIR } from '../../src/stores/migrate.js';
-import { generateSpans } from '../../src/demo/generate-spans.js';
+import { corpusSpans, type CorpusName } from '../corpus.js';
 import { validateSpans } from '../../src/traces/span-input.js';
 import { median } from '../measure.js';
 
@@ -27,6 +28,7 @@ const { values: args } = parseArgs({
     formats: { type: 'boolean', default: false },
     // Only the plain table, spans with all views and spans with none.
     quick: { type: 'boolean', default: false },
+    corpus: { type: 'string', default: 'default' },
   },
 });
 const BATCHES = Number(args.batches);
@@ -42,12 +44,12 @@ for (const m of clickHouseMigrations(path.join(ROOT_DIR, 'clickhouse')))
   for (const statement of m.statements) await ch.command({ query: statement });
 
 const stamp = Date.now();
-const spans = generateSpans({
-  traces: Math.ceil((BATCHES * BATCH) / 7) + 10,
+const spans = corpusSpans(args.corpus as CorpusName, {
+  spans: BATCHES * BATCH,
   startMs: stamp - 86_400_000,
   endMs: stamp,
   seed: 7,
-}).slice(0, BATCHES * BATCH);
+});
 const batches: unknown[][] = [];
 for (let i = 0; i < spans.length; i += BATCH) batches.push(spans.slice(i, i + BATCH));
 let run = 0;

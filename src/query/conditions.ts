@@ -129,10 +129,8 @@ export function traceCondition(
       // has a matching value and the root, if it has the key, is one of them: the cheap has() over
       // short strings runs first, the JSON of the root only for the traces it lets through.
       const prefix = `concat(toString(length(${key})), ':', ${key})`;
-      if (f.op === 'eq') {
-        return `(has(metadata_kv, concat(${prefix}, ${value}))
-      AND if(JSONHas(${ROOT_HEAD_JSON}, 2, ${key}), JSONExtractString(${ROOT_HEAD_JSON}, 2, ${key}) = ${value}, 1))`;
-      }
+      if (f.op === 'eq')
+        return `(has(metadata_kv, concat(${prefix}, ${value})) AND ${rootMetadataCondition(f.op, key, value)})`;
       return `(arrayExists(kv -> position(kv, ${value}) > 0, metadata_kv)
       AND if(JSONHas(${ROOT_HEAD_JSON}, 2, ${key}), position(JSONExtractString(${ROOT_HEAD_JSON}, 2, ${key}), ${value}) > 0,
         arrayExists(kv -> startsWith(kv, ${prefix}) AND position(substring(kv, length(${prefix}) + 1), ${value}) > 0, metadata_kv)))`;
@@ -141,4 +139,42 @@ export function traceCondition(
       // The trace's set is the union of its spans' (docs/filters.md): any span with one of the values matches.
       return `hasAny(${SET_COLUMN[f.field]}, ${param('Array(String)', f.value)})`;
   }
+}
+
+/** The root-wins half of a metadata predicate: the root's value matches, or the root lacks the key. */
+function rootMetadataCondition(op: 'eq' | 'contains', key: string, value: string): string {
+  const root = `JSONExtractString(${ROOT_HEAD_JSON}, 2, ${key})`;
+  const test = op === 'eq' ? `${root} = ${value}` : `position(${root}, ${value}) > 0`;
+  return `if(JSONHas(${ROOT_HEAD_JSON}, 2, ${key}), ${test}, 1)`;
+}
+
+type MetadataPredicate = Extract<Predicate, { field: 'metadata' }>;
+
+/**
+ * A metadata predicate of the trace list in two halves (the list's plan: src/traces/list-query.ts):
+ * `candidates`, the ids of the traces some span of which has a matching value for the key, from the
+ * pair index `trace_metadata_kv` (clickhouse/0014_trace_metadata_kv.sql), bounded by `hours`
+ * (conditions on `trace_start_hour`, which the index carries as `traces` does);
+ * and `rest`, the condition left for the trace's merged row: the root, if it has the key, matches.
+ * A trace among the candidates that passes `rest` is exactly one `traceCondition` matches: some span
+ * matches and the root does or lacks the key, for `eq` as for `contains`.
+ */
+export function metadataCandidates(
+  f: MetadataPredicate,
+  param: Param,
+  scope: { project: string; hours: readonly string[] },
+): { candidates: string; rest: string } {
+  const key = param('String', f.key);
+  const value = param('String', f.value);
+  const prefix = `concat(toString(length(${key})), ':', ${key})`;
+  // `contains` reads every pair of the key: one key range too, the pairs sorting by key first.
+  const pair =
+    f.op === 'eq'
+      ? `kv = concat(${prefix}, ${value})`
+      : `startsWith(kv, ${prefix}) AND position(substring(kv, length(${prefix}) + 1), ${value}) > 0`;
+  const where = [`project_id = ${scope.project}`, pair, ...scope.hours];
+  return {
+    candidates: `SELECT trace_id FROM trace_metadata_kv WHERE ${where.join(' AND ')}`,
+    rest: rootMetadataCondition(f.op, key, value),
+  };
 }

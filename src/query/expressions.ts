@@ -55,3 +55,19 @@ export const ROOT_NAME = `JSONExtractString(${ROOT_HEAD_JSON}, 1)`;
 /** The trace's user and session after the 17-character rank of their heads (same migration). */
 export const USER = 'substring(user_head, 18)';
 export const SESSION = 'substring(session_head, 18)';
+
+// The characters toJSONString writes escaped (clickhouse/0005's root_head): quote, backslash, slash,
+// control characters, U+2028 and U+2029. Every other character stands in the JSON as it is.
+const jsonEscapes = (raw: string): boolean =>
+  [...raw].some((c) => c < ' ' || c === '"' || c === '\\' || c === '/' || c === '\u2028' || c === '\u2029');
+
+/**
+ * The trace's name contains `q` (a placeholder for `raw`), ignoring case. When `raw` has no character
+ * JSON escapes, a name holding it holds it in `root_head`'s JSON as written, so a plain search of the
+ * column (a necessary condition) runs first and the JSON is parsed only for the heads it finds:
+ * parsing every head was most of a 90-day `search_query`.
+ */
+export function rootNameContains(raw: string, q: string): string {
+  const exact = `positionCaseInsensitiveUTF8(${ROOT_NAME}, ${q}) > 0`;
+  return jsonEscapes(raw) ? exact : `(positionCaseInsensitiveUTF8(root_head, ${q}) > 0 AND ${exact})`;
+}

@@ -1,8 +1,15 @@
 import type { Predicate } from './filters.js';
-import { traceCondition } from '../query/conditions.js';
+import { metadataCandidates, traceCondition } from '../query/conditions.js';
 import { ROOT_SPAN_WITH, TRACE_ITEM_COLUMNS } from './queries.js';
 import { paramBuilder, type Query } from '../query/params.js';
-import { FINAL_SETTINGS, ROOT_NAME, SESSION, traceHourBefore, traceHourFrom, USER } from '../query/expressions.js';
+import {
+  FINAL_SETTINGS,
+  rootNameContains,
+  SESSION,
+  traceHourBefore,
+  traceHourFrom,
+  USER,
+} from '../query/expressions.js';
 import { settingsClause, type QueryLimits } from '../query/limits.js';
 import { textTraceKeysSubquery, traceKeyOf, type TextSearch } from './text-search.js';
 
@@ -12,7 +19,10 @@ import { textTraceKeysSubquery, traceKeyOf, type TextSearch } from './text-searc
  * 1. select: the window's traces read with FINAL (each trace's partial rows merged as they are read,
  *    in key order; parts already merged are passed through), the conditions on the merged values,
  *    newest first, one page of ids, and the number of matches in the same pass (`count() OVER ()`).
- *    FINAL measured about twice as fast as GROUP BY trace here (bench/run.ts).
+ *    FINAL measured about twice as fast as GROUP BY trace here (bench/run.ts). A metadata predicate
+ *    first takes the traces holding a matching pair from the pair index `trace_metadata_kv`
+ *    (clickhouse/0014_trace_metadata_kv.sql) and FINAL merges only their rows (`prewhere` below);
+ *    reading every trace's pairs was most of a 90-day metadata list.
  * 2. fetch: the full list items of that page's ids, looked up by their rollup key.
  *
  * The window is a key range: every row of a trace is filed under one hour (`trace_start_hour`, set
@@ -55,18 +65,28 @@ export type TraceListParams = {
   text?: TextSearch;
 };
 
-type Built = { params: Record<string, unknown>; where: string[] };
+/**
+ * `where`: conditions on the FINAL-merged rows. `prewhere`: conditions on `trace_id` alone, applied
+ * to the partial rows before FINAL merges them, which is exact because all partial rows of a trace
+ * share its id: each limits the merge, and the reads of the other columns, to the traces a metadata
+ * predicate can match (`metadataCandidates`). Measured faster than the same test on the whole key
+ * (trace_start_hour, trace_id): the hour adds nothing, a trace's rows are all filed under one.
+ */
+type Built = { params: Record<string, unknown>; where: string[]; prewhere: string[] };
 
 function build(p: TraceListParams): Built {
-  const b: Built = { params: { project: p.projectId }, where: ['project_id = {project:String}'] };
+  const b: Built = { params: { project: p.projectId }, where: ['project_id = {project:String}'], prewhere: [] };
   const { param } = paramBuilder(b.params);
   let from: string | undefined;
+  const hours: string[] = [];
   if (p.startAfter !== undefined) {
     from = param("DateTime64(3, 'UTC')", p.startAfter / 1000);
+    hours.push(traceHourFrom(from));
     b.where.push(traceHourFrom(from), `start_time >= ${from}`);
   }
   if (p.endBefore !== undefined) {
     const to = param("DateTime64(3, 'UTC')", p.endBefore / 1000);
+    hours.push(traceHourBefore(to));
     b.where.push(traceHourBefore(to), `start_time < ${to}`);
   }
   if (!p.includeEvaluations) b.where.push('is_evaluation = 0');
@@ -75,15 +95,20 @@ function build(p: TraceListParams): Built {
     const session = param('String', p.sessionId);
     b.where.push(`trace_id IN (${sessionTraceIdsSubquery(session)})`, `${SESSION} = ${session}`);
   }
-  if (p.name !== undefined) b.where.push(`positionCaseInsensitiveUTF8(${ROOT_NAME}, ${param('String', p.name)}) > 0`);
+  if (p.name !== undefined) b.where.push(rootNameContains(p.name, param('String', p.name)));
   if (p.userId !== undefined) b.where.push(`${USER} = ${param('String', p.userId)}`);
   if (p.searchQuery !== undefined) {
     const q = param('String', p.searchQuery);
-    b.where
-      .push(`(positionCaseInsensitiveUTF8(trace_id, ${q}) > 0 OR positionCaseInsensitiveUTF8(${ROOT_NAME}, ${q}) > 0
+    b.where.push(`(positionCaseInsensitiveUTF8(trace_id, ${q}) > 0 OR ${rootNameContains(p.searchQuery, q)}
       OR positionCaseInsensitiveUTF8(${SESSION}, ${q}) > 0 OR positionCaseInsensitiveUTF8(${USER}, ${q}) > 0)`);
   }
-  for (const f of p.filters) b.where.push(traceCondition(f, param, p.signalIds, { project: '{project:String}', from }));
+  for (const f of p.filters) {
+    if (f.field === 'metadata') {
+      const { candidates, rest } = metadataCandidates(f, param, { project: '{project:String}', hours });
+      b.prewhere.push(`trace_id IN (${candidates})`);
+      b.where.push(rest);
+    } else b.where.push(traceCondition(f, param, p.signalIds, { project: '{project:String}', from }));
+  }
   if (p.text) b.where.push(textCondition(p, p.text, param));
   return b;
 }
@@ -130,7 +155,7 @@ export function selectTracesQuery(p: TraceListParams, limits: QueryLimits): Quer
   const direction = p.order === 'oldest' ? 'ASC' : 'DESC';
   return {
     query: `SELECT trace_id, toUnixTimestamp(trace_start_hour) AS hour, count() OVER () AS total
-FROM traces FINAL
+FROM traces FINAL${b.prewhere.length ? `\nPREWHERE ${b.prewhere.join('\n  AND ')}` : ''}
 WHERE ${b.where.join('\n  AND ')}
 ORDER BY start_time ${direction}, trace_id ${direction}
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}
@@ -160,15 +185,20 @@ export function traceItemBytesQuery(p: TraceListParams, page: PageKey[], limits:
   );
 }
 
+/**
+ * The page's keys are a PREWHERE (exact under FINAL: every partial row of a trace carries its key),
+ * so FINAL merges the page's rows alone, not every row of the granules they lie in with their
+ * roots' input and output: on a page spread over a window (a rare metadata value, 90 days) this
+ * measured 1.5 times faster.
+ */
 function pageQuery(p: TraceListParams, page: PageKey[], columns: string, limits: QueryLimits): Query {
   const direction = p.order === 'oldest' ? 'ASC' : 'DESC';
   return {
     query: `${ROOT_SPAN_WITH}
 SELECT ${columns}
 FROM traces FINAL
+PREWHERE trace_start_hour IN {hours:Array(DateTime('UTC'))} AND trace_id IN {ids:Array(String)}
 WHERE project_id = {project:String}
-  AND trace_start_hour IN {hours:Array(DateTime('UTC'))}
-  AND trace_id IN {ids:Array(String)}
 ORDER BY start_time ${direction}, trace_id ${direction}
 ${settingsClause(limits, FINAL_SETTINGS)}`,
     query_params: {

@@ -1,0 +1,11 @@
+-- The trace rollup's root payload compressed with ZSTD (issue 22, items 2 and 3). `traces.root`
+-- (0001) is the argMin state of the root span's name, id, start, metadata, input and output: on the
+-- realistic corpus (bench/corpus.ts: agent roots carrying a system prompt and a conversation) it was
+-- ~69 of the 383 bytes a span took on disk, under the default LZ4, while the same payloads in
+-- `spans.input`/`output` are ZSTD(3). ZSTD folds the prompts that roots of one project share.
+-- Measured by `npm run bench -- --only storage` (docs/scaling.md, "Storage").
+--
+-- Only the codec changes: no rewrite, no copy. New parts are written with it at once; the parts
+-- already stored take it as background merges rewrite them (OPTIMIZE TABLE traces FINAL does it at
+-- once). Idempotent, lossless: every answer read from `root` is unchanged.
+ALTER TABLE traces MODIFY COLUMN root CODEC(ZSTD(3));
