@@ -270,6 +270,11 @@ export function textMatchQuery(
     `arrayMin(arrayMap(p -> if(p = 0, 4294967295, p), multiSearchAllPositionsUTF8(lowerUTF8(${FIELD_SQL[f]}), arrayMap(t -> lowerUTF8(t), {terms:Array(String)}))))`;
   const positions = `[${fields.map(firstPos).join(', ')}]`;
   const texts = `[${fields.map((f) => FIELD_SQL[f]).join(', ')}]`;
+  // The match's position in the text as stored: lowering can lengthen text before the match (İ is
+  // two code points lowered), so the position found in the lowered text can lie past it. The
+  // case-insensitive search of the stored text finds it where the two foldings agree; where they
+  // don't (Greek final sigma), the lowered position stands.
+  const storedPos = `arrayMin(arrayMap(p -> if(p = 0, 4294967295, p), multiSearchAllPositionsCaseInsensitiveUTF8(text, {terms:Array(String)})))`;
   return {
     query: `SELECT trace_id, span_id, field, pos, greatest(1, toInt64(pos) - ${SNIPPET_LENGTH}) AS from,
   substringUTF8(text, from, ${SNIPPET_LENGTH * 2 + 64}) AS around
@@ -277,8 +282,9 @@ FROM (
   SELECT trace_id, span_id, start_time, ${positions} AS positions,
     arrayFirstIndex(p -> p != 4294967295, positions) AS which,
     [${fields.map((f) => `'${f}'`).join(', ')}][which] AS field,
-    positions[which] AS pos,
-    ${texts}[which] AS text
+    ${texts}[which] AS text,
+    ${storedPos} AS stored_pos,
+    if(stored_pos != 4294967295, stored_pos, positions[which]) AS pos
   FROM spans
   WHERE project_id = {project:String}
     AND trace_start_hour IN {hours:Array(DateTime('UTC'))}

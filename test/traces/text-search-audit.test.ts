@@ -52,6 +52,9 @@ describe('text search: what the spec and docs say, checked', () => {
         error_type: 'RateLimitError',
         error_message: 'HTTP 429: quota exhausted for org-42',
       }),
+      // Lowering lengthens İ (U+0130) to two code points, so the match lies 1,000 code points further
+      // into the lowered text than into the text as sent.
+      span('dotted', 'd1', 6000, { output: `${'İ'.repeat(1000)} then the wombat appears` }),
     ]);
   });
   const find = (text_query: string, more: Record<string, string> = {}) => get(key, '/traces', { text_query, ...more });
@@ -93,6 +96,15 @@ describe('text search: what the spec and docs say, checked', () => {
     expect(ids(await find('one two 429'))).toEqual(['late']);
     // The error type is not the error message.
     expect(ids(await find('RateLimitError'))).toEqual([]);
+  });
+
+  it('cuts the snippet around the match even where lowering lengthens the text before it', async () => {
+    const res = await find('WOMBAT');
+    expect(ids(res)).toEqual(['dotted']);
+    const match = res.json().data[0].text_match;
+    expect(match.field).toBe('output');
+    expect(match.snippet).toContain('then the wombat appears');
+    expect(match.snippet.length).toBeLessThanOrEqual(300);
   });
 
   it('answers text_scope=all like no text_scope', async () => {
