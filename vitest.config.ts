@@ -42,6 +42,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 180_000,
     teardownTimeout: 30_000,
+    // expect.poll waits for what a page or a worker does next (a chart drawn after its data query):
+    // its 1 s default failed a browser test on a loaded machine. A wait bound, not a timing.
+    expect: { poll: { timeout: 15_000 } },
     projects: [
       { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [...LONG, ...ISOLATED] } },
       { extends: true, test: { name: 'main-isolated', include: ISOLATED, isolate: true } },
