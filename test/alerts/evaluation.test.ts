@@ -20,7 +20,12 @@ const h = useHarness();
 const MIN = 60_000;
 /** A whole minute safely in the past: the generated spans end 10 minutes after it, still in the past. */
 const E = Math.floor(Date.now() / MIN) * MIN - 20 * MIN;
-const SPANS = generateSpans({ traces: 500, startMs: E - 130 * MIN, endMs: E + 10 * MIN, seed: 23, errorShare: 0.15 });
+const SPANS = [
+  ...generateSpans({ traces: 500, startMs: E - 130 * MIN, endMs: E + 10 * MIN, seed: 23, errorShare: 0.15 }),
+  // The generator follows a daily rhythm, which at some hours leaves [E - 1m, E) without a span; an
+  // empty window is no data (null), not 0. A few traces start in it whatever the hour.
+  ...generateSpans({ traces: 3, startMs: E - MIN, endMs: E - MIN / 2, seed: 29 }),
+];
 let token: string;
 let workspaceId: string;
 let projectId: string;
