@@ -1,4 +1,5 @@
 import type { AppContext } from '../src/context.js';
+import { upsertScheduler } from '../src/stores/queue.js';
 import { runTextIndexPass, TEXT_INDEX_EVERY_MS } from '../src/traces/text-index.js';
 
 /**
@@ -10,37 +11,16 @@ import { runTextIndexPass, TEXT_INDEX_EVERY_MS } from '../src/traces/text-index.
  */
 export const TEXT_INDEX_QUEUE = 'text-index';
 const SCHEDULER_ID = 'text-index-tick';
-const ATTEMPT_TIMEOUT_MS = 10_000;
 
-async function schedule(ctx: AppContext, attempts = 8): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      // As scheduleDetection (src/signals/schedule.ts): the embedded queue may fail or never answer
-      // an upsert while the workers' connections are being set up, so each attempt has a deadline.
-      const upsert = ctx.queue
-        .queue(TEXT_INDEX_QUEUE)
-        .upsertJobScheduler(
-          SCHEDULER_ID,
-          { every: TEXT_INDEX_EVERY_MS },
-          { name: 'pass', data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } },
-        );
-      upsert.catch(() => {});
-      await Promise.race([
-        upsert,
-        new Promise(
-          (_, reject) =>
-            (timer = setTimeout(() => reject(new Error('the queue did not answer in time')), ATTEMPT_TIMEOUT_MS)),
-        ),
-      ]);
-      return;
-    } catch (error) {
-      if (attempt >= attempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** attempt, 10_000)));
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+/** The indexer's job scheduler (upsertScheduler: deadline and retries). */
+function schedule(ctx: AppContext): Promise<void> {
+  return upsertScheduler(
+    ctx.queue,
+    TEXT_INDEX_QUEUE,
+    SCHEDULER_ID,
+    { every: TEXT_INDEX_EVERY_MS },
+    { name: 'pass', data: {} },
+  );
 }
 
 export function startTextIndexWorker(ctx: AppContext) {

@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.js';
 import { withTransaction } from '../stores/postgres.js';
+import { upsertScheduler } from '../stores/queue.js';
 import { claimAlerts, releaseClaims, type ClaimedAlert } from './claims.js';
 import { closedWindowEnd, TICK_PATTERN } from './clock.js';
 import { commitGroup, type GroupOutcome } from './commit.js';
@@ -147,33 +148,14 @@ export function keepTicksScheduled(ctx: AppContext, onError: (error: unknown) =>
   return ctx.queue.onReconnect(ALERTS_QUEUE, schedule);
 }
 
-/**
- * The job scheduler of the ticks; upserting is idempotent, so every worker process may call it.
- * Without it no alert is ever evaluated, so each attempt has a deadline and failures are retried:
- * on the embedded queue (one PGlite session behind several BullMQ connections) the first upsert
- * of a fresh data directory fails while BullMQ's connections migrate side by side ('portal "" does
- * not exist', measured), and one issued after this queue's workers existed never answered
- * (hence workers/alerts.ts schedules before it starts them).
- */
-export async function scheduleTicks(ctx: AppContext, attempts = 8): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const upsert = ctx.queue
-        .queue<TickJob>(ALERTS_QUEUE)
-        .upsertJobScheduler(
-          TICK_SCHEDULER_ID,
-          { pattern: TICK_PATTERN },
-          { name: 'tick', data: {}, opts: { removeOnComplete: 100, removeOnFail: 100 } },
-        );
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        upsert,
-        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('no answer within 10 s')), 10_000))),
-      ]).finally(() => clearTimeout(timer));
-      return;
-    } catch (error) {
-      if (attempt >= attempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** attempt, 10_000)));
-    }
-  }
+/** The job scheduler of the ticks (upsertScheduler: deadline and retries). Without it no alert is ever evaluated. */
+export function scheduleTicks(ctx: AppContext, attempts = 8): Promise<void> {
+  return upsertScheduler<TickJob>(
+    ctx.queue,
+    ALERTS_QUEUE,
+    TICK_SCHEDULER_ID,
+    { pattern: TICK_PATTERN },
+    { name: 'tick', data: {} },
+    attempts,
+  );
 }

@@ -27,6 +27,52 @@ export type QueueStore = {
   close(): Promise<void>;
 };
 
+/** How long one attempt to upsert a job scheduler may take before it is tried again. */
+const SCHEDULER_ATTEMPT_TIMEOUT_MS = 10_000;
+
+/**
+ * Upserts the job scheduler `schedulerId` of `name`'s queue (idempotent, so every worker process may
+ * call it), each attempt with a deadline and failures retried with backoff. The owners (alert ticks,
+ * detection, the text indexer) do nothing without their scheduler, and on the embedded queue (one
+ * PGlite session behind several BullMQ connections) an upsert may fail while BullMQ's connections are
+ * being set up ('portal "" does not exist', measured) or never answer (one issued after the queue's
+ * workers existed; hence each owner schedules before it starts its workers).
+ */
+export async function upsertScheduler<T>(
+  store: QueueStore,
+  name: string,
+  schedulerId: string,
+  repeat: { every: number } | { pattern: string },
+  job: { name: string; data: T },
+  attempts = 8,
+): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const upsert = store
+        .queue(name)
+        .upsertJobScheduler(schedulerId, repeat, { ...job, opts: { removeOnComplete: 100, removeOnFail: 100 } });
+      upsert.catch(() => {});
+      await Promise.race([
+        upsert,
+        new Promise(
+          (_, reject) =>
+            (timer = setTimeout(
+              () => reject(new Error('the queue did not answer in time')),
+              SCHEDULER_ATTEMPT_TIMEOUT_MS,
+            )),
+        ),
+      ]);
+      return;
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** attempt, 10_000)));
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
 export async function openQueue(config: Config, options: { dataDir?: string } = {}): Promise<QueueStore> {
   const queues = new Map<string, Queue>();
   const workers: Worker[] = [];
