@@ -8,7 +8,7 @@ import { useProject } from '../project';
 import { fmtCost, fmtInt, fmtMs } from '../format';
 import { Empty, ErrorBox, Loading, NotFound, Pager, Time, useTitle } from '../components/ui';
 import type { Page, Predicate, SessionDetail, SessionSummary, TraceItem } from '../types';
-import { TEXT_SCOPES, type TextScope } from './traces/text-match';
+import { TEXT_SCOPES, TextSearchInputs, type TextScope } from './traces/text-match';
 
 const LIMIT = 50;
 
@@ -67,27 +67,15 @@ export function SessionsPage() {
         </div>
       </div>
       <div className="toolbar">
-        <input
-          className="search"
-          type="search"
-          aria-label="Search sessions by the text of their inputs, outputs and errors"
-          placeholder='Search inputs, outputs and errors (any language, "quoted phrase")…'
+        <TextSearchInputs
+          label="Search sessions by the text of their inputs, outputs and errors"
+          scopeLabel="Search sessions in"
           value={typed}
-          maxLength={512}
-          onChange={(e) => setTyped(e.target.value)}
-          onKeyDown={(e) => e.key === 'Enter' && update({ text: typed })}
+          onChange={setTyped}
+          onSubmit={() => update({ text: typed })}
+          scope={scope}
+          onScope={(next) => update({ scope: next })}
         />
-        <select
-          aria-label="Search sessions in"
-          value={scope}
-          onChange={(e) => update({ scope: e.target.value as TextScope })}
-        >
-          {TEXT_SCOPES.map((x) => (
-            <option key={x.value} value={x.value}>
-              {x.label}
-            </option>
-          ))}
-        </select>
       </div>
       <FilterBar
         projectId={projectId}

@@ -10,6 +10,47 @@ export const TEXT_SCOPES = [
 ] as const;
 export type TextScope = (typeof TEXT_SCOPES)[number]['value'];
 
+/**
+ * The text search box and its scope choice, as the trace and session lists show them. The page keeps
+ * what was typed and when it applies (Enter here, or after typing settles).
+ */
+export function TextSearchInputs(props: {
+  /** Accessible names of the box and of the scope choice. */
+  label: string;
+  scopeLabel: string;
+  value: string;
+  onChange: (text: string) => void;
+  onSubmit: () => void;
+  scope: TextScope;
+  onScope: (scope: TextScope) => void;
+}) {
+  return (
+    <>
+      <input
+        className="search"
+        type="search"
+        aria-label={props.label}
+        placeholder='Search inputs, outputs and errors (any language, "quoted phrase")…'
+        value={props.value}
+        maxLength={512}
+        onChange={(e) => props.onChange(e.target.value)}
+        onKeyDown={(e) => e.key === 'Enter' && props.onSubmit()}
+      />
+      <select
+        aria-label={props.scopeLabel}
+        value={props.scope}
+        onChange={(e) => props.onScope(e.target.value as TextScope)}
+      >
+        {TEXT_SCOPES.map((x) => (
+          <option key={x.value} value={x.value}>
+            {x.label}
+          </option>
+        ))}
+      </select>
+    </>
+  );
+}
+
 const FIELD_LABEL = { input: 'input', output: 'output', error_message: 'error' } as const;
 
 /** Where a trace found by text matched: the field and the snippet, the terms highlighted. */

@@ -9,7 +9,7 @@ import { FilterBar } from '../../components/filter-bar';
 import { TimeRange, type TimeValue } from '../../components/time-range';
 import { Empty, ErrorBox, Loading, Pager, Time, useTitle } from '../../components/ui';
 import type { Page, Predicate, TraceItem } from '../../types';
-import { Snippet, TEXT_SCOPES, type TextScope } from './text-match';
+import { Snippet, TEXT_SCOPES, TextSearchInputs, type TextScope } from './text-match';
 
 const PRESETS = ['1h', '24h', '7d', '30d', '90d', 'all'];
 const DEFAULT_RANGE = '7d';
@@ -136,27 +136,15 @@ export function TracesPage() {
           onChange={(e) => setSearch(e.target.value)}
           onKeyDown={(e) => e.key === 'Enter' && update({ search })}
         />
-        <input
-          className="search"
-          type="search"
-          aria-label="Search text in inputs, outputs and errors"
-          placeholder='Search inputs, outputs and errors (any language, "quoted phrase")…'
+        <TextSearchInputs
+          label="Search text in inputs, outputs and errors"
+          scopeLabel="Search text in"
           value={text}
-          maxLength={512}
-          onChange={(e) => setText(e.target.value)}
-          onKeyDown={(e) => e.key === 'Enter' && update({ text: text.trim() ? text : '' })}
+          onChange={setText}
+          onSubmit={() => update({ text: text.trim() ? text : '' })}
+          scope={state.scope}
+          onScope={(scope) => update({ scope })}
         />
-        <select
-          aria-label="Search text in"
-          value={state.scope}
-          onChange={(e) => update({ scope: e.target.value as TextScope })}
-        >
-          {TEXT_SCOPES.map((x) => (
-            <option key={x.value} value={x.value}>
-              {x.label}
-            </option>
-          ))}
-        </select>
         <label className="inline">
           <input
             type="checkbox"
