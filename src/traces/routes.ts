@@ -74,8 +74,8 @@ const TextScope = z
     'the span fields `text_query` searches: `all` (default: input, output and error message), `input`, `output` or `error` (the error message)',
   );
 
-const textOf = (terms: string[] | undefined, scope: TextSearch['scope'] | undefined): TextSearch | undefined =>
-  terms === undefined ? undefined : { terms, scope: scope ?? 'all' };
+const textOf = (terms: string[] | undefined, scope: TextSearch['scope']): TextSearch | undefined =>
+  terms === undefined ? undefined : { terms, scope };
 
 const ListTracesQuery = ProjectQuery.extend({
   ...Pagination.shape,
