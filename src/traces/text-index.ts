@@ -21,7 +21,12 @@ import { MIN_TOKEN_BYTES, type TextIndexState, type TextSearch } from './text-se
 
 export const TEXT_INDEX_LAG_MS = 30_000;
 export const TEXT_INDEX_EVERY_MS = 15_000;
-export const TEXT_INDEX_MAX_SPANS = 50_000;
+/**
+ * At most this many spans a pass. Each of a pass's statements reads their whole text (a realistic
+ * agent span carries ~4.7 KB): 10,000 keeps one under a second or so, which matters most on the
+ * embedded engine, where the API's queries wait for it to finish.
+ */
+export const TEXT_INDEX_MAX_SPANS = 10_000;
 
 /** Each field's distinct tokens, with the field's bit (1 input, 2 output, 4 error message). */
 const FIELD_TOKENS = `arrayConcat(
