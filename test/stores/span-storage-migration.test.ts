@@ -1,9 +1,5 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDataDir, testConfig } from '../support/harness.js';
-import { openClickHouse, type ClickHouseStore } from '../../src/stores/clickhouse.js';
-import { clickHouseMigrations, ROOT_DIR } from '../../src/stores/migrate.js';
+import { describe, expect, it } from 'vitest';
+import { useMigrationStore } from '../support/migration-store.js';
 import { loadSpans } from '../../bench/load-spans.js';
 
 /**
@@ -13,33 +9,16 @@ import { loadSpans } from '../../bench/load-spans.js';
  * what the table now holds.
  */
 describe('migration 0010 (span storage) on a store that has spans', () => {
-  let dir = '';
-  let store: ClickHouseStore;
-  const migrations = clickHouseMigrations(path.join(ROOT_DIR, 'clickhouse'));
-  const run = async (versions: (v: number) => boolean) => {
-    for (const m of migrations.filter((x) => versions(x.version)))
-      for (const query of m.statements) await store.client.command({ query });
-  };
-  const one = async (query: string) =>
-    (await (await store.client.query({ query, format: 'JSONEachRow' })).json<Record<string, string | number>>())[0]!;
+  const { migrations, client, run, one } = useMigrationStore('span-storage');
   /** A digest of every column of every span, in a fixed order: equal only if every value is. */
   const digest = () =>
     one(`SELECT count() AS n, toString(groupBitXor(cityHash64(*))) AS xor, toString(sum(cityHash64(*))) AS sum
          FROM spans FINAL`);
 
-  beforeAll(async () => {
-    dir = tempDataDir('span-storage');
-    store = await openClickHouse(testConfig({ DATA_DIR: dir }), { dataDir: dir });
-  });
-  afterAll(async () => {
-    await store?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-
   it('keeps every value, is safe to re-run, and the merged parts take the new codecs', async () => {
     expect(migrations.some((m) => m.version === 10 && m.name === 'span_storage')).toBe(true);
     await run((v) => v < 10);
-    await loadSpans(store.client, {
+    await loadSpans(client(), {
       spans: 20_000,
       projects: ['p-a', 'p-b'],
       days: 2,
@@ -76,7 +55,7 @@ describe('migration 0010 (span storage) on a store that has spans', () => {
         ).b,
       );
     const idsBefore = await bytes();
-    await store.client.command({ query: 'OPTIMIZE TABLE spans FINAL' });
+    await client().command({ query: 'OPTIMIZE TABLE spans FINAL' });
     expect(await digest()).toEqual(before);
     expect(await bytes()).toBeLessThan(idsBefore);
   });

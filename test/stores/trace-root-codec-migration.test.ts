@@ -1,9 +1,5 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tempDataDir, testConfig } from '../support/harness.js';
-import { openClickHouse, type ClickHouseStore } from '../../src/stores/clickhouse.js';
-import { clickHouseMigrations, ROOT_DIR } from '../../src/stores/migrate.js';
+import { describe, expect, it } from 'vitest';
+import { useMigrationStore } from '../support/migration-store.js';
 import { loadSpans } from '../../bench/load-spans.js';
 
 /**
@@ -13,15 +9,7 @@ import { loadSpans } from '../../bench/load-spans.js';
  * metadata, input, output) reads the same before and after.
  */
 describe('migration 0013 (trace root codec) on a store that has traces', () => {
-  let dir = '';
-  let store: ClickHouseStore;
-  const migrations = clickHouseMigrations(path.join(ROOT_DIR, 'clickhouse'));
-  const run = async (versions: (v: number) => boolean) => {
-    for (const m of migrations.filter((x) => versions(x.version)))
-      for (const query of m.statements) await store.client.command({ query });
-  };
-  const one = async (query: string) =>
-    (await (await store.client.query({ query, format: 'JSONEachRow' })).json<Record<string, string | number>>())[0]!;
+  const { migrations, client, run, one } = useMigrationStore('trace-root-codec');
   /** A digest of every trace's merged root: equal only if every root is. */
   const digest = () =>
     one(`SELECT count() AS n, toString(groupBitXor(h)) AS xor, toString(sum(h)) AS sum
@@ -33,20 +21,11 @@ describe('migration 0013 (trace root codec) on a store that has traces', () => {
       )
     ).c;
 
-  beforeAll(async () => {
-    dir = tempDataDir('trace-root-codec');
-    store = await openClickHouse(testConfig({ DATA_DIR: dir }), { dataDir: dir });
-  });
-  afterAll(async () => {
-    await store?.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-
   it('keeps every root, is safe to re-run, and the merged parts take the new codec', async () => {
     expect(migrations.some((m) => m.version === 13 && m.name === 'trace_root_codec')).toBe(true);
     await run((v) => v < 13);
     const load = (projects: string[]) =>
-      loadSpans(store.client, { spans: 10_000, projects, days: 2, nowMs: Date.parse('2026-11-01T00:00:00Z') });
+      loadSpans(client(), { spans: 10_000, projects, days: 2, nowMs: Date.parse('2026-11-01T00:00:00Z') });
     await load(['p-a', 'p-b']);
     const before = await digest();
     expect(Number(before.n)).toBe(1_000);
@@ -58,7 +37,7 @@ describe('migration 0013 (trace root codec) on a store that has traces', () => {
     expect(await digest()).toEqual(before);
 
     // The parts stored before are rewritten by a merge (with the new codec); every root stays.
-    await store.client.command({ query: 'OPTIMIZE TABLE traces FINAL' });
+    await client().command({ query: 'OPTIMIZE TABLE traces FINAL' });
     expect(await digest()).toEqual(before);
 
     // Spans stored after the migration roll up as before: a fresh project's roots, next to the old ones.
