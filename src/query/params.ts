@@ -21,8 +21,21 @@ export function paramBuilder(params: Record<string, unknown> = {}): ParamBuilder
     params,
     param(type, value) {
       const name = `p${n++}`;
-      params[name] = value;
+      params[name] = typeof value === 'number' ? timeParam(type, value) : value;
       return `{${name}:${type}}`;
     },
   };
+}
+
+/**
+ * A number for a DateTime64 or DateTime parameter (epoch seconds) as text ClickHouse always parses,
+ * `YYYY-MM-DD hh:mm:ss[.sss]` in UTC. The engine reads a bare number as epoch seconds only when it
+ * doesn't look like a year or a short date: `0`, `1`, `3600` and `3600.000` were refused ("cannot be
+ * parsed as DateTime64"), so a window or a detector pass starting near the epoch failed.
+ */
+export function timeParam(type: string, seconds: number): number | string {
+  if (!type.startsWith('DateTime')) return seconds;
+  const millis = type.startsWith('DateTime64') ? Math.round(seconds * 1000) : Math.floor(seconds) * 1000;
+  const text = new Date(millis).toISOString().replace('T', ' ').replace('Z', '');
+  return type.startsWith('DateTime64') ? text : text.slice(0, 19);
 }

@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import { configPredicates, type DetectorType, type ErrorConfig, type ThresholdConfig } from '../detectors/config.js';
 import { settingsClause } from '../query/limits.js';
+import { timeParam } from '../query/params.js';
 import { commitPass, flushOutbox, type CommitOutcome, type NewFinding } from './commit.js';
 import { DETECTION_LIMITS, incrementalQuery, type CandidateRow } from './detection-queries.js';
 import {
@@ -153,7 +154,7 @@ export async function recentIngest(
 WHERE ingested_at > {since:DateTime64(3, 'UTC')}${projectIds ? ' AND project_id IN {projects:Array(String)}' : ''}
 GROUP BY project_id
 ${settingsClause({ ...DETECTION_LIMITS, maxResultRows: 1_000_000 })}`,
-    query_params: { since: Math.max(0, sinceMs) / 1000, projects: projectIds ?? [] },
+    query_params: { since: timeParam("DateTime64(3, 'UTC')", Math.max(0, sinceMs) / 1000), projects: projectIds ?? [] },
   });
   return new Map(latest.map((r) => [r.project_id, Number(r.latest)]));
 }
