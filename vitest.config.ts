@@ -2,7 +2,8 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * The files of `npm run test:long` (README), which CI runs after `npm test`: the SQL guard's fuzz run,
- * the rollup-against-raw sweeps over generated data, the runaway queries the SQL deadline must kill
+ * the rollup-against-raw sweeps over generated data, the text index's sweep of random multilingual
+ * queries against the plain scan, the runaway queries the SQL deadline must kill
  * (each runs seconds on purpose), and the fault tests that stop stores or start, kill and restart real
  * server processes. `npm test` runs every other file.
  */
@@ -11,6 +12,7 @@ const LONG = [
   'test/sql/deadline.test.ts',
   'test/widgets/rollup-equality.test.ts',
   'test/widgets/metadata-rollup.test.ts',
+  'test/traces/text-index.test.ts',
   'test/faults/**/*.test.ts',
   'test/smoke/**/*.test.ts',
 ];
