@@ -2,8 +2,10 @@ import type { AppContext } from '../context.js';
 import { QueryLimitError, RequestValidationError } from '../errors.js';
 import { MIB, withinLimits } from '../query/limits.js';
 import { planWidget, WIDGET_LIMITS, type WidgetPlan } from '../query/span-plan.js';
+import { readSealed } from '../rollups/sealed-read.js';
 import { WidgetSpecSchema, type WidgetSpec, type WidgetType } from './spec.js';
 import type { AnswerOf } from '../answer-schemas.js';
+import type { Query } from '../query/params.js';
 import type { AnsweredWidgetAnswer, WindowAnswer } from './answers.js';
 
 /**
@@ -130,9 +132,19 @@ export async function queryWidget(
   window: { startMs: number; endMs: number },
   options: { raw?: boolean; answerBytes?: number } = {},
 ): Promise<WidgetResult> {
-  const plan = planWidget(type, spec, projectId, window, { ...options, metadataRollup: true });
+  let plan = planWidget(type, spec, projectId, window, { ...options, metadataRollup: true });
   const limits = { ...WIDGET_LIMITS, maxResultRows: plan.maxRows, maxResultBytes: plan.maxBytes };
-  const raw = await withinLimits(limits, WIDGET_ADVICE, () => ctx.ch.compactRows(plan));
+  const run = (query: Query) => withinLimits(limits, WIDGET_ADVICE, () => ctx.ch.compactRows(query));
+  // A rollup read takes the sealer's watermark (src/rollups/sealed-read.ts); should the sealer never
+  // settle, the same widget from raw spans (same range and buckets, so the same answer).
+  const raw = plan.sealed
+    ? (
+        await readSealed(ctx.ch, plan, run, () => {
+          plan = planWidget(type, spec, projectId, window, { ...options, raw: true });
+          return run(plan);
+        })
+      ).result
+    : await run(plan);
   const series = plan.shape === 'series';
   const meta = {
     view: spec.view,

@@ -1,0 +1,67 @@
+import type { ClickHouseStore } from '../stores/clickhouse.js';
+import type { Query } from '../query/params.js';
+import { SEALED_PARAM } from '../query/sealed-rollups.js';
+import { readSealMarks, type SealMarks } from './seal-marks.js';
+
+/**
+ * A read of the span rollups that counts every span once whatever the sealer is doing
+ * (src/rollups/seal.ts): the query reads the rollup rows plus the spans stored after the watermark
+ * (src/query/sealed-rollups.ts), with the watermark read just before. A seqlock on the sealer's marks:
+ *
+ * - a pass under way (its 'begin' newer than the last 'end'; or one that failed half-way) may have
+ *   stored part of its rows in the rollups without moving the watermark: the read waits for it,
+ *   briefly, and tries again;
+ * - the marks are read again after the query: if a pass began (or ended) meanwhile, its rows may have
+ *   been seen beside the same spans in the tail, and the read is run again.
+ *
+ * A pass's rows become visible after its 'begin' mark and before its 'end', so a query that ran between
+ * two equal readings with no pass under way saw the rollups exactly as of the watermark it used. After
+ * MAX_ATTEMPTS the read takes `fallback` (the raw spans: exact, slower), so a sealer that died
+ * half-way never blocks a dashboard.
+ */
+
+export const MAX_ATTEMPTS = 5;
+/** Waits while a pass is under way, ms, one per attempt (the embedded engine runs a pass's inserts in turn with reads). */
+const WAITS_MS = [10, 40, 100, 250, 500];
+
+export type SealedReadOptions = {
+  /** Runs after the query, before the marks are read again (the interleaving test runs a pass there). */
+  queried?: () => Promise<void> | void;
+  /** How long to wait before attempt `attempt` after seeing a pass under way (tests pass 0). */
+  waitMs?: (attempt: number) => number;
+};
+
+export type SealedRead<T> = { result: T; attempts: number; fallback: boolean };
+
+export async function readSealed<T>(
+  ch: ClickHouseStore,
+  query: Query,
+  run: (query: Query) => Promise<T>,
+  fallback: () => Promise<T>,
+  options: SealedReadOptions = {},
+): Promise<SealedRead<T>> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const before = await readSealMarks(ch);
+    if (underWay(before)) {
+      await sleep(options.waitMs?.(attempt) ?? WAITS_MS[attempt]!);
+      continue;
+    }
+    const result = await run({
+      ...query,
+      query_params: { ...query.query_params, [SEALED_PARAM]: before.sealedMs / 1000 },
+    });
+    await options.queried?.();
+    const after = await readSealMarks(ch);
+    if (after.sealedMs === before.sealedMs && after.begunMs === before.begunMs)
+      return { result, attempts: attempt + 1, fallback: false };
+  }
+  return { result: await fallback(), attempts: MAX_ATTEMPTS, fallback: true };
+}
+
+function underWay(marks: SealMarks): boolean {
+  return marks.begunMs > marks.sealedMs;
+}
+
+function sleep(ms: number): Promise<void> {
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve();
+}
