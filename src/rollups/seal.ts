@@ -121,8 +121,9 @@ async function pass(ctx: Ctx, options: SealOptions): Promise<SealPass> {
     query_params: range,
   });
   const spans = Number(count!.n);
-  // Nothing stored in the range: the watermark stays (readers see no change, so never retry).
-  if (spans === 0 && !redo) return done(from, 0);
+  // Nothing stored in the range (so it reached hi): the watermark stays, and readers, seeing no
+  // change, never retry.
+  if (spans === 0 && !redo) return { ...done(from, 0), caughtUp: true };
   if (!redo) await mark(ctx.ch, 'begin', range);
   await options.hooks?.begun?.();
   // Deleted projects are not sealed (their spans wait for the purge: src/deletions), so a purge never

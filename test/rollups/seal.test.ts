@@ -246,5 +246,9 @@ describe('sealed span rollups', () => {
     expect(await rollupSpans()).toEqual(every(stored));
     expect(await rollupSpans(other.project.id)).toEqual(every(0));
     await expectEveryWidgetRaw('after late spans');
+    // Nothing left: one pass, which writes no mark.
+    const marks = await readSealMarks(h().ctx.ch);
+    expect(await catchUpSeal(h().ctx, NOW)).toMatchObject([{ spans: 0, caughtUp: true }]);
+    expect(await readSealMarks(h().ctx.ch)).toEqual(marks);
   });
 });
