@@ -135,6 +135,7 @@ export async function measureGroup(ctx: AppContext, group: EvaluationGroup): Pro
               query,
               (q) => ctx.ch.compactRows(q),
               () => ctx.ch.compactRows(groupQuery({ ...group, source: 'spans' })),
+              { untailed: { projectId: group.projectId, query: groupQuery(group, { tail: false }) } },
             )
           ).result;
     return { ok: true, answers: readGroupAnswer(group, rows) };

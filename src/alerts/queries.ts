@@ -97,7 +97,7 @@ export function groupAlerts<A extends MeasuredAlert>(alerts: A[], windowEndMs: n
  * The query of a group. Columns: `n` (rows matched: 0 is a window without data), then per alert i
  * `v<i>`; grouped, `g` first and `r<i>` (the group's rank for alert i) after each value.
  */
-export function groupQuery(group: EvaluationGroup): Query {
+export function groupQuery(group: EvaluationGroup, options: { tail?: boolean } = {}): Query {
   const b = paramBuilder({ project: group.projectId });
   const rollup = group.source !== 'spans';
   const time = rollup ? 'bucket' : 'start_time';
@@ -115,7 +115,7 @@ export function groupQuery(group: EvaluationGroup): Query {
     const spec = widgetSpec(alert);
     return `${rollup ? rollupValue(spec)! : rawSpanValue(spec)} AS v${i}`;
   });
-  const table = rollup ? sealedRollup(group.source) : group.source;
+  const table = rollup ? sealedRollup(group.source, options.tail !== false) : group.source;
   const settings = settingsClause(evaluationLimits(group));
   if (!group.groupBy) {
     return {

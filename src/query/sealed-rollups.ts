@@ -11,9 +11,13 @@ export const SEALED_PARAM = 'sealed';
 
 const WATERMARK = `{${SEALED_PARAM}:DateTime64(3, 'UTC')}`;
 
-/** `FROM` of a rollup read: the rollup and the tail past the watermark. */
-export function sealedRollup(table: string): string {
-  return `${table}_sealed(sealed = ${WATERMARK})`;
+/**
+ * `FROM` of a rollup read: the rollup and the tail past the watermark; without `tail`, the rollup
+ * alone (for a project with no span past the watermark: sealed-read.ts checks, and the tail's query,
+ * planned for every read, is most of a small read's cost).
+ */
+export function sealedRollup(table: string, tail = true): string {
+  return tail ? `${table}_sealed(sealed = ${WATERMARK})` : table;
 }
 
 /**

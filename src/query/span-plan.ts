@@ -72,6 +72,8 @@ export type WidgetPlan = Query & {
   source: Source;
   /** Whether the query reads a rollup, and so needs the `sealed` parameter (src/rollups/sealed-read.ts). */
   sealed: boolean;
+  /** A rollup read: the same query over the rollups alone (no tail), for a project with no span past the watermark. */
+  untailed?: Query;
   shape: Shape;
   /** Bucket width in seconds (series), else the grain the range was aligned to. */
   stepSeconds: number;
@@ -123,8 +125,22 @@ export function planWidget(
   spec: MeasureSpec,
   projectId: string,
   window: PlanWindow,
-  options: { raw?: boolean; answerBytes?: number; metadataRollup?: boolean } = {},
+  options: { raw?: boolean; answerBytes?: number; metadataRollup?: boolean; tail?: boolean } = {},
 ): WidgetPlan {
+  const plan = planWithTail(type, spec, projectId, window, options);
+  if (!plan.sealed || options.tail === false) return plan;
+  const { query, query_params } = planWithTail(type, spec, projectId, window, { ...options, tail: false });
+  return { ...plan, untailed: { query, query_params } };
+}
+
+function planWithTail(
+  type: string,
+  spec: MeasureSpec,
+  projectId: string,
+  window: PlanWindow,
+  options: { raw?: boolean; answerBytes?: number; metadataRollup?: boolean; tail?: boolean },
+): WidgetPlan {
+  const tail = options.tail !== false;
   const groupBy = spec.group_by ?? [];
   const shape: Shape = type === 'timeseries' ? 'series' : groupBy.length ? 'groups' : 'single';
   const windowMs = Math.max(1, window.endMs - window.startMs);
@@ -179,7 +195,7 @@ export function planWidget(
     const totals = !groupBy.length && !(spec.filters ?? []).length;
     const grain = totals && step % 86400 === 0 ? '1d' : step % 3600 === 0 ? '1h' : '1m';
     const source = `span_rollup_${totals ? 'totals_' : ''}${grain}` as Source;
-    return { ...base, ...spansQuery(spec, b, range, step, shape, source, limits), source, sealed: true };
+    return { ...base, ...spansQuery(spec, b, range, step, shape, source, limits, tail), source, sealed: true };
   }
   const metadataKey =
     !options.raw && options.metadataRollup && rollupValue(spec) !== null && step % 3600 === 0
@@ -205,6 +221,7 @@ export function planWidget(
         metadataKey,
         source,
         limits,
+        tail,
       ),
       source,
       sealed: true,
@@ -246,6 +263,7 @@ function metadataQuery(
   key: string,
   source: Source,
   limits: QueryLimits,
+  tail: boolean,
 ): Query {
   const k = b.param('String', key);
   const filtered = (spec.filters ?? []).some((f) => f.field === 'metadata');
@@ -279,11 +297,12 @@ function metadataQuery(
     };
     const conditions = where.join(' AND ');
     const table = `(SELECT * FROM span_rollup_meta_totals_1d WHERE ${conditions} AND bucket >= ${days.from} AND bucket < ${days.to}
-  UNION ALL SELECT * FROM span_rollup_meta_totals_1h WHERE ${conditions} AND (bucket < ${days.from} OR bucket >= ${days.to})
-  UNION ALL SELECT * FROM ${rollupTail('span_rollup_meta_tail')} WHERE ${conditions})`;
+  UNION ALL SELECT * FROM span_rollup_meta_totals_1h WHERE ${conditions} AND (bucket < ${days.from} OR bucket >= ${days.to})${
+    tail ? `\n  UNION ALL SELECT * FROM ${rollupTail('span_rollup_meta_tail')} WHERE ${conditions}` : ''
+  })`;
     return shaped(spec, b, { ...parts, table });
   }
-  return shaped(spec, b, { ...parts, table: sealedRollup(source) });
+  return shaped(spec, b, { ...parts, table: sealedRollup(source, tail) });
 }
 
 /** Measures whose empty bucket is a real zero. */
@@ -301,6 +320,7 @@ function spansQuery(
   shape: Shape,
   source: Source,
   limits: QueryLimits,
+  tail = true,
 ): Query {
   const rollup = source !== 'spans';
   const time = rollup ? 'bucket' : 'start_time';
@@ -312,7 +332,7 @@ function spansQuery(
   ];
   const value = rollup ? rollupValue(spec)! : rawSpanValue(spec);
   const groups = (spec.group_by ?? []).map((g) => spanGroup(g, b));
-  const table = rollup ? sealedRollup(source) : source;
+  const table = rollup ? sealedRollup(source, tail) : source;
   return shaped(spec, b, { table, where, value, groups, time, step, shape, settings: settingsClause(limits) });
 }
 

@@ -15,7 +15,9 @@ import { readSealMarks, type SealMarks } from './seal-marks.js';
  *   been seen beside the same spans in the tail, and the read is run again.
  *
  * A pass's rows become visible after its 'begin' mark and before its 'end', so a query that ran between
- * two equal readings with no pass under way saw the rollups exactly as of the watermark it used. After
+ * two equal readings with no pass under way saw the rollups exactly as of the watermark it used.
+ * When the read's project has no span past the watermark (an idle project, a caught-up sealer), the
+ * query over the rollups alone (`untailed`) answers the same without planning the tail's. After
  * MAX_ATTEMPTS the read takes `fallback` (the raw spans: exact, slower), so a sealer that died
  * half-way never blocks a dashboard.
  */
@@ -25,6 +27,8 @@ export const MAX_ATTEMPTS = 5;
 const WAITS_MS = [10, 40, 100, 250, 500];
 
 export type SealedReadOptions = {
+  /** The read's project and its query without the tail: taken when the project has no span past the watermark. */
+  untailed?: { projectId: string; query: Query };
   /** Runs after the query, before the marks are read again (the interleaving test runs a pass there). */
   queried?: () => Promise<void> | void;
   /** How long to wait before attempt `attempt` after seeing a pass under way (tests pass 0). */
@@ -41,15 +45,15 @@ export async function readSealed<T>(
   options: SealedReadOptions = {},
 ): Promise<SealedRead<T>> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const before = await readSealMarks(ch);
+    const before = await readSealMarks(ch, options.untailed?.projectId);
     if (underWay(before)) {
       await sleep(options.waitMs?.(attempt) ?? WAITS_MS[attempt]!);
       continue;
     }
-    const result = await run({
-      ...query,
-      query_params: { ...query.query_params, [SEALED_PARAM]: before.sealedMs / 1000 },
-    });
+    const result =
+      options.untailed && before.tailSpans === 0
+        ? await run(options.untailed.query)
+        : await run({ ...query, query_params: { ...query.query_params, [SEALED_PARAM]: before.sealedMs / 1000 } });
     await options.queried?.();
     const after = await readSealMarks(ch);
     if (after.sealedMs === before.sealedMs && after.begunMs === before.begunMs)

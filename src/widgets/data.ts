@@ -139,10 +139,16 @@ export async function queryWidget(
   // settle, the same widget from raw spans (same range and buckets, so the same answer).
   const raw = plan.sealed
     ? (
-        await readSealed(ctx.ch, plan, run, () => {
-          plan = planWidget(type, spec, projectId, window, { ...options, raw: true });
-          return run(plan);
-        })
+        await readSealed(
+          ctx.ch,
+          plan,
+          run,
+          () => {
+            plan = planWidget(type, spec, projectId, window, { ...options, raw: true });
+            return run(plan);
+          },
+          plan.untailed && { untailed: { projectId, query: plan.untailed } },
+        )
       ).result
     : await run(plan);
   const series = plan.shape === 'series';
