@@ -53,7 +53,7 @@ export async function readSealed<T>(
     const result =
       options.untailed && before.tailSpans === 0
         ? await run(options.untailed.query)
-        : await run({ ...query, query_params: { ...query.query_params, [SEALED_PARAM]: before.sealedMs / 1000 } });
+        : await run({ ...query, query_params: { ...query.query_params, [SEALED_PARAM]: utcText(before.sealedMs) } });
     await options.queried?.();
     const after = await readSealMarks(ch);
     if (after.sealedMs === before.sealedMs && after.begunMs === before.begunMs)
@@ -64,6 +64,14 @@ export async function readSealed<T>(
 
 function underWay(marks: SealMarks): boolean {
   return marks.begunMs > marks.sealedMs;
+}
+
+/**
+ * The watermark as UTC text (`YYYY-MM-DD hh:mm:ss.sss`): the engine reads a bare number as epoch
+ * seconds only when it doesn't look like a year, so 0 (no mark yet) would be refused.
+ */
+function utcText(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 }
 
 function sleep(ms: number): Promise<void> {

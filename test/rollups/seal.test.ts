@@ -179,7 +179,10 @@ describe('sealed span rollups', () => {
           const plan = planWidget(w.type, w.spec, projectId, w.window);
           const [[stale]] = (await h().ctx.ch.compactRows({
             ...plan,
-            query_params: { ...plan.query_params, [SEALED_PARAM]: marks.sealedMs / 1000 },
+            query_params: {
+              ...plan.query_params,
+              [SEALED_PARAM]: new Date(marks.sealedMs).toISOString().replace('T', ' ').replace('Z', ''),
+            },
           })) as [[number]];
           expect(stale).toBe(2 * stored);
           expect((await sealedRead(w)).fallback).toBe(true);
