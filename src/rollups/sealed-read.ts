@@ -44,17 +44,51 @@ export async function readSealed<T>(
   fallback: () => Promise<T>,
   options: SealedReadOptions = {},
 ): Promise<SealedRead<T>> {
+  const { untailed } = options;
+  return readSealedBatch(
+    ch,
+    untailed?.projectId,
+    async (marks) => {
+      const result = await run(sealedQuery(query, marks, untailed?.query));
+      await options.queried?.();
+      return result;
+    },
+    fallback,
+    options,
+  );
+}
+
+/** One reading of the marks, taken before a read (with the read's project: its spans past the watermark). */
+export type SealReading = SealMarks & { tailSpans: number | null };
+
+/**
+ * The query of a rollup read as of a reading of the marks: over the rollups alone (`untailed`) when the
+ * project has no span past the watermark, else with the watermark as its `sealed` parameter.
+ */
+export function sealedQuery(query: Query, marks: SealReading, untailed?: Query): Query {
+  if (untailed && marks.tailSpans === 0) return untailed;
+  return { ...query, query_params: { ...query.query_params, [SEALED_PARAM]: utcText(marks.sealedMs) } };
+}
+
+/**
+ * The seqlock around several reads at once (a dashboard's widgets): one reading of the marks before
+ * them all and one after, instead of two per read. `read` runs the reads as of the reading it is
+ * given (each through `sealedQuery`); when a pass began or ended meanwhile they all run again.
+ */
+export async function readSealedBatch<T>(
+  ch: ClickHouseStore,
+  projectId: string | undefined,
+  read: (marks: SealReading) => Promise<T>,
+  fallback: () => Promise<T>,
+  options: Pick<SealedReadOptions, 'waitMs'> = {},
+): Promise<SealedRead<T>> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    const before = await readSealMarks(ch, options.untailed?.projectId);
+    const before = await readSealMarks(ch, projectId);
     if (underWay(before)) {
       await sleep(options.waitMs?.(attempt) ?? WAITS_MS[attempt]!);
       continue;
     }
-    const result =
-      options.untailed && before.tailSpans === 0
-        ? await run(options.untailed.query)
-        : await run({ ...query, query_params: { ...query.query_params, [SEALED_PARAM]: utcText(before.sealedMs) } });
-    await options.queried?.();
+    const result = await read(before);
     const after = await readSealMarks(ch);
     if (after.sealedMs === before.sealedMs && after.begunMs === before.begunMs)
       return { result, attempts: attempt + 1, fallback: false };
