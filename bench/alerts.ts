@@ -5,6 +5,7 @@ import type { Worker } from 'bullmq';
 import type { Runtime } from '../src/runtime.js';
 import { generateSpans } from '../src/demo/generate-spans.js';
 import { runTick } from '../src/alerts/evaluation.js';
+import { catchUpSeal } from '../src/rollups/seal.js';
 import { closedWindowEnd, LATENESS_MS, MINUTE_MS } from '../src/alerts/clock.js';
 import { startAlertWorkers } from '../workers/alerts.js';
 import { median, percentile, type Row } from './measure.js';
@@ -121,6 +122,8 @@ export async function benchAlerts(
     });
     await inject(api, 'POST', '/api/v1/public/traces', p.key, { spans });
   }
+  // Sealed as a running sealer would have by now (src/rollups/seal.ts): the ticks read sealed rollups.
+  await catchUpSeal(ctx, { lagMs: 0 });
   const perProject = Math.ceil(options.alerts / projects.length);
   let created = 0;
   for (const p of projects) {

@@ -21,6 +21,9 @@
 //                                         # process on the data set (bench/ready.ts)
 //   npm run bench -- --only storage --storage-spans 100000   # bytes on disk per realistic span, merged,
 //                                         # against raw JSON and gzip (bench/storage.ts)
+//   npm run bench -- --only ingest --ingest-rounds 5 --ingest-before-0015 --ingest-writers ''
+//                                         # ... and the API with the two views 0015 dropped put back
+//                                         # (span rollups fed at insert, as before), interleaved
 //   npm run bench -- --only ingest --corpus realistic   # the spans sent through the API: agent traces
 //                                         # carrying the conversation so far (bench/corpus.ts)
 //   npm run bench -- --only lists --corpus realistic --spans 300000 --dir /tmp/bench-real --keep
@@ -57,6 +60,8 @@ import { benchCliStart } from './cli-start.js';
 import { benchTextSearch, compareTextStructures, type TextIndexBuild } from './text-search.js';
 import { benchStorage } from './storage.js';
 import { benchWriters } from './ingest-writers.js';
+import { catchUpSeal } from '../src/rollups/seal.js';
+import { clickHouseMigrations, ROOT_DIR } from '../src/stores/migrate.js';
 
 const { values: args } = parseArgs({
   allowNegative: true,
@@ -74,6 +79,9 @@ const { values: args } = parseArgs({
     'ready-runs': { type: 'string', default: '3' },
     // Rounds of the three ingest measurements, interleaved; the rows report medians.
     'ingest-rounds': { type: 'string', default: '1' },
+    // A fourth ingest measurement each round: the API with the views clickhouse/0015 dropped created
+    // again (span_rollup_1m_mv, span_rollup_meta_1h_mv: the span rollups fed at insert), then dropped.
+    'ingest-before-0015': { type: 'boolean', default: false },
     // Span writers on one project for the parallel-ingest rows (bench/ingest-writers.ts); '' leaves them out.
     'ingest-writers': { type: 'string', default: '1,2,4' },
     // A Postgres server for the writers' locks (else DATABASE_URL, else the embedded one's in-process locks).
@@ -517,6 +525,12 @@ async function loadRealistic(
   await flush();
 }
 
+/** The two views clickhouse/0015 dropped, as 0002 and 0006 created them (`--ingest-before-0015`). */
+const BEFORE_0015_VIEWS = clickHouseMigrations(path.join(ROOT_DIR, 'clickhouse'))
+  .flatMap((m) => m.statements)
+  .filter((s) => /^CREATE MATERIALIZED VIEW IF NOT EXISTS (span_rollup_1m_mv|span_rollup_meta_1h_mv) /.test(s));
+if (BEFORE_0015_VIEWS.length !== 2) throw new Error('the views of 0002 and 0006 were not found');
+
 /** A plain MergeTree table with the columns of `spans` and no views: the engine's ingest ceiling. */
 const PLAIN_TABLE = 'bench_spans_plain';
 
@@ -583,19 +597,34 @@ async function benchIngest(
   await api.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}/api/v1/public/traces`;
   const rate = (ms: number) => (spans.length / ms) * 1000;
-  const rates = { api: [] as number[], spans: [] as number[], plain: [] as number[] };
-  const cpu = { api: [] as number[], spans: [] as number[], plain: [] as number[] };
+  const rates = { api: [] as number[], spans: [] as number[], plain: [] as number[], before: [] as number[] };
+  const cpu = { api: [] as number[], spans: [] as number[], plain: [] as number[], before: [] as number[] };
+  const apiKey = async (name: string) => {
+    const project = await newProject(name);
+    return (
+      await inject(api, 'POST', `/api/v1/public/projects/${project.id}/api-keys`, login.session_token, {
+        name: 'bench',
+      })
+    ).key as string;
+  };
   const record = (kind: keyof typeof rates, t: { ms: number; cpuUs: number }) => {
     rates[kind].push(rate(t.ms));
     cpu[kind].push(t.cpuUs / spans.length);
   };
   for (let round = 0; round < INGEST_ROUNDS; round++) {
-    const apiProject = await newProject('ingest-api');
-    const key = (
-      await inject(api, 'POST', `/api/v1/public/projects/${apiProject.id}/api-keys`, login.session_token, {
-        name: 'bench',
-      })
-    ).key;
+    if (args['ingest-before-0015']) {
+      // Its projects' spans are rolled up by the views and sealed again by the sealer's pass below:
+      // their rollups count them twice (bench projects nothing reads).
+      const key = await apiKey('ingest-before-0015');
+      for (const query of BEFORE_0015_VIEWS) await ctx.ch.client.command({ query });
+      try {
+        record('before', await timed(() => postIngestBodies(url, key, bodies, CONCURRENCY)));
+      } finally {
+        for (const view of ['span_rollup_1m_mv', 'span_rollup_meta_1h_mv'])
+          await ctx.ch.client.command({ query: `DROP VIEW IF EXISTS ${view} SYNC` });
+      }
+    }
+    const key = await apiKey('ingest-api');
     const apiTime = await timed(() => postIngestBodies(url, key, bodies, CONCURRENCY));
     record('api', apiTime);
     record('spans', await insertAll('spans', rowsOf((await newProject('ingest-raw')).id)));
@@ -605,11 +634,22 @@ async function benchIngest(
       const [ac, sc, pc] = [cpu.api.at(-1)!, cpu.spans.at(-1)!, cpu.plain.at(-1)!];
       console.log(
         `ingest round ${round + 1}: api ${Math.round(a)}, spans ${Math.round(s)}, plain ${Math.round(p)} spans/s (api ${((a / p) * 100).toFixed(0)}% of plain); ` +
-          `CPU µs/span api ${ac.toFixed(0)}, spans ${sc.toFixed(0)}, plain ${pc.toFixed(0)} (plain/api ${((pc / ac) * 100).toFixed(0)}%)`,
+          `CPU µs/span api ${ac.toFixed(0)}, spans ${sc.toFixed(0)}, plain ${pc.toFixed(0)} (plain/api ${((pc / ac) * 100).toFixed(0)}%)` +
+          (cpu.before.length
+            ? `; before 0015: ${Math.round(rates.before.at(-1)!)} spans/s, ${cpu.before.at(-1)!.toFixed(0)} µs/span (${((pc / cpu.before.at(-1)!) * 100).toFixed(0)}%)`
+            : ''),
       );
     }
   }
   await ctx.ch.client.command({ query: `DROP TABLE IF EXISTS ${PLAIN_TABLE} SYNC` });
+  // The sealer's share, off the insert path (src/rollups/seal.ts): the rollup rows of every span the
+  // rounds stored into `spans`, in the passes a running sealer would make.
+  let passes: Awaited<ReturnType<typeof catchUpSeal>> = [];
+  const sealTime = await timed(async () => {
+    passes = await catchUpSeal(ctx, { lagMs: 0 });
+  });
+  const sealedSpans = passes.reduce((n, p) => n + p.spans, 0);
+  const sealCpu = sealedSpans ? sealTime.cpuUs / sealedSpans : 0;
 
   const [apiRate, spansRate, plainRate] = [median(rates.api), median(rates.spans), median(rates.plain)];
   const work = `ingest ${spans.length.toLocaleString()} ${corpus} spans, ${INGEST_BATCH}/request, ${CONCURRENCY} in flight${INGEST_ROUNDS > 1 ? `, median of ${INGEST_ROUNDS}` : ''}`;
@@ -634,8 +674,26 @@ async function benchIngest(
     api: `${apiCpu.toFixed(0)} µs/span`,
     reference: `${plainCpu.toFixed(0)} µs/span plain, ${spansCpu.toFixed(0)} µs/span spans`,
     ratio: `${((plainCpu / apiCpu) * 100).toFixed(0)}% of ceiling`,
+    target: '≥ 50% of ceiling',
+  });
+  rows.push({
+    work: `${work}, rollup sealer (off the insert path), CPU per span sealed`,
+    api: `${sealCpu.toFixed(0)} µs/span`,
+    reference: `${sealedSpans.toLocaleString()} spans in ${passes.length} passes, ${sealTime.ms.toFixed(0)} ms`,
+    ratio: '',
     target: '',
   });
+  const beforeCpu = cpu.before.length ? median(cpu.before) : null;
+  if (beforeCpu !== null) {
+    const beforeRate = median(rates.before);
+    rows.push({
+      work: `${work}, before clickhouse/0015 (span rollups fed by views at insert)`,
+      api: `${spansPerS(beforeRate)}, ${beforeCpu.toFixed(0)} µs/span`,
+      reference: `after: ${spansPerS(apiRate)}, ${apiCpu.toFixed(0)} µs/span (+ sealer ${sealCpu.toFixed(0)})`,
+      ratio: `${((beforeRate / plainRate) * 100).toFixed(0)}% of ceiling by rate, ${((plainCpu / beforeCpu) * 100).toFixed(0)}% by CPU`,
+      target: '',
+    });
+  }
   const writerCounts = args['ingest-writers'].split(',').filter(Boolean).map(Number);
   const writers = writerCounts.length
     ? await benchWriters(
@@ -660,7 +718,9 @@ async function benchIngest(
     plain_spans_per_s: plainRate,
     ratio: apiRate / plainRate,
     ratio_to_raw_spans: apiRate / spansRate,
-    cpu_us_per_span: { api: apiCpu, spans: spansCpu, plain: plainCpu },
+    cpu_us_per_span: { api: apiCpu, spans: spansCpu, plain: plainCpu, before_0015: beforeCpu, sealer: sealCpu },
+    before_0015_spans_per_s: cpu.before.length ? median(rates.before) : null,
+    sealer: { spans: sealedSpans, passes: passes.length, ms: sealTime.ms },
     samples: { rates, cpu_us_per_span: cpu },
     writers,
   };

@@ -7,6 +7,7 @@ import { commitGroup, type GroupOutcome } from './commit.js';
 import { enqueueNotifications, sweepNotifications } from './notifications.js';
 import { evaluationLimits, groupAlerts, groupQuery, readGroupAnswer, type EvaluationGroup } from './queries.js';
 import { limitErrorOf } from '../query/limits.js';
+import { readSealed } from '../rollups/sealed-read.js';
 
 /**
  * One tick of alert evaluation (issue 10, "Evaluation worker"): claim the alerts due for window end
@@ -123,7 +124,20 @@ async function evaluateGroup(
 /** One ClickHouse query for the group; any failure becomes the group's error outcome. */
 export async function measureGroup(ctx: AppContext, group: EvaluationGroup): Promise<GroupOutcome> {
   try {
-    const rows = await ctx.ch.compactRows(groupQuery(group));
+    // A rollup read takes the sealer's watermark (src/rollups/sealed-read.ts), else raw spans.
+    const query = groupQuery(group);
+    const rows =
+      group.source === 'spans'
+        ? await ctx.ch.compactRows(query)
+        : (
+            await readSealed(
+              ctx.ch,
+              query,
+              (q) => ctx.ch.compactRows(q),
+              () => ctx.ch.compactRows(groupQuery({ ...group, source: 'spans' })),
+              { untailed: { projectId: group.projectId, query: groupQuery(group, { tail: false }) } },
+            )
+          ).result;
     return { ok: true, answers: readGroupAnswer(group, rows) };
   } catch (error) {
     const limit = limitErrorOf(error, evaluationLimits(group), "narrow the alert's filters or shorten its window");

@@ -3,6 +3,7 @@ import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from '../que
 import { planWidget, type Source } from '../query/span-plan.js';
 import { rawSpanValue, rollupValue, spanGroup, type Aggregation } from '../query/measures.js';
 import { predicateCondition } from '../query/conditions.js';
+import { sealedRollup } from '../query/sealed-rollups.js';
 import type { SpanPredicate } from '../query/predicates.js';
 import { windowStart } from './clock.js';
 import { widgetSpec, type AlertWindow, type Operator } from './schema.js';
@@ -13,7 +14,8 @@ import { widgetSpec, type AlertWindow, type Operator } from './schema.js';
  * "Lessons from peers"). Each column is the very expression the widget planner uses for the same
  * spec (rawSpanValue / rollupValue), over the source planWidget picks for it (the per-minute
  * rollups when the filters are rollup dimensions, raw spans otherwise), so an alert's value is the
- * widget engine's answer for its spec and window. Alerts whose specs would read different sources
+ * widget engine's answer for its spec and window (a rollup read through its `_sealed` view, whose
+ * `sealed` parameter evaluation.ts sets: src/rollups/sealed-read.ts). Alerts whose specs would read different sources
  * (a rollup has no state for `max(cost)`, say) are put in different queries, never forced onto one.
  *
  * Grouped alerts: one row per group, groups without the dimension ('' values) left out (they belong
@@ -95,7 +97,7 @@ export function groupAlerts<A extends MeasuredAlert>(alerts: A[], windowEndMs: n
  * The query of a group. Columns: `n` (rows matched: 0 is a window without data), then per alert i
  * `v<i>`; grouped, `g` first and `r<i>` (the group's rank for alert i) after each value.
  */
-export function groupQuery(group: EvaluationGroup): Query {
+export function groupQuery(group: EvaluationGroup, options: { tail?: boolean } = {}): Query {
   const b = paramBuilder({ project: group.projectId });
   const rollup = group.source !== 'spans';
   const time = rollup ? 'bucket' : 'start_time';
@@ -113,7 +115,7 @@ export function groupQuery(group: EvaluationGroup): Query {
     const spec = widgetSpec(alert);
     return `${rollup ? rollupValue(spec)! : rawSpanValue(spec)} AS v${i}`;
   });
-  const table = group.source;
+  const table = rollup ? sealedRollup(group.source, options.tail !== false) : group.source;
   const settings = settingsClause(evaluationLimits(group));
   if (!group.groupBy) {
     return {

@@ -14,6 +14,7 @@ import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from './limi
 import { aggregate, rawSpanValue, rollupValue, spanGroup, type Aggregation } from './measures.js';
 import type { SpanFilter } from './predicates.js';
 import { DEFAULT_ROWS, seriesGroupLimit, seriesStep } from './series-steps.js';
+import { rollupTail, sealedRollup } from './sealed-rollups.js';
 
 /**
  * The widget planner (pure): a spec and a window become one parameterised ClickHouse query, read
@@ -30,6 +31,9 @@ import { DEFAULT_ROWS, seriesGroupLimit, seriesStep } from './series-steps.js';
  *   `metadata.<key>`), its other filters and group-bys rollup dimensions, reads the per-hour rollup
  *   keyed by metadata (clickhouse/0006_span_rollup_metadata.sql) when the step is whole hours;
  *   its dimension-free totals (per hour, or per day for whole-day steps) when the key is all it names.
+ * - A rollup is read through its `_sealed` view (sealed-rollups.ts): its rows plus the spans stored
+ *   after the sealer's watermark, which the plan leaves as the `sealed` parameter (`sealed: true`) for
+ *   src/rollups/sealed-read.ts to set; so the answer never depends on the sealer having run.
  * - Every answer is bounded before the query runs (issue 9): a series has at most
  *   MAX_SERIES_POINTS buckets and MAX_SERIES_CELLS buckets × groups (a finer step is coarsened and
  *   the plan says so), a grouped series at most MAX_SERIES_GROUPS groups, a table its `limit`; and
@@ -66,6 +70,10 @@ export type Source =
 
 export type WidgetPlan = Query & {
   source: Source;
+  /** Whether the query reads a rollup, and so needs the `sealed` parameter (src/rollups/sealed-read.ts). */
+  sealed: boolean;
+  /** A rollup read: the same query over the rollups alone (no tail), for a project with no span past the watermark. */
+  untailed?: Query;
   shape: Shape;
   /** Bucket width in seconds (series), else the grain the range was aligned to. */
   stepSeconds: number;
@@ -117,8 +125,22 @@ export function planWidget(
   spec: MeasureSpec,
   projectId: string,
   window: PlanWindow,
-  options: { raw?: boolean; answerBytes?: number; metadataRollup?: boolean } = {},
+  options: { raw?: boolean; answerBytes?: number; metadataRollup?: boolean; tail?: boolean } = {},
 ): WidgetPlan {
+  const plan = planWithTail(type, spec, projectId, window, options);
+  if (!plan.sealed || options.tail === false) return plan;
+  const { query, query_params } = planWithTail(type, spec, projectId, window, { ...options, tail: false });
+  return { ...plan, untailed: { query, query_params } };
+}
+
+function planWithTail(
+  type: string,
+  spec: MeasureSpec,
+  projectId: string,
+  window: PlanWindow,
+  options: { raw?: boolean; answerBytes?: number; metadataRollup?: boolean; tail?: boolean },
+): WidgetPlan {
+  const tail = options.tail !== false;
   const groupBy = spec.group_by ?? [];
   const shape: Shape = type === 'timeseries' ? 'series' : groupBy.length ? 'groups' : 'single';
   const windowMs = Math.max(1, window.endMs - window.startMs);
@@ -161,7 +183,8 @@ export function planWidget(
     empty,
   } as const;
 
-  if (spec.view === 'TRACES') return { ...base, ...tracesQuery(spec, b, range, step, shape, limits), source: 'traces' };
+  if (spec.view === 'TRACES')
+    return { ...base, ...tracesQuery(spec, b, range, step, shape, limits), source: 'traces', sealed: false };
   const rollup =
     !options.raw &&
     rollupValue(spec) !== null &&
@@ -172,7 +195,7 @@ export function planWidget(
     const totals = !groupBy.length && !(spec.filters ?? []).length;
     const grain = totals && step % 86400 === 0 ? '1d' : step % 3600 === 0 ? '1h' : '1m';
     const source = `span_rollup_${totals ? 'totals_' : ''}${grain}` as Source;
-    return { ...base, ...spansQuery(spec, b, range, step, shape, source, limits), source };
+    return { ...base, ...spansQuery(spec, b, range, step, shape, source, limits, tail), source, sealed: true };
   }
   const metadataKey =
     !options.raw && options.metadataRollup && rollupValue(spec) !== null && step % 3600 === 0
@@ -198,11 +221,13 @@ export function planWidget(
         metadataKey,
         source,
         limits,
+        tail,
       ),
       source,
+      sealed: true,
     };
   }
-  return { ...base, ...spansQuery(spec, b, range, step, shape, 'spans', limits), source: 'spans' };
+  return { ...base, ...spansQuery(spec, b, range, step, shape, 'spans', limits), source: 'spans', sealed: false };
 }
 
 /**
@@ -238,6 +263,7 @@ function metadataQuery(
   key: string,
   source: Source,
   limits: QueryLimits,
+  tail: boolean,
 ): Query {
   const k = b.param('String', key);
   const filtered = (spec.filters ?? []).some((f) => f.field === 'metadata');
@@ -261,6 +287,7 @@ function metadataQuery(
   };
   // A stat, table or bar over days reads the whole days of its hour-aligned range from the daily
   // totals and only the hours at either end from the hourly ones: 24 times fewer t-digests to merge.
+  // The spans stored after the sealer's watermark come from the tail, over the whole range.
   const dayStartMs = Math.ceil(range.startMs / 86_400_000) * 86_400_000;
   const dayEndMs = Math.floor(range.endMs / 86_400_000) * 86_400_000;
   if (source === 'span_rollup_meta_totals_1h' && shape !== 'series' && dayEndMs > dayStartMs) {
@@ -270,10 +297,12 @@ function metadataQuery(
     };
     const conditions = where.join(' AND ');
     const table = `(SELECT * FROM span_rollup_meta_totals_1d WHERE ${conditions} AND bucket >= ${days.from} AND bucket < ${days.to}
-  UNION ALL SELECT * FROM span_rollup_meta_totals_1h WHERE ${conditions} AND (bucket < ${days.from} OR bucket >= ${days.to}))`;
+  UNION ALL SELECT * FROM span_rollup_meta_totals_1h WHERE ${conditions} AND (bucket < ${days.from} OR bucket >= ${days.to})${
+    tail ? `\n  UNION ALL SELECT * FROM ${rollupTail('span_rollup_meta_tail')} WHERE ${conditions}` : ''
+  })`;
     return shaped(spec, b, { ...parts, table });
   }
-  return shaped(spec, b, { ...parts, table: source });
+  return shaped(spec, b, { ...parts, table: sealedRollup(source, tail) });
 }
 
 /** Measures whose empty bucket is a real zero. */
@@ -291,6 +320,7 @@ function spansQuery(
   shape: Shape,
   source: Source,
   limits: QueryLimits,
+  tail = true,
 ): Query {
   const rollup = source !== 'spans';
   const time = rollup ? 'bucket' : 'start_time';
@@ -302,7 +332,8 @@ function spansQuery(
   ];
   const value = rollup ? rollupValue(spec)! : rawSpanValue(spec);
   const groups = (spec.group_by ?? []).map((g) => spanGroup(g, b));
-  return shaped(spec, b, { table: source, where, value, groups, time, step, shape, settings: settingsClause(limits) });
+  const table = rollup ? sealedRollup(source, tail) : source;
+  return shaped(spec, b, { table, where, value, groups, time, step, shape, settings: settingsClause(limits) });
 }
 
 /** Traces view: one merged rollup row per trace (FINAL), in the window by trace start. */

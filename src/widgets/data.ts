@@ -2,8 +2,10 @@ import type { AppContext } from '../context.js';
 import { QueryLimitError, RequestValidationError } from '../errors.js';
 import { MIB, withinLimits } from '../query/limits.js';
 import { planWidget, WIDGET_LIMITS, type WidgetPlan } from '../query/span-plan.js';
+import { readSealed, readSealedBatch, sealedQuery, type SealReading } from '../rollups/sealed-read.js';
 import { WidgetSpecSchema, type WidgetSpec, type WidgetType } from './spec.js';
 import type { AnswerOf } from '../answer-schemas.js';
+import type { Query } from '../query/params.js';
 import type { AnsweredWidgetAnswer, WindowAnswer } from './answers.js';
 
 /**
@@ -128,11 +130,30 @@ export async function queryWidget(
   type: WidgetType,
   spec: WidgetSpec,
   window: { startMs: number; endMs: number },
-  options: { raw?: boolean; answerBytes?: number } = {},
+  options: { raw?: boolean; answerBytes?: number; sealed?: SealReading } = {},
 ): Promise<WidgetResult> {
-  const plan = planWidget(type, spec, projectId, window, { ...options, metadataRollup: true });
+  let plan = planWidget(type, spec, projectId, window, { ...options, metadataRollup: true });
   const limits = { ...WIDGET_LIMITS, maxResultRows: plan.maxRows, maxResultBytes: plan.maxBytes };
-  const raw = await withinLimits(limits, WIDGET_ADVICE, () => ctx.ch.compactRows(plan));
+  const run = (query: Query) => withinLimits(limits, WIDGET_ADVICE, () => ctx.ch.compactRows(query));
+  // A rollup read takes the sealer's watermark (src/rollups/sealed-read.ts): from the caller's
+  // reading when it holds the seqlock around several widgets (a dashboard), else its own. Should the
+  // sealer never settle, the same widget from raw spans (same range and buckets, so the same answer).
+  const raw = !plan.sealed
+    ? await run(plan)
+    : options.sealed
+      ? await run(sealedQuery(plan, options.sealed, plan.untailed))
+      : (
+          await readSealed(
+            ctx.ch,
+            plan,
+            run,
+            () => {
+              plan = planWidget(type, spec, projectId, window, { ...options, raw: true });
+              return run(plan);
+            },
+            plan.untailed && { untailed: { projectId, query: plan.untailed } },
+          )
+        ).result;
   const series = plan.shape === 'series';
   const meta = {
     view: spec.view,
@@ -222,7 +243,7 @@ export async function answerWidget(
   projectId: string,
   widget: StoredWidget,
   window: ResolvedWindow,
-  options: { throwLimits?: boolean; answerBytes?: number } = {},
+  options: { throwLimits?: boolean; answerBytes?: number; sealed?: SealReading } = {},
 ): Promise<AnsweredWidget> {
   const base = { id: widget.id, title: widget.title, type: widget.type };
   const parsed = WidgetSpecSchema.safeParse(widget.spec);
@@ -241,6 +262,7 @@ export async function answerWidget(
   try {
     const result = await queryWidget(ctx, projectId, widget.type, parsed.data, window, {
       answerBytes: options.answerBytes,
+      sealed: options.sealed,
     });
     return { ...base, status: 'ok', ...result, error: '' };
   } catch (error) {
@@ -283,7 +305,12 @@ export function skippedWidget(widget: StoredWidget, reason: string): AnsweredWid
   };
 }
 
-/** A dashboard's widgets for one window: the first 20 query widgets answered concurrently, each within DASHBOARD_WIDGET_BYTES. */
+/**
+ * A dashboard's widgets for one window: the first 20 query widgets answered concurrently, each within
+ * DASHBOARD_WIDGET_BYTES. Their rollup reads share one seqlock on the sealer's marks (one reading
+ * before them all and one after: src/rollups/sealed-read.ts) instead of two readings each; should the
+ * sealer never settle, each widget takes its own.
+ */
 export async function answerDashboard(
   ctx: AppContext,
   projectId: string,
@@ -291,15 +318,17 @@ export async function answerDashboard(
   window: ResolvedWindow,
 ) {
   const queryWidgets = widgets.filter((w) => w.type !== 'markdown');
-  const answered = await Promise.all(
-    queryWidgets.map((w, i) =>
-      i < MAX_WIDGETS_PER_REQUEST
-        ? answerWidget(ctx, projectId, w, window, { answerBytes: DASHBOARD_WIDGET_BYTES })
-        : Promise.resolve(
-            skippedWidget(w, `at most ${MAX_WIDGETS_PER_REQUEST} query widgets are answered per request`),
-          ),
-    ),
-  );
+  const answerAll = (sealed?: SealReading) =>
+    Promise.all(
+      queryWidgets.map((w, i) =>
+        i < MAX_WIDGETS_PER_REQUEST
+          ? answerWidget(ctx, projectId, w, window, { answerBytes: DASHBOARD_WIDGET_BYTES, sealed })
+          : Promise.resolve(
+              skippedWidget(w, `at most ${MAX_WIDGETS_PER_REQUEST} query widgets are answered per request`),
+            ),
+      ),
+    );
+  const answered = (await readSealedBatch(ctx.ch, projectId, answerAll, () => answerAll())).result;
   const failed = answered.filter((w) => w.status === 'error').length;
   const queried = Math.min(queryWidgets.length, MAX_WIDGETS_PER_REQUEST);
   return { widgets: answered, queried, skipped: widgets.length - queried, failed, window: windowAnswer(window) };

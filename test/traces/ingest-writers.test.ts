@@ -4,6 +4,7 @@ import { traceLockKey, traceLocks, traceGroups } from '../../src/traces/ingest-l
 import { validateSpans, type NormalizedSpan } from '../../src/traces/span-input.js';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { iso } from '../support/ingest.js';
+import { catchUpSeal } from '../../src/rollups/seal.js';
 
 /**
  * Several span writers on one project, as several API processes are (each writer is one process's
@@ -78,6 +79,8 @@ describe('several writers on one project', () => {
       await Promise.all(writers.map((w) => w.close()));
     }
 
+    // The rollups are filled off the insert path (src/rollups/seal.ts): seal what was stored.
+    await catchUpSeal(h().ctx, { lagMs: 0 });
     const p = { project: project.id };
     const n = TRACES * SPANS_PER_TRACE;
     // One stored row per span (not merely one after merges), and every rollup counted each span once.
