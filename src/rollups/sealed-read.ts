@@ -1,5 +1,5 @@
 import type { ClickHouseStore } from '../stores/clickhouse.js';
-import type { Query } from '../query/params.js';
+import { timeParam, type Query } from '../query/params.js';
 import { SEALED_PARAM } from '../query/sealed-rollups.js';
 import { readSealMarks, type SealMarks } from './seal-marks.js';
 
@@ -67,7 +67,10 @@ export type SealReading = SealMarks & { tailSpans: number | null };
  */
 export function sealedQuery(query: Query, marks: SealReading, untailed?: Query): Query {
   if (untailed && marks.tailSpans === 0) return untailed;
-  return { ...query, query_params: { ...query.query_params, [SEALED_PARAM]: utcText(marks.sealedMs) } };
+  return {
+    ...query,
+    query_params: { ...query.query_params, [SEALED_PARAM]: timeParam("DateTime64(3, 'UTC')", marks.sealedMs / 1000) },
+  };
 }
 
 /**
@@ -98,14 +101,6 @@ export async function readSealedBatch<T>(
 
 function underWay(marks: SealMarks): boolean {
   return marks.begunMs > marks.sealedMs;
-}
-
-/**
- * The watermark as UTC text (`YYYY-MM-DD hh:mm:ss.sss`): the engine reads a bare number as epoch
- * seconds only when it doesn't look like a year, so 0 (no mark yet) would be refused.
- */
-function utcText(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 }
 
 function sleep(ms: number): Promise<void> {
