@@ -3,6 +3,7 @@ import { startDeletionsWorker } from './deletions.js';
 import { startAlertWorkers } from './alerts.js';
 import { startDetectionWorkers } from './detection.js';
 import { startTextIndexWorker } from './text-index.js';
+import { startMonthMergeWorker } from './month-merge.js';
 
 /** Starts every queue processor of the worker process. */
 export function startWorkers(ctx: AppContext) {
@@ -11,5 +12,6 @@ export function startWorkers(ctx: AppContext) {
     ...startAlertWorkers(ctx),
     ...startDetectionWorkers(ctx),
     startTextIndexWorker(ctx),
+    startMonthMergeWorker(ctx),
   ];
 }
