@@ -3,7 +3,7 @@
 // sampled every 200 ms while the merge runs, and system.parts' active and outdated bytes of `traces`).
 //   DIR=/tmp/lists-10m npx tsx bench/experiments/month-merge.ts [--dry]
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { loadConfig } from '../../src/config.js';
 import { openRuntime } from '../../src/runtime.js';
 import { monthsDue, runMonthMergePass, traceMonths } from '../../src/traces/month-merge.js';
@@ -12,14 +12,15 @@ const DIR = process.env.DIR ?? '/tmp/lists-10m';
 const dry = process.argv.includes('--dry');
 const ctx = await openRuntime(loadConfig({ DATA_DIR: DIR, LOG_LEVEL: 'silent', SEED_DEMO: 'false' }));
 const chDir = path.join(DIR, 'clickhouse');
-const du = () => Number(execFileSync('du', ['-sb', chDir], { encoding: 'utf8' }).split('\t')[0]);
+// du exits 1 when a merge's temporary directory vanishes under it; its sum is still printed.
+const du = () => Number(spawnSync('du', ['-sb', chDir], { encoding: 'utf8' }).stdout.split('\t')[0]);
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
 const partsBytes = async () => {
-  const [r] = await ctx.ch.rows<{ active: string; outdated: string }>({
-    query: `SELECT sumIf(bytes_on_disk, active) AS active, sumIf(bytes_on_disk, NOT active) AS outdated
+  const [r] = await ctx.ch.rows<{ a: string; o: string }>({
+    query: `SELECT sumIf(bytes_on_disk, active) AS a, sumIf(bytes_on_disk, NOT active) AS o
       FROM system.parts WHERE database = currentDatabase() AND table = 'traces'`,
   });
-  return { active: Number(r!.active), outdated: Number(r!.outdated) };
+  return { active: Number(r!.a), outdated: Number(r!.o) };
 };
 const months = await traceMonths(ctx.ch);
 console.table(months);

@@ -9,7 +9,8 @@ import type { ClickHouseStore } from '../stores/clickhouse.js';
  * `OPTIMIZE … PARTITION … FINAL` on a month once it has been closed for `afterDays` (late spans
  * have mostly arrived by then).
  *
- * Once: a month is left alone when its largest part holds `settledShare` of its rows. A late span
+ * Once: a month is left alone when its largest part holds `settledShare` of its rows (and a month of
+ * one part only when that part is a merge's: FINAL merges an inserted part's rows on read). A late span
  * stored into a merged month makes a new small part beside the merged one; FINAL then merges only
  * the key ranges of the month that the small part overlaps (ClickHouse's split of intersecting and
  * non-intersecting ranges), and the month is merged again only when late rows reach
@@ -43,6 +44,8 @@ export type MonthPartition = {
   rows: number;
   largestRows: number;
   bytes: number;
+  /** The lowest merge level among its parts: 0 for a part as inserted, which FINAL merges on read. */
+  minLevel: number;
 };
 
 export type MonthMergePass = {
@@ -66,7 +69,7 @@ export function monthsDue(months: readonly MonthPartition[], nowMs: number, opti
   const share = options.settledShare ?? MONTH_MERGE_SETTLED_SHARE;
   return months
     .filter((m) => /^\d{6}$/.test(m.partition) && monthEndMs(m.partition) + afterMs <= nowMs)
-    .filter((m) => m.parts > 1 && m.largestRows < share * m.rows)
+    .filter((m) => (m.parts > 1 && m.largestRows < share * m.rows) || (m.parts === 1 && m.minLevel === 0))
     .sort((a, b) => b.partition.localeCompare(a.partition));
 }
 
@@ -77,9 +80,16 @@ function localTable(ch: ClickHouseStore): string {
 
 /** Active parts of the rollup by month partition; on a cluster, of this shard's first replica. */
 export async function traceMonths(ch: ClickHouseStore): Promise<MonthPartition[]> {
-  const rows = await ch.rows<{ partition: string; parts: string; n: string; largest: string; bytes: string }>({
+  const rows = await ch.rows<{
+    partition: string;
+    parts: string;
+    n: string;
+    largest: string;
+    bytes: string;
+    level: string | number;
+  }>({
     query: `SELECT partition_id AS partition, count() AS parts, sum(rows) AS n, max(rows) AS largest,
-      sum(bytes_on_disk) AS bytes
+      sum(bytes_on_disk) AS bytes, min(level) AS level
     FROM system.parts WHERE database = currentDatabase() AND table = {table:String} AND active
     GROUP BY partition_id ORDER BY partition_id`,
     query_params: { table: localTable(ch) },
@@ -90,6 +100,7 @@ export async function traceMonths(ch: ClickHouseStore): Promise<MonthPartition[]
     rows: Number(r.n),
     largestRows: Number(r.largest),
     bytes: Number(r.bytes),
+    minLevel: Number(r.level),
   }));
 }
 

@@ -16,6 +16,7 @@ const month = (p: string, parts: number, rows: number, largestRows: number): Mon
   rows,
   largestRows,
   bytes: 1000,
+  minLevel: parts === 1 && largestRows === rows ? 1 : 0,
 });
 
 describe('which months are due', () => {
@@ -40,6 +41,10 @@ describe('which months are due', () => {
   it('leaves a merged month with a few late rows alone', () => {
     expect(monthsDue([month('202610', 2, 1000, 950)], now)).toEqual([]);
     expect(monthsDue([month('202610', 2, 1000, 850)], now)).toHaveLength(1);
+  });
+  it('merges a month of one part as inserted, never one of a merge', () => {
+    expect(monthsDue([{ ...month('202610', 1, 100, 100), minLevel: 0 }], now)).toHaveLength(1);
+    expect(monthsDue([{ ...month('202610', 1, 100, 100), minLevel: 2 }], now)).toEqual([]);
   });
 });
 
