@@ -149,72 +149,18 @@ export function textCondition(
   return `(trace_start_hour, ${traceKeyOf('trace_id')}) IN (${textTraceKeysSubquery(text, param, window, hours)})`;
 }
 
-function prewhereClause(b: Built): string {
-  return b.prewhere.length ? `\nPREWHERE ${b.prewhere.join('\n  AND ')}` : '';
-}
-
-/**
- * Phase 1. Rows: trace_id, hour (epoch s of its rollup key), start_ms, total (matches in the part
- * of the window read). `fromHour` (epoch s, a whole hour) reads only the traces filed at or after
- * it: the page is the window's when its last trace starts at or after `fromHour`, since a trace
- * filed before that hour started before it (a trace is never filed before the hour it starts in).
- */
-export function selectTracesQuery(p: TraceListParams, limits: QueryLimits, fromHour?: number): Query {
+/** Phase 1. Rows: trace_id, hour (epoch s of its rollup key), total (matches in the window). */
+export function selectTracesQuery(p: TraceListParams, limits: QueryLimits): Query {
   const b = build(p);
-  if (fromHour !== undefined) b.where.push(`trace_start_hour >= toDateTime({from_hour:UInt32}, 'UTC')`);
   const direction = p.order === 'oldest' ? 'ASC' : 'DESC';
   return {
-    query: `SELECT trace_id, toUnixTimestamp(trace_start_hour) AS hour, toUnixTimestamp64Milli(start_time) AS start_ms,
-  count() OVER () AS total
-FROM traces FINAL${prewhereClause(b)}
+    query: `SELECT trace_id, toUnixTimestamp(trace_start_hour) AS hour, count() OVER () AS total
+FROM traces FINAL${b.prewhere.length ? `\nPREWHERE ${b.prewhere.join('\n  AND ')}` : ''}
 WHERE ${b.where.join('\n  AND ')}
 ORDER BY start_time ${direction}, trace_id ${direction}
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}
 ${settingsClause(limits, FINAL_SETTINGS)}`,
-    query_params: {
-      ...b.params,
-      limit: p.limit,
-      offset: p.page * p.limit,
-      ...(fromHour !== undefined ? { from_hour: fromHour } : {}),
-    },
-  };
-}
-
-/** Windows at least this long (ms; or no `start_after`) are read in two steps newest first (`splitsNewestPage`). */
-export const SPLIT_WINDOW_MS = 60 * 86_400_000;
-
-/**
- * Whether a list is read in two steps (`hourCountsQuery`, then `selectTracesQuery` from the newest
- * hours that hold the page) rather than in one: newest first over a long window whose conditions
- * hold no subquery. Measured on the bench's 10M spans with closed months merged (month-merge.ts;
- * bench/experiments/list-h3.ts, list-phases.ts; a loaded machine, so ratios only): over 90 days
- * 1.1-1.6 times faster (the sort of every match goes, the count stays); over 30 days from 0.83 to
- * 1.5 times, over a week or a day 0.8 times (the second query costs more than the sort it saves);
- * and a subquery (metadata candidates, text search, session, signal, span timings) would run twice.
- */
-export function splitsNewestPage(p: TraceListParams, nowMs: number): boolean {
-  if (p.order === 'oldest' || p.text || p.sessionId !== undefined || p.traceIds) return false;
-  const subquery = new Set(['metadata', 'signal_id', 'time_to_first_token_ms', 'output_tokens_per_second']);
-  if (p.filters.some((f) => subquery.has(f.field))) return false;
-  const from = p.startAfter ?? -Infinity;
-  return Math.min(p.endBefore ?? nowMs, nowMs) - from >= SPLIT_WINDOW_MS;
-}
-
-/**
- * Phase 1, newest first: the window's matches by the hour they are filed under. Their sum is the
- * total; the newest hours that hold the page tell `selectTracesQuery` where to start reading, so a
- * newest-first page over 90 days reads and sorts the traces of its last hours, not of 90 days.
- * Rows: hour (epoch s), n.
- */
-export function hourCountsQuery(p: TraceListParams, limits: QueryLimits): Query {
-  const b = build(p);
-  return {
-    query: `SELECT toUnixTimestamp(trace_start_hour) AS hour, count() AS n
-FROM traces FINAL${prewhereClause(b)}
-WHERE ${b.where.join('\n  AND ')}
-GROUP BY trace_start_hour
-${settingsClause(limits, FINAL_SETTINGS)}`,
-    query_params: b.params,
+    query_params: { ...b.params, limit: p.limit, offset: p.page * p.limit },
   };
 }
 

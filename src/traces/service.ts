@@ -8,9 +8,7 @@ import type { PriceBook } from '../model-prices/pricing.js';
 import { validateSpans, type NormalizedSpan, type RejectedSpan } from './span-input.js';
 import {
   fetchTracesQuery,
-  hourCountsQuery,
   selectTracesQuery,
-  splitsNewestPage,
   traceItemBytesQuery,
   type PageKey,
   type TraceListParams,
@@ -83,13 +81,10 @@ export type Page<T> = { data: T[]; meta: { page: number; limit: number; total: n
 
 const LIST_ADVICE = 'ask for a smaller limit or a narrower window (start_after, end_before)';
 
-type Chosen = { trace_id: string; hour: string | number; start_ms: string | number; total: string | number };
-
-const keysOf = (chosen: Chosen[]): PageKey[] => chosen.map((c) => ({ trace_id: c.trace_id, hour: Number(c.hour) }));
+type Chosen = { trace_id: string; hour: string | number; total: string | number };
 
 /** Phase 1 of a list: the page's trace keys and the number of matches. */
 async function choosePage(ctx: AppContext, params: TraceListParams): Promise<{ page: PageKey[]; total: number }> {
-  if (splitsNewestPage(params, Date.now())) return chooseNewestPage(ctx, params);
   let chosen = await rows<Chosen>(ctx, selectTracesQuery(params, KEYS_LIMITS), KEYS_LIMITS, LIST_ADVICE);
   let total = chosen.length ? Number(chosen[0]!.total) : 0;
   if (chosen.length === 0 && params.page > 0) {
@@ -103,43 +98,7 @@ async function choosePage(ctx: AppContext, params: TraceListParams): Promise<{ p
     total = first.length ? Number(first[0]!.total) : 0;
     chosen = [];
   }
-  return { page: keysOf(chosen), total };
-}
-
-/**
- * Newest first (list-query.ts `hourCountsQuery`): the matches by hour give the total, and the page
- * is read from the newest hours that hold it. The page is the window's when its last trace starts
- * at or after the first hour read; else (a late root filed its trace hours after it started, and
- * that trace sorts last) the page is read again from the whole window.
- */
-async function chooseNewestPage(ctx: AppContext, params: TraceListParams): Promise<{ page: PageKey[]; total: number }> {
-  const hours = await rows<{ hour: string | number; n: string | number }>(
-    ctx,
-    hourCountsQuery(params, KEYS_LIMITS),
-    KEYS_LIMITS,
-    LIST_ADVICE,
-  );
-  const total = hours.reduce((sum, h) => sum + Number(h.n), 0);
-  const skip = params.page * params.limit;
-  if (total <= skip) return { page: [], total };
-  const need = skip + params.limit;
-  let fromHour: number | undefined;
-  let held = 0;
-  for (const h of hours.map((r) => ({ hour: Number(r.hour), n: Number(r.n) })).sort((a, b) => b.hour - a.hour)) {
-    held += h.n;
-    if (held >= need) {
-      fromHour = h.hour;
-      break;
-    }
-  }
-  const read = (from?: number) =>
-    rows<Chosen>(ctx, selectTracesQuery(params, KEYS_LIMITS, from), KEYS_LIMITS, LIST_ADVICE);
-  let chosen = await read(fromHour);
-  if (fromHour !== undefined) {
-    const last = chosen.at(-1);
-    if (chosen.length < params.limit || !last || Number(last.start_ms) < fromHour * 1000) chosen = await read();
-  }
-  return { page: keysOf(chosen), total };
+  return { page: chosen.map((c) => ({ trace_id: c.trace_id, hour: Number(c.hour) })), total };
 }
 
 /** Phase 2: the list items of chosen traces, the answer within `limits`. */
