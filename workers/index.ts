@@ -4,6 +4,7 @@ import { startAlertWorkers } from './alerts.js';
 import { startDetectionWorkers } from './detection.js';
 import { startTextIndexWorker } from './text-index.js';
 import { startRollupSealWorker } from './rollup-seal.js';
+import { startMonthMergeWorker } from './month-merge.js';
 
 /** Starts every queue processor of the worker process. */
 export function startWorkers(ctx: AppContext) {
@@ -13,5 +14,6 @@ export function startWorkers(ctx: AppContext) {
     ...startDetectionWorkers(ctx),
     startTextIndexWorker(ctx),
     startRollupSealWorker(ctx),
+    startMonthMergeWorker(ctx),
   ];
 }

@@ -16,6 +16,12 @@ export type ClickHouseStore = {
    * side by side (their queries carry no query parameters, which chdb would serialise).
    */
   sqlClients: ClickHouseClient[];
+  /**
+   * Embedded: an engine session of its own for long maintenance statements (the month merge,
+   * src/traces/month-merge.ts), so the main session's ingest and lists do not wait behind them.
+   * On a server the main client (the server runs statements side by side).
+   */
+  maintenance: ClickHouseClient;
   /** True when public SQL runs as the read-only user whose row policies read SQL_sightline_project. */
   sqlRowPolicies: boolean;
   /** The database every table lives in (`default` inside the embedded engine). */
@@ -86,7 +92,7 @@ export async function openClickHouse(config: Config, options: { dataDir?: string
       typeof createClient
     >[0]);
   // Public SQL gets sessions of its own: callers' failing or slow queries stay away from ingest and lists.
-  return wrap(open(), Array.from({ length: config.sql.sessions }, open), 'default', true, false);
+  return wrap(open(), Array.from({ length: config.sql.sessions }, open), 'default', true, false, open());
 }
 
 /**
@@ -152,10 +158,12 @@ function wrap(
   database: string,
   embedded: boolean,
   sqlRowPolicies: boolean,
+  maintenance = client,
 ): ClickHouseStore {
   return {
     client,
     sqlClients,
+    maintenance,
     sqlRowPolicies,
     database,
     embedded,
@@ -176,7 +184,7 @@ function wrap(
       if (!result.success) throw result.error;
     },
     close: async () => {
-      await Promise.all([...new Set(sqlClients)].filter((c) => c !== client).map((c) => c.close()));
+      await Promise.all([...new Set([...sqlClients, maintenance])].filter((c) => c !== client).map((c) => c.close()));
       await client.close();
     },
   };
