@@ -49,7 +49,8 @@ export async function signup(ctx: AppContext, input: { email: string; password: 
 }
 
 /** Same detail and about the same time for an unknown e-mail and a wrong password. */
-export async function login(ctx: AppContext, input: { email: string; password: string }) {
+/** `caller`: the request's remote address (the hashing pool serves callers in turn: src/auth/hash-pool.ts). */
+export async function login(ctx: AppContext, input: { email: string; password: string }, caller?: string) {
   const email = normaliseEmail(input.email);
   // The reserved authentication pool (src/stores/postgres.ts): a login never waits behind request work.
   const { rows } = await authPool(ctx.pg).query<PublicUser & { password_hash: string }>(
@@ -57,7 +58,7 @@ export async function login(ctx: AppContext, input: { email: string; password: s
     [email],
   );
   const row = rows[0];
-  const ok = await verifyPassword(input.password, row?.password_hash ?? (await dummyPasswordHash()));
+  const ok = await verifyPassword(input.password, row?.password_hash ?? (await dummyPasswordHash()), caller);
   if (!row || !ok) throw new UnauthorizedError(WRONG_LOGIN_DETAIL);
   const sessionToken = await createSession(authPool(ctx.pg), row.id, ctx.config.sessionTtlDays);
   return { session_token: sessionToken, user: { id: row.id, email: row.email, name: row.name } };

@@ -9,6 +9,10 @@ import { TooManyRequestsError } from '../errors.js';
  * and ~100 ms of one core, made another tenant's trace list wait 50 s. Here each hash runs
  * synchronously on one of HASH_THREADS worker threads of our own; at most HASH_QUEUE more wait, and
  * a login past that is answered 429 at once (with Retry-After) instead of queueing without end.
+ *
+ * The waiting hashes are served round-robin by caller (the login's remote address), not first come
+ * first served: one address sending 16 logins at once queues them behind each other, and another
+ * caller's login waits for at most one of them, not all 16.
  */
 
 export const HASH_THREADS = 2;
@@ -39,11 +43,40 @@ parentPort.on('message', (job) => {
 });`;
 
 type Pending = { id: number; job: ScryptJob; resolve: (hash: Buffer) => void; reject: (error: Error) => void };
+
+/** Waiting hashes by caller, served one caller at a time in turn. */
+class FairQueue {
+  private readonly byCaller = new Map<string, Pending[]>();
+  /** Callers with hashes waiting, in the order they are served next. */
+  private turn: string[] = [];
+  length = 0;
+
+  push(caller: string, pending: Pending): void {
+    const waiting = this.byCaller.get(caller);
+    if (waiting) waiting.push(pending);
+    else {
+      this.byCaller.set(caller, [pending]);
+      this.turn.push(caller);
+    }
+    this.length++;
+  }
+
+  shift(): Pending | undefined {
+    const caller = this.turn.shift();
+    if (caller === undefined) return undefined;
+    const waiting = this.byCaller.get(caller)!;
+    const next = waiting.shift()!;
+    if (waiting.length) this.turn.push(caller);
+    else this.byCaller.delete(caller);
+    this.length--;
+    return next;
+  }
+}
 type Slot = { worker: Worker; busy: Pending | null };
 
 class HashPool {
   private slots: Slot[] = [];
-  private queue: Pending[] = [];
+  private queue = new FairQueue();
   private nextId = 1;
 
   constructor(
@@ -51,13 +84,14 @@ class HashPool {
     private readonly queueLimit: number,
   ) {}
 
-  run(job: ScryptJob): Promise<Buffer> {
+  /** `caller`: whose hash this is (a login's remote address), for the round-robin among waiting hashes. */
+  run(job: ScryptJob, caller = ''): Promise<Buffer> {
     return new Promise((resolve, reject) => {
       const pending: Pending = { id: this.nextId++, job, resolve, reject };
       const idle = this.idleSlot();
       if (idle) return this.start(idle, pending);
       if (this.queue.length >= this.queueLimit) return reject(new TooManyRequestsError(HASHING_BUSY_DETAIL, 1));
-      this.queue.push(pending);
+      this.queue.push(caller, pending);
     });
   }
 

@@ -7,8 +7,9 @@ function scrypt(
   salt: Buffer,
   keylen: number,
   options: { N: number; r: number; p: number; maxmem: number },
+  caller?: string,
 ): Promise<Buffer> {
-  return hashPool.run({ password, salt, keylen, ...options });
+  return hashPool.run({ password, salt, keylen, ...options }, caller);
 }
 
 // scrypt with N=2^15, r=8: 32 MiB per hash, memory-hard (docs/authentication.md).
@@ -26,16 +27,23 @@ export async function hashPassword(password: string): Promise<string> {
   return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64url'), hash.toString('base64url')].join('$');
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+/** `caller`: who asks (a login's remote address), so one caller's burst of logins can't delay another's (hash-pool.ts). */
+export async function verifyPassword(password: string, stored: string, caller?: string): Promise<boolean> {
   const [scheme, n, r, p, saltText, hashText] = stored.split('$');
   if (scheme !== 'scrypt' || !saltText || !hashText) return false;
   const expected = Buffer.from(hashText, 'base64url');
-  const actual = await scrypt(password, Buffer.from(saltText, 'base64url'), expected.length, {
-    N: Number(n),
-    r: Number(r),
-    p: Number(p),
-    maxmem: SCRYPT_MAXMEM,
-  });
+  const actual = await scrypt(
+    password,
+    Buffer.from(saltText, 'base64url'),
+    expected.length,
+    {
+      N: Number(n),
+      r: Number(r),
+      p: Number(p),
+      maxmem: SCRYPT_MAXMEM,
+    },
+    caller,
+  );
   return crypto.timingSafeEqual(actual, expected);
 }
 

@@ -34,7 +34,7 @@ export function registerWebRoutes(app: FastifyInstance, ctx: AppContext): void {
   });
 
   r.post('/api/auth/login', { schema: { body: LoginBody } }, async (request, reply) => {
-    const session = await login(ctx, request.body);
+    const session = await login(ctx, request.body, request.ip);
     if (fromWebApp(request)) setSessionCookie(reply, ctx.config, session.session_token);
     return session;
   });
@@ -82,7 +82,7 @@ export function registerWebRoutes(app: FastifyInstance, ctx: AppContext): void {
     const target = loopbackRedirect(redirect_uri);
     if (!target) throw new BadRequestError('redirect_uri must be an http URL on the loopback interface');
     try {
-      const session = await login(ctx, { email: mail, password: pass });
+      const session = await login(ctx, { email: mail, password: pass }, request.ip);
       return reply
         .header('cache-control', 'no-store')
         .redirect(redirectWithToken(target, session.session_token, state), 302);
