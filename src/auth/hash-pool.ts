@@ -42,10 +42,10 @@ parentPort.on('message', (job) => {
   }
 });`;
 
-type Pending = { id: number; job: ScryptJob; resolve: (hash: Buffer) => void; reject: (error: Error) => void };
+export type Pending = { id: number; job: ScryptJob; resolve: (hash: Buffer) => void; reject: (error: Error) => void };
 
 /** Waiting hashes by caller, served one caller at a time in turn. */
-class FairQueue {
+export class FairQueue {
   private readonly byCaller = new Map<string, Pending[]>();
   /** Callers with hashes waiting, in the order they are served next. */
   private turn: string[] = [];
