@@ -86,7 +86,10 @@ describe('web application: text search', () => {
     // Another span selected keeps the search; one without the terms has nothing marked.
     await page.locator('[data-span-id="step-3"]').click();
     await page.waitForURL(/span=step-3(&|$)/);
-    await expect(page.getByTestId('span-panel').locator('mark').count()).resolves.toBe(0);
+    // The URL changes before React renders the new span (a transition): wait for its input, then count.
+    const panel = page.getByTestId('span-panel');
+    await expect.poll(() => panel.getByLabel('Input', { exact: true }).textContent()).toBe('step 3 input');
+    await expect(panel.locator('mark').count()).resolves.toBe(0);
     await context.close();
   });
 

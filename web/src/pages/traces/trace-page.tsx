@@ -131,7 +131,7 @@ export function TracePage() {
           onToggle={onToggle}
         />
         {selected ? (
-          <SpanPanel span={selected} projectId={projectId} terms={terms} />
+          <SpanPanel key={selected.span_id} span={selected} projectId={projectId} terms={terms} />
         ) : (
           <div className="card muted">Select a span to see its input, output and metadata.</div>
         )}
