@@ -7,6 +7,7 @@ import { median, percentile, time, type Row } from './measure.js';
 import { catchUpSeal, SEAL_EVERY_MS, SEAL_LAG_MS } from '../src/rollups/seal.js';
 import { generateSpans } from '../src/demo/generate-spans.js';
 import { validateSpans } from '../src/traces/span-input.js';
+import { withPayload } from '../src/traces/span-payload.js';
 
 /**
  * Spans stored after the sealer's watermark for the "with a tail" row: what a running sealer leaves
@@ -118,12 +119,14 @@ export async function benchDashboards(
     endMs: now,
     seed: now % 1000,
   });
-  const tailRows = validateSpans(fresh.slice(0, TAIL_SPANS)).accepted.map((s) => ({
-    ...s,
-    project_id: projectId,
-    trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600,
-    ttl_days: 3650,
-  }));
+  const tailRows = validateSpans(fresh.slice(0, TAIL_SPANS)).accepted.map((s) =>
+    withPayload({
+      ...s,
+      project_id: projectId,
+      trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600,
+      ttl_days: 3650,
+    }),
+  );
   for (let i = 0; i < tailRows.length; i += 10_000)
     await ctx.ch.client.insert({ table: 'spans', values: tailRows.slice(i, i + 10_000), format: 'JSONEachRow' });
   const withTail = median(await dashboardTimes('90d'));

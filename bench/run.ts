@@ -47,6 +47,7 @@ import { buildApiApp } from '../src/app.js';
 import { buildWebApp } from '../src/web/app.js';
 import { corpusSpans, realisticTraces, CORPUS_NAMES, type CorpusName } from './corpus.js';
 import { validateSpans } from '../src/traces/span-input.js';
+import { withPayload } from '../src/traces/span-payload.js';
 import { loadSpans } from './load-spans.js';
 import { LIST_CASES, referenceQueries } from './reference-queries.js';
 import { median, percentile, postIngestBodies, time, type Row, printTable } from './measure.js';
@@ -520,7 +521,8 @@ async function loadRealistic(
     const projectId = options.projects[trace++ % options.projects.length]!;
     const accepted = validateSpans(spans).accepted;
     const startHour = Math.floor(Math.min(...accepted.map((s) => s.start_time)) / 3_600_000) * 3600;
-    for (const s of accepted) batch.push({ ...s, project_id: projectId, trace_start_hour: startHour, ttl_days: 3650 });
+    for (const s of accepted)
+      batch.push(withPayload({ ...s, project_id: projectId, trace_start_hour: startHour, ttl_days: 3650 }));
     if (batch.length >= 10_000) await flush();
   }
   await flush();
@@ -570,12 +572,14 @@ async function benchIngest(
   // The same rows as the writer would insert them (validated and normalised outside the timing).
   const rowsOf = (projectId: string) =>
     batches.map((b) =>
-      validateSpans(b).accepted.map((s) => ({
-        ...s,
-        project_id: projectId,
-        trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600,
-        ttl_days: 30,
-      })),
+      validateSpans(b).accepted.map((s) =>
+        withPayload({
+          ...s,
+          project_id: projectId,
+          trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600,
+          ttl_days: 30,
+        }),
+      ),
     );
 
   await ctx.ch.client.command({ query: `DROP TABLE IF EXISTS ${PLAIN_TABLE} SYNC` });

@@ -24,6 +24,7 @@ import { buildWebApp } from '../src/web/app.js';
 import { generateSpans } from '../src/demo/generate-spans.js';
 import { postIngestBodies } from './measure.js';
 import { validateSpans } from '../src/traces/span-input.js';
+import { withPayload } from '../src/traces/span-payload.js';
 import { loadSpans } from './load-spans.js';
 
 const { values: args } = parseArgs({
@@ -172,12 +173,14 @@ async function main(): Promise<void> {
   const rows: object[][] = [];
   for (let i = 0; i < spans.length; i += BATCH) {
     rows.push(
-      validateSpans(spans.slice(i, i + BATCH)).accepted.map((s) => ({
-        ...s,
-        project_id: rawProject,
-        trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600,
-        ttl_days: 365,
-      })),
+      validateSpans(spans.slice(i, i + BATCH)).accepted.map((s) =>
+        withPayload({
+          ...s,
+          project_id: rawProject,
+          trace_start_hour: Math.floor(s.start_time / 3_600_000) * 3600,
+          ttl_days: 365,
+        }),
+      ),
     );
   }
   const rawRun = await measure(async () => {

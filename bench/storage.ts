@@ -338,25 +338,34 @@ const setting = (ddl: string, extra: string) =>
   ddl.replace(/SETTINGS index_granularity = 2048[^\n]*/, `SETTINGS index_granularity = 2048${extra}`);
 const BLOCKS = ', min_compress_block_size = 4194304, max_compress_block_size = 4194304';
 const payloadCodec = (ddl: string, codec: string) =>
-  ddl.replace(/(`(input|output)` Nullable\(String\)) CODEC\(ZSTD\(3\)\)/g, `$1 CODEC(${codec})`);
+  ddl.replace(/(`(input|output)` Nullable\(String\)|`io` String DEFAULT '') CODEC\(ZSTD\(3\)\)/g, `$1 CODEC(${codec})`);
+/** Before clickhouse/0016: input and output stored in two ZSTD(3) columns, no `io`. */
+const twoColumns = (ddl: string) =>
+  ddl
+    .replace(/(`(input|output)` Nullable\(String\)) ALIAS [^\n]*?(,?)\n/g, '$1 CODEC(ZSTD(3))$3\n')
+    .replace(/ *`io(_split|_nulls)?` [^\n]*\n/g, '');
 
 const VARIANTS: Variant[] = [
   {
     step: 'before 0010 (ZSTD(3) payloads, LZ4 elsewhere, 1 MiB blocks)',
-    edit: (d) => setting(COLUMNS_0010.reduce(withoutCodec, d), ''),
+    edit: (d) => setting(COLUMNS_0010.reduce(withoutCodec, twoColumns(d)), ''),
   },
-  { step: '+ 4 MiB compression blocks', edit: (d) => setting(COLUMNS_0010.reduce(withoutCodec, d), BLOCKS) },
-  { step: '+ ZSTD/Delta/T64 on ids, times, counts (= 0010)', edit: (d) => setting(d, BLOCKS) },
-  { step: '0010 + ZSTD(6) on input/output', edit: (d) => payloadCodec(setting(d, BLOCKS), 'ZSTD(6)') },
-  { step: '0010 + ZSTD(9) on input/output', edit: (d) => payloadCodec(setting(d, BLOCKS), 'ZSTD(9)') },
+  {
+    step: '+ 4 MiB compression blocks',
+    edit: (d) => setting(COLUMNS_0010.reduce(withoutCodec, twoColumns(d)), BLOCKS),
+  },
+  { step: '+ ZSTD/Delta/T64 on ids, times, counts (= 0010)', edit: (d) => setting(twoColumns(d), BLOCKS) },
+  { step: '0010 + ZSTD(6) on input/output', edit: (d) => payloadCodec(setting(twoColumns(d), BLOCKS), 'ZSTD(6)') },
   {
     step: '0010 + key (project, trace_start_hour, trace_id, start_time, span_id)',
     edit: (d) =>
-      setting(d, BLOCKS).replace(
+      setting(twoColumns(d), BLOCKS).replace(
         /ORDER BY \([^\n]*\)\n/,
         'ORDER BY (project_id, trace_start_hour, trace_id, start_time, span_id)\n',
       ),
   },
+  { step: '+ input and output in one column (= 0016/0017)', edit: (d) => setting(d, BLOCKS) },
+  { step: '0016 + ZSTD(6) on io', edit: (d) => payloadCodec(setting(d, BLOCKS), 'ZSTD(6)') },
 ];
 
 /**
@@ -380,9 +389,21 @@ export async function storageSteps(client: ClickHouseClient, rawJsonBytes: numbe
   for (const v of VARIANTS) {
     await client.command({ query: 'DROP TABLE IF EXISTS bench_spans_variant SYNC' });
     await client.command({ query: v.edit(ddl) });
+    // The variant's stored columns, by name (spans' input and output are ALIAS columns of `io`).
+    const stored = (
+      await (
+        await client.query({
+          query: `SELECT name FROM system.columns WHERE database = currentDatabase() AND table = 'bench_spans_variant'
+                    AND default_kind != 'ALIAS' ORDER BY position`,
+          format: 'JSONEachRow',
+        })
+      ).json<{ name: string }>()
+    )
+      .map((c) => c.name)
+      .join(', ');
     const started = performance.now();
     await client.command({
-      query: `INSERT INTO bench_spans_variant SELECT * FROM spans ORDER BY start_time
+      query: `INSERT INTO bench_spans_variant (${stored}) SELECT ${stored} FROM spans ORDER BY start_time
               SETTINGS max_block_size = 1000, min_insert_block_size_rows = 1000, min_insert_block_size_bytes = 0`,
     });
     const us = ((performance.now() - started) * 1000) / spans;
@@ -390,7 +411,7 @@ export async function storageSteps(client: ClickHouseClient, rawJsonBytes: numbe
     const [size] = await tableSizes(client, 'bench_spans_variant');
     const cols = await columnSizes(client, 'bench_spans_variant');
     const payload = cols
-      .filter((c) => c.column === 'input' || c.column === 'output')
+      .filter((c) => ['input', 'output', 'io', 'io_split', 'io_nulls'].includes(c.column))
       .reduce((n, c) => n + c.compressed, 0);
     if (v.step.includes('= 0010')) otherBytes = size!.on_disk - payload;
     base ??= size!.on_disk;

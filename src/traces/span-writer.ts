@@ -1,6 +1,7 @@
 import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { PostgresStore } from '../stores/postgres.js';
 import type { NormalizedSpan } from './span-input.js';
+import { PAYLOAD_COLUMNS, payloadValues, type PayloadValues } from './span-payload.js';
 import { existingSpansQuery, type ExistingTraceRow } from './queries.js';
 import { traceGroups, traceLockKey, traceLocks, type TraceLocks } from './ingest-locks.js';
 import { isStoreUnreachable, ServiceUnavailableError, TooManyRequestsError } from '../errors.js';
@@ -345,8 +346,7 @@ const SPAN_COLUMNS = [
   'environment',
   'user_id',
   'session_id',
-  'input',
-  'output',
+  ...PAYLOAD_COLUMNS,
   'metadata',
   'cost',
   'input_tokens',
@@ -400,8 +400,7 @@ export type SpanRow = [
   environment: string,
   user_id: string,
   session_id: string,
-  input: string | null,
-  output: string | null,
+  ...payload: PayloadValues,
   metadata: Record<string, string>,
   cost: number,
   input_tokens: number,
@@ -439,8 +438,7 @@ function toRow(projectId: string, ttlDays: number, s: NormalizedSpan, traceHourM
     s.environment,
     s.user_id,
     s.session_id,
-    s.input,
-    s.output,
+    ...payloadValues(s.input, s.output),
     s.metadata,
     s.cost,
     s.input_tokens,
