@@ -23,7 +23,8 @@ const ch: ClickHouseClient = createClient({
   connection: createChdbConnection({ path: path.join(args.dir, 'clickhouse') }),
 } as Parameters<typeof createClient>[0]);
 
-const SETTINGS = 'SETTINGS index_granularity = 2048, min_compress_block_size = 4194304, max_compress_block_size = 4194304';
+const SETTINGS =
+  'SETTINGS index_granularity = 2048, min_compress_block_size = 4194304, max_compress_block_size = 4194304';
 const KEY = 'ORDER BY (project_id, toStartOfHour(start_time), trace_id, span_id)';
 const VARIANTS: Record<string, string> = {
   two: `input Nullable(String) CODEC(ZSTD(3)), output Nullable(String) CODEC(ZSTD(3))`,
@@ -38,12 +39,26 @@ for (const [name, cols] of Object.entries(VARIANTS)) {
 }
 
 const N = Number(args.spans);
-const rows: { project_id: string; trace_id: string; span_id: string; start_time: number; input: string | null; output: string | null }[] = [];
+const rows: {
+  project_id: string;
+  trace_id: string;
+  span_id: string;
+  start_time: number;
+  input: string | null;
+  output: string | null;
+}[] = [];
 let raw = 0;
 for (const spans of realisticTraces({ spans: N, startMs: Date.now() - 86_400_000, endMs: Date.now(), seed: 7 })) {
   raw += Buffer.byteLength(JSON.stringify(spans));
   for (const s of validateSpans(spans).accepted)
-    rows.push({ project_id: 'p', trace_id: s.trace_id, span_id: s.span_id, start_time: s.start_time, input: s.input, output: s.output });
+    rows.push({
+      project_id: 'p',
+      trace_id: s.trace_id,
+      span_id: s.span_id,
+      start_time: s.start_time,
+      input: s.input,
+      output: s.output,
+    });
   if (rows.length >= N) break;
 }
 const insert = async (table: string, values: object[]) => {
@@ -51,7 +66,11 @@ const insert = async (table: string, values: object[]) => {
     await ch.insert({ table, values: values.slice(i, i + 5000), format: 'JSONEachRow' });
 };
 await insert('t_two', rows);
-const io = rows.map((r) => ({ ...r, io: (r.input ?? '') + (r.output ?? ''), input_len: Buffer.byteLength(r.input ?? '') }));
+const io = rows.map((r) => ({
+  ...r,
+  io: (r.input ?? '') + (r.output ?? ''),
+  input_len: Buffer.byteLength(r.input ?? ''),
+}));
 await insert('t_io', io);
 await insert('t_io6', io);
 await insert(
@@ -66,7 +85,43 @@ const res = await ch.query({
 const out = (await res.json()) as { table: string; column: string; c: string }[];
 console.log(`spans ${rows.length}, raw JSON ${(raw / rows.length).toFixed(0)} B a span`);
 const by: Record<string, number> = {};
-for (const r of out) if (!['project_id', 'trace_id', 'span_id', 'start_time'].includes(r.column)) by[r.table] = (by[r.table] ?? 0) + Number(r.c);
+for (const r of out)
+  if (!['project_id', 'trace_id', 'span_id', 'start_time'].includes(r.column))
+    by[r.table] = (by[r.table] ?? 0) + Number(r.c);
 for (const r of out) console.log(r.table, r.column, (Number(r.c) / rows.length).toFixed(1), 'B a span');
 for (const [t, b] of Object.entries(by)) console.log(t, 'payload', (b / rows.length).toFixed(1), 'B a span');
+// Reads: a scan of one field (as a text search of one scope over the un-indexed tail does) and of both,
+// two columns against input and output as ALIAS columns of io; medians of 7, interleaved.
+await ch.command({
+  query: `CREATE TABLE t_alias (project_id String, trace_id String, span_id String, start_time DateTime64(3, 'UTC'),
+    io String CODEC(ZSTD(3)), io_split UInt32 CODEC(T64, ZSTD(1)), io_nulls UInt8,
+    input Nullable(String) ALIAS if(bitTest(io_nulls, 0), NULL, substring(io, 1, io_split)),
+    output Nullable(String) ALIAS if(bitTest(io_nulls, 1), NULL, substring(io, io_split + 1))) ENGINE = MergeTree ${KEY} ${SETTINGS}`,
+});
+await insert(
+  't_alias',
+  rows.map((r) => ({
+    ...r,
+    io: (r.input ?? '') + (r.output ?? ''),
+    io_split: Buffer.byteLength(r.input ?? ''),
+    io_nulls: (r.input === null ? 1 : 0) | (r.output === null ? 2 : 0),
+  })),
+);
+await ch.command({ query: 'OPTIMIZE TABLE t_alias FINAL' });
+const SCANS: Record<string, string> = {
+  output: "positionCaseInsensitiveUTF8(output, 'zürich verspätet') > 0",
+  input: "positionCaseInsensitiveUTF8(input, 'zürich verspätet') > 0",
+  both: "positionCaseInsensitiveUTF8(input, 'zürich verspätet') > 0 OR positionCaseInsensitiveUTF8(output, 'zürich verspätet') > 0",
+  'one trace': `trace_id = '${rows[rows.length >> 1]!.trace_id}' AND length(input) + length(output) > 0`,
+};
+const times: Record<string, number[]> = {};
+for (let run = 0; run < 7; run++)
+  for (const [scan, where] of Object.entries(SCANS))
+    for (const table of ['t_two', 't_alias']) {
+      const started = performance.now();
+      await (await ch.query({ query: `SELECT count() FROM ${table} WHERE ${where} SETTINGS use_query_condition_cache = 0`, format: 'JSONEachRow' })).json();
+      (times[`${scan} ${table}`] ??= []).push(performance.now() - started);
+    }
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+for (const [k, xs] of Object.entries(times)) console.log(`scan ${k}: ${median(xs).toFixed(1)} ms`);
 await ch.close();
