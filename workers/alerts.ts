@@ -1,5 +1,6 @@
 import type { Job } from 'bullmq';
 import type { AppContext } from '../src/context.js';
+import { workerLog } from './periodic.js';
 import { ALERTS_QUEUE, keepTicksScheduled, runTick, type TickJob } from '../src/alerts/evaluation.js';
 import { deliverNotification, NOTIFY_QUEUE, type NotifyJob } from '../src/alerts/notifications.js';
 
@@ -16,9 +17,7 @@ const POLL_SECONDS = 1;
  * A tick stops between query groups when its job is cancelled (`worker.cancelAllJobs()` on shutdown).
  */
 export function startAlertWorkers(ctx: AppContext, options: { schedule?: boolean } = {}) {
-  const log = (line: string) => {
-    if (ctx.config.logLevel !== 'silent') process.stderr.write(`alerts: ${line}\n`);
-  };
+  const log = workerLog(ctx, 'alerts');
   // Before the workers exist: on the embedded queue an upsert issued after them never answered.
   // Again after every Redis outage: a Redis that comes back empty has lost the scheduler.
   if (options.schedule ?? true) {

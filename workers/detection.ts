@@ -1,5 +1,6 @@
 import type { Job } from 'bullmq';
 import type { AppContext } from '../src/context.js';
+import { workerLog } from './periodic.js';
 import { runDetectionTick } from '../src/signals/detection.js';
 import { DETECTION_QUEUE, keepDetectionScheduled, type DetectionJob } from '../src/signals/schedule.js';
 
@@ -16,9 +17,7 @@ import { DETECTION_QUEUE, keepDetectionScheduled, type DetectionJob } from '../s
 const POLL_SECONDS = 1;
 
 export function startDetectionWorkers(ctx: AppContext, options: { schedule?: boolean; projectIds?: string[] } = {}) {
-  const log = (line: string) => {
-    if (ctx.config.logLevel !== 'silent') process.stderr.write(`detection: ${line}\n`);
-  };
+  const log = workerLog(ctx, 'detection');
   // Before the worker exists: on the embedded queue an upsert issued after a queue's workers exist
   // was measured never to answer (src/alerts/evaluation.ts, scheduleTicks).
   // Again after every Redis outage: a Redis that comes back empty has lost the scheduler.
