@@ -119,7 +119,12 @@ for (let run = 0; run < 7; run++)
   for (const [scan, where] of Object.entries(SCANS))
     for (const table of ['t_two', 't_alias']) {
       const started = performance.now();
-      await (await ch.query({ query: `SELECT count() FROM ${table} WHERE ${where} SETTINGS use_query_condition_cache = 0`, format: 'JSONEachRow' })).json();
+      await (
+        await ch.query({
+          query: `SELECT count() FROM ${table} WHERE ${where} SETTINGS use_query_condition_cache = 0`,
+          format: 'JSONEachRow',
+        })
+      ).json();
       (times[`${scan} ${table}`] ??= []).push(performance.now() - started);
     }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
