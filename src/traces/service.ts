@@ -5,7 +5,7 @@ import { withinLimits, type QueryLimits } from '../query/limits.js';
 import type { Query } from '../query/params.js';
 import type { SpanWriter } from './span-writer.js';
 import type { PriceBook } from '../model-prices/pricing.js';
-import { validateSpans, type NormalizedSpan, type RejectedSpan } from './span-input.js';
+import { replaceUnpairedSurrogates, validateSpans, type NormalizedSpan, type RejectedSpan } from './span-input.js';
 import {
   fetchTracesQuery,
   selectTracesQuery,
@@ -69,6 +69,7 @@ export async function storeSpans(
   spans: NormalizedSpan[],
   prices: PriceBook,
 ): Promise<void> {
+  replaceUnpairedSurrogates(spans);
   await prices.price(key.projectId, spans);
   return writer.write(key.projectId, key.traceTtlDays, spans);
 }

@@ -329,6 +329,54 @@ function normalizeSpan(span: SpanOutput): NormalizedSpan {
   };
 }
 
+/** `String.prototype.isWellFormed` / `toWellFormed` (Node 20; not in the ES2022 lib this project compiles against). */
+type WellFormed = { isWellFormed(): boolean; toWellFormed(): string };
+const wellFormed = (text: string): string =>
+  (text as unknown as WellFormed).isWellFormed() ? text : (text as unknown as WellFormed).toWellFormed();
+const wellFormedMap = (map: Record<string, string>): Record<string, string> => {
+  for (const [k, v] of Object.entries(map))
+    if (wellFormed(k) !== k || wellFormed(v) !== v) {
+      return Object.fromEntries(Object.entries(map).map(([key, value]) => [wellFormed(key), wellFormed(value)]));
+    }
+  return map;
+};
+
+/**
+ * docs/spans.md: a string holding an unpaired UTF-16 surrogate (half of an emoji, as text cut at a
+ * length in UTF-16 units leaves it) is stored with U+FFFD in its place, as OTLP's protobuf strings
+ * are when their UTF-8 is broken. The engine refuses such a string, and the group commit would fail
+ * every request whose spans share the insert. Changes the spans in place; a span whose strings are
+ * all well formed (nearly every one) is only read. Events and links are stored as JSON text, which
+ * escapes a lone surrogate, so they are left as they are.
+ */
+export function replaceUnpairedSurrogates(spans: NormalizedSpan[]): void {
+  for (const span of spans) {
+    for (const field of STRING_FIELDS) {
+      const value = span[field];
+      if (typeof value === 'string') (span as Record<typeof field, string | null>)[field] = wellFormed(value);
+    }
+    span.metadata = wellFormedMap(span.metadata);
+    span.resource = wellFormedMap(span.resource);
+  }
+}
+
+const STRING_FIELDS = [
+  'trace_id',
+  'span_id',
+  'parent_span_id',
+  'name',
+  'kind',
+  'error_type',
+  'error_message',
+  'model_name',
+  'environment',
+  'user_id',
+  'session_id',
+  'input',
+  'output',
+  'evaluation_run_id',
+] as const satisfies readonly (keyof NormalizedSpan)[];
+
 /** docs/spans.md: input and output are "stored as text: a string as it is, anything else as its JSON". */
 function toText(value: unknown): string | null {
   if (value === undefined || value === null) return null;
