@@ -18,6 +18,7 @@ import { buildWebApp } from '../src/web/app.js';
 import { realisticTraces } from './corpus.js';
 import { postIngestBodies, type Row } from './measure.js';
 import type { SpanInput } from '../src/traces/span-input.js';
+import { PAYLOAD_COLUMNS } from '../src/traces/span-payload.js';
 import { catchUpSeal } from '../src/rollups/seal.js';
 import { catchUpTextIndex } from '../src/traces/text-index.js';
 
@@ -411,7 +412,7 @@ export async function storageSteps(client: ClickHouseClient, rawJsonBytes: numbe
     const [size] = await tableSizes(client, 'bench_spans_variant');
     const cols = await columnSizes(client, 'bench_spans_variant');
     const payload = cols
-      .filter((c) => ['input', 'output', 'io', 'io_split', 'io_nulls'].includes(c.column))
+      .filter((c) => ['input', 'output', ...PAYLOAD_COLUMNS].includes(c.column))
       .reduce((n, c) => n + c.compressed, 0);
     if (v.step.includes('= 0010')) otherBytes = size!.on_disk - payload;
     base ??= size!.on_disk;

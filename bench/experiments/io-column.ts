@@ -10,6 +10,7 @@ import { createClient, type ClickHouseClient } from '@clickhouse/client';
 import { createChdbConnection } from 'chdb/connection';
 import { realisticTraces } from '../corpus.js';
 import { validateSpans } from '../../src/traces/span-input.js';
+import { withPayload } from '../../src/traces/span-payload.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -100,12 +101,7 @@ await ch.command({
 });
 await insert(
   't_alias',
-  rows.map((r) => ({
-    ...r,
-    io: (r.input ?? '') + (r.output ?? ''),
-    io_split: Buffer.byteLength(r.input ?? ''),
-    io_nulls: (r.input === null ? 1 : 0) | (r.output === null ? 2 : 0),
-  })),
+  rows.map((r) => withPayload(r)),
 );
 await ch.command({ query: 'OPTIMIZE TABLE t_alias FINAL' });
 const SCANS: Record<string, string> = {
