@@ -31,7 +31,10 @@ export function canonicalModel(id: string): string {
   s = s.replace(BEDROCK_REGION, '').replace(BEDROCK_VENDOR, '');
   s = s.replace(/[._\s]+/g, '-');
   s = s.replace(/^gpt(?=\d)/, 'gpt-').replace(/^gpt-35(?=-|$)/, 'gpt-3-5');
-  return s.replace(/[-:@]+$/, '');
+  // Not `/[-:@]+$/`: tried at each start of a run of boundaries, that reads the run again each time.
+  let end = s.length;
+  while (end > 0 && BOUNDARY.has(s[end - 1]!)) end--;
+  return s.slice(0, end);
 }
 
 export type PriceSource = 'default' | 'project';
@@ -47,7 +50,7 @@ export type Prices = {
 
 export type PriceEntry = Prices & { model_pattern: string; source: PriceSource; id: string | null };
 
-type Compiled = { entry: PriceEntry; specificity: number; glob: RegExp | null };
+type Compiled = { entry: PriceEntry; specificity: number; glob: Glob | null };
 
 /** At most this many model names are remembered per table; past it the memo starts over. */
 export const MAX_MEMO_ENTRIES = 10_000;
@@ -59,6 +62,8 @@ export const MAX_MEMO_ENTRIES = 10_000;
  */
 export class PriceTable {
   private readonly plain = new Map<string, Compiled>();
+  /** The longest plain pattern: no prefix of an id longer than it can be one. */
+  private longestPlain = 0;
   private readonly globs: Compiled[] = [];
   private readonly memo = new Map<string, PriceEntry | null>();
 
@@ -69,12 +74,12 @@ export class PriceTable {
     for (const entry of entries) {
       const canonical = canonicalModel(entry.model_pattern);
       if (canonical.includes('*')) {
-        const literal = canonical.replace(/\*/g, '');
-        const source = canonical.split('*').map(escapeRegExp).join('.*');
-        this.globs.push({ entry, specificity: literal.length, glob: new RegExp(`^${source}$`) });
+        const glob = new Glob(canonical);
+        this.globs.push({ entry, specificity: glob.literalLength, glob });
       } else if (canonical !== '' && !this.plain.has(canonical)) {
         // Two patterns with one canonical form: the first listed wins (the service refuses such pairs).
         this.plain.set(canonical, { entry, specificity: canonical.length, glob: null });
+        this.longestPlain = Math.max(this.longestPlain, canonical.length);
       }
     }
   }
@@ -93,7 +98,9 @@ export class PriceTable {
     if (canonical === '') return null;
     let best: Compiled | null = null;
     // The longest plain pattern that is the whole id or ends at a boundary of it.
-    for (let end = canonical.length; end > 0; end--) {
+    // Only prefixes up to the longest pattern: each is hashed, so a long id of many boundaries would
+    // otherwise hash its own length squared.
+    for (let end = Math.min(canonical.length, this.longestPlain); end > 0; end--) {
       if (end < canonical.length && !BOUNDARY.has(canonical[end]!)) continue;
       const hit = this.plain.get(canonical.slice(0, end));
       if (hit) {
@@ -101,13 +108,49 @@ export class PriceTable {
         break;
       }
     }
-    for (const g of this.globs) if (g.glob!.test(canonical) && (!best || g.specificity > best.specificity)) best = g;
+    for (const g of this.globs) if ((!best || g.specificity > best.specificity) && g.glob!.test(canonical)) best = g;
     const under = this.base?.best(canonical) ?? null;
     // This layer wins ties with the base: a project's override beats the default at equal specificity.
     return under && (!best || under.specificity > best.specificity) ? under : best;
   }
 }
 
-function escapeRegExp(s: string): string {
-  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/**
+ * A `*` pattern, matched in time linear in the model id and the pattern (docs/limits.md, "Bounded by
+ * cost"). It used to become a RegExp (`^a.*a.*b$`), which backtracks exponentially on an id that nearly
+ * matches: one tenant's pattern held the event loop, and so every tenant, for minutes. Here the
+ * pattern's first piece must start the id, its last piece end it, and the pieces between are found
+ * left to right, each at its earliest place after the one before: for `*` alone, the earliest place
+ * is never worse than a later one, so no choice is ever revisited. Each piece is found with the
+ * engine's `indexOf` (a Boyer-Moore search: linear for a first occurrence, and several times faster
+ * here than a search of ours), and a search resumes where the previous piece ended.
+ */
+export class Glob {
+  private readonly head: string;
+  private readonly tail: string;
+  private readonly middle: string[];
+  /** The pattern's characters besides `*`: the least length of an id it matches, and its specificity. */
+  readonly literalLength: number;
+
+  constructor(pattern: string) {
+    const pieces = pattern.split('*');
+    if (pieces.length === 1) throw new Error('a glob holds at least one *');
+    this.head = pieces[0]!;
+    this.tail = pieces[pieces.length - 1]!;
+    this.middle = pieces.slice(1, -1).filter((p) => p !== '');
+    this.literalLength = pieces.reduce((n, p) => n + p.length, 0);
+  }
+
+  test(id: string): boolean {
+    if (id.length < this.literalLength || !id.startsWith(this.head) || !id.endsWith(this.tail)) return false;
+    let from = this.head.length;
+    const end = id.length - this.tail.length;
+    for (const piece of this.middle) {
+      const at = id.indexOf(piece, from);
+      // The first place is the earliest: if it runs into the tail, no place fits.
+      if (at < 0 || at + piece.length > end) return false;
+      from = at + piece.length;
+    }
+    return true;
+  }
 }

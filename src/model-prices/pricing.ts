@@ -3,6 +3,7 @@ import type { NormalizedSpan } from '../traces/span-input.js';
 import { DEFAULT_PRICES } from './default-prices.js';
 import { PriceTable, type PriceEntry, type Prices } from './matcher.js';
 import { overrideEntry, projectOverrides } from './queries.js';
+import { forEachInSlices } from '../event-loop-slices.js';
 
 /**
  * Cost at ingest (docs/model-prices.md, "Cost"). A cost the producer
@@ -49,15 +50,18 @@ function wantsPrice(s: NormalizedSpan): boolean {
   return s.cost_source === 'none' && s.model_name !== '' && (s.input_tokens > 0 || s.output_tokens > 0);
 }
 
-/** Prices the spans in place from `table`; spans with a sent cost or nothing to price are left as they are. */
+/** Prices one span in place from `table`; a span with a sent cost or nothing to price is left as it is. */
+function priceSpan(table: PriceTable, span: NormalizedSpan): void {
+  if (!wantsPrice(span)) return;
+  const entry = table.lookup(span.model_name);
+  if (!entry) return;
+  span.cost = costOf(entry, span);
+  span.cost_source = 'computed';
+}
+
+/** Prices the spans in place from `table` (synchronously: for callers that price a few spans). */
 export function priceSpans(table: PriceTable, spans: readonly NormalizedSpan[]): void {
-  for (const span of spans) {
-    if (!wantsPrice(span)) continue;
-    const entry = table.lookup(span.model_name);
-    if (!entry) continue;
-    span.cost = costOf(entry, span);
-    span.cost_source = 'computed';
-  }
+  for (const span of spans) priceSpan(table, span);
 }
 
 /**
@@ -91,7 +95,10 @@ export class PriceBook {
   /** Prices the spans of one ingest request of `projectId` in place; no Postgres read when none needs a price. */
   async price(projectId: string, spans: readonly NormalizedSpan[]): Promise<void> {
     if (!spans.some(wantsPrice)) return;
-    priceSpans(await this.tableFor(projectId), spans);
+    const table = await this.tableFor(projectId);
+    // A request's distinct model names are each matched against every pattern of the project: linear
+    // work per name, but 10,000 names times 500 patterns is seconds, so other tenants get turns.
+    await forEachInSlices(spans, (span) => priceSpan(table, span));
   }
 
   /** The project's table: cached while fresh, else read again. */
