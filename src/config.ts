@@ -90,6 +90,8 @@ const envSchema = z.object({
     .min(1)
     .default(32 * 1024 * 1024),
   STOP_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(120_000).default(9_000),
+  LIVENESS_MAX_BLOCK_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
+  LOOP_STALL_EXIT_MS: z.coerce.number().int().min(0).max(3_600_000).default(120_000),
 });
 
 export type Config = Readonly<{
@@ -169,6 +171,12 @@ export type Config = Readonly<{
   ingest: Readonly<{ queueMaxSpans: number; queueMaxBytes: number }>;
   /** How long a stop (SIGTERM/SIGINT) may take before the process exits anyway, non-zero (docs/operations.md). */
   stopTimeoutMs: number;
+  /**
+   * A blocked event loop (docs/operations.md, "A stuck process"): `maxBlockMs`, a block past which
+   * `/healthz` answers 503 for a minute; `stallExitMs`, a block past which a watchdog thread ends the
+   * process (0: never), since a blocked loop can't serve the SIGTERM that would stop it.
+   */
+  liveness: Readonly<{ maxBlockMs: number; stallExitMs: number }>;
 }>;
 
 export class ConfigError extends Error {}
@@ -235,6 +243,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     idempotencyTestCrash: e.IDEMPOTENCY_TEST_CRASH,
     ingest: Object.freeze({ queueMaxSpans: e.INGEST_QUEUE_MAX_SPANS, queueMaxBytes: e.INGEST_QUEUE_MAX_BYTES }),
     stopTimeoutMs: e.STOP_TIMEOUT_MS,
+    liveness: Object.freeze({ maxBlockMs: e.LIVENESS_MAX_BLOCK_MS, stallExitMs: e.LOOP_STALL_EXIT_MS }),
   };
   return Object.freeze(config);
 }

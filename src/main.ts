@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { loadConfig, ConfigError } from './config.js';
 import { openRuntime } from './runtime.js';
 import { HttpDrain, stopOnSignals } from './shutdown.js';
+import { startStallWatchdog } from './health/stall-watchdog.js';
 
 /**
  * `npm start` runs api, web and worker in one process (the embedded stores allow one process per
@@ -31,6 +32,8 @@ async function main(): Promise<void> {
   const parts = PARTS[mode];
   if (!parts) throw new ConfigError(`unknown mode '${mode}'; use one of ${Object.keys(PARTS).join(', ')}`);
   const config = loadConfig();
+  // First, so that a loop blocked from here on still ends (docs/operations.md, "A stuck process").
+  startStallWatchdog(config.liveness.stallExitMs);
   const modulesMs = performance.now();
   const [runtime, code] = await Promise.all([openRuntime(config), loadParts(parts)]);
   const drains: HttpDrain[] = [];

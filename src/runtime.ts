@@ -7,6 +7,7 @@ import { openPostgres, type PostgresStore } from './stores/postgres.js';
 import { openQueue, type QueueStore } from './stores/queue.js';
 import { migrate } from './stores/migrate.js';
 import { SpanWriter } from './traces/span-writer.js';
+import { LoopWatch } from './health/loop-watch.js';
 
 export type Runtime = AppContext & {
   /** Milliseconds each step of opening took (docs/operations.md, "Restarts"). */
@@ -47,6 +48,7 @@ export async function openRuntime(config: Config, options: { dataDir?: string } 
       maxQueuedSpans: config.ingest.queueMaxSpans,
       maxQueuedBytes: config.ingest.queueMaxBytes,
     });
+    const loopWatch = new LoopWatch(config.liveness.maxBlockMs).start();
     return {
       config,
       pg,
@@ -54,12 +56,14 @@ export async function openRuntime(config: Config, options: { dataDir?: string } 
       queue,
       tokens,
       spanWriter,
+      loopWatch,
       timings: Object.freeze({
         stores: Math.round(storesMs),
         migrations: Math.round(migrationsMs),
         total: Math.round(performance.now() - started),
       }),
       async close() {
+        loopWatch.stop();
         try {
           await spanWriter.close();
         } finally {

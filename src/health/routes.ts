@@ -3,9 +3,22 @@ import type { AppContext } from '../context.js';
 
 const PROBE_TIMEOUT_MS = 3_000;
 
-/** `/healthz`: the process answers. `/readyz`: every store answers; 503 names those that don't. */
+/**
+ * `/healthz`: the process answers, and its event loop was not blocked past LIVENESS_MAX_BLOCK_MS in
+ * the last minute (src/health/loop-watch.ts); 503 otherwise, so an orchestrator restarts it.
+ * `/readyz`: every store answers; 503 names those that don't.
+ */
 export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/healthz', async (_request, reply) => {
+    const block = ctx.loopWatch.failing();
+    if (block) {
+      const ago = Math.round((performance.now() - block.endedAt) / 1000);
+      return reply.status(503).send({
+        detail: `not live: the event loop was blocked for ${block.ms} ms (bound ${ctx.loopWatch.maxBlockMs} ms), ${ago} s ago; restart this process`,
+      });
+    }
+    return { status: 'ok' };
+  });
 
   app.get('/readyz', async (_request, reply) => {
     const probes = { clickhouse: () => ctx.ch.ping(), postgres: () => ctx.pg.ping(), queue: () => ctx.queue.ping() };
