@@ -31,6 +31,7 @@ import { jsonMetadata, liftedKey } from './conventions/metadata.js';
 import { fitParts, type Usage } from './conventions/usage.js';
 import { VERCEL_OUTER_OPERATIONS, vercelStepOutput } from './conventions/vercel.js';
 import { conventionalName, OWN_NAME_KEY } from './conventions/names.js';
+import { tagsOf } from './conventions/tags.js';
 import { asString, text, type ReadContext } from './conventions/values.js';
 
 /**
@@ -129,6 +130,7 @@ function mapSpan(span: OtlpSpan, resourceAttrs: OtlpAttributes, resource: String
   const input = pickContent(found.input, ctx, consumed, attrs);
   const output = vercelStepOutput(attrs, consumed) ?? pickContent(found.output, ctx, consumed, attrs);
   const renamed = conventionalName(span.name, attrs, !span.parentSpanId);
+  const tags = tagsOf(attrs, consumed);
 
   const mapped: SpanInput = {
     trace_id: span.traceId,
@@ -154,6 +156,7 @@ function mapSpan(span: OtlpSpan, resourceAttrs: OtlpAttributes, resource: String
   };
   const ttft = pick<number>('time_to_first_token_ms', undefined, skipVercel);
   if (ttft !== undefined && ttft <= 2_147_483_647) mapped.time_to_first_token_ms = ttft;
+  if (tags?.length) mapped.tags = tags;
   const tps = pick<number>('output_tokens_per_second', undefined, skipVercel);
   if (tps !== undefined) mapped.output_tokens_per_second = tps;
 

@@ -116,6 +116,7 @@ describe('docs/integrations snippets, run on this Node', () => {
       expect(run.code, run.out).toBe(0);
       const trace = await onlyTrace(key.key, 3);
       expect(trace.name).toBe('travel-booking');
+      expect(trace.tags).toEqual(['travel']);
       expect(trace).toMatchObject({ user_id: 'user-42', session_id: 'sess-7' });
       expect(trace.metadata_map).toMatchObject({ tenant: 'acme' });
       const generation = trace.spans.find((s) => s.kind === 'llm')!;

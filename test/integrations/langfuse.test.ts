@@ -51,6 +51,11 @@ describe('Langfuse SDK into Sightline', () => {
     expect(spansNamed(trace, TRACE_NAME)).toHaveLength(1);
   });
 
+  it("keeps the tags as the trace's tags, not one metadata string (issue 37)", () => {
+    expect(trace.tags).toEqual(['beta', 'travel']);
+    expect(trace.metadata_map['langfuse.trace.tags']).toBeUndefined();
+  });
+
   it('gives every observation the kind of its langfuse.observation.type', () => {
     expect(spanNamed(trace, TRACE_NAME).kind).toBe('agent');
     expect(spansNamed(trace, GENERATION).map((s) => s.kind)).toEqual(['llm', 'llm', 'llm']);

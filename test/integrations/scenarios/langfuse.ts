@@ -65,7 +65,13 @@ export async function runLangfuse(target: Target): Promise<ScenarioResult> {
     { role: 'user', content: QUESTION },
   ];
   await propagateAttributes(
-    { userId: USER_ID, sessionId: SESSION_ID, metadata: { tenant: TENANT }, traceName: TRACE_NAME },
+    {
+      userId: USER_ID,
+      sessionId: SESSION_ID,
+      metadata: { tenant: TENANT },
+      traceName: TRACE_NAME,
+      tags: ['travel', 'beta'],
+    },
     () =>
       startActiveObservation(
         AGENT_NAME,
