@@ -4,6 +4,7 @@ import { logIn, newPage, screenshot, useWebServer } from '../support/browser.js'
 import { runVercelAi } from './scenarios/vercel-ai.js';
 import { listenOnLoopback, waitForTrace } from './support/read-back.js';
 import { waitUntil } from '../support/wait.js';
+import { ingestSpans, iso } from '../support/ingest.js';
 import { AGENT_NAME, FAILING_TOOL_NAME, TOOL_NAME } from './support/scenario.js';
 
 /**
@@ -93,6 +94,63 @@ describe('web application, as a new user meets it', () => {
     const row = page.getByTestId('key-row').first();
     await row.waitFor();
     await expect.poll(async () => (await row.locator('td').nth(4).textContent())?.trim()).not.toBe('–');
+    await context.close();
+  });
+
+  it('sorts the trace list by a column, lets columns be chosen, and shows model and tags columns', async () => {
+    const s = server();
+    const now = Date.now();
+    await ingestSpans(s.h, s.demo.apiKey, [
+      {
+        trace_id: 'nu-tagged',
+        span_id: 'root',
+        name: 'tagged-trace',
+        start_time: iso(now - 60_000),
+        end_time: iso(now - 59_000),
+        tags: ['vip'],
+        model_name: 'gpt-4o',
+        cost: 1234,
+      },
+    ]);
+    const { context, page } = await newPage(s, { width: 1440, height: 900 });
+    await logIn(page, s.demo.email, s.demo.password);
+    await page.goto(`/projects/${s.demo.projectId}/traces`);
+    const table = page.getByTestId('trace-table');
+    await table.waitFor();
+    const headers = async () =>
+      (await table.locator('thead th').allTextContents()).map((t) => t.replace(/[▲▼]/g, '').trim());
+    expect(await headers()).toEqual(expect.arrayContaining(['Model', 'Tags']));
+    expect(await headers()).not.toContain('Metadata');
+
+    // Sorted by cost, most expensive first: the tagged trace (cost 1234) leads.
+    await table.getByRole('button', { name: 'Cost' }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('sort')).toBe('total_cost');
+    const first = page.getByTestId('trace-row').first();
+    await expect.poll(() => first.locator('[data-column="name"] a').textContent()).toBe('tagged-trace');
+    expect(await first.locator('[data-column="model"]').textContent()).toBe('gpt-4o');
+    // Ascending on a second click.
+    await table.getByRole('button', { name: /Cost/ }).click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('order')).toBe('asc');
+
+    // Choosing a column shows it, and the choice outlives a reload.
+    await page.getByText('Columns', { exact: true }).click();
+    await page.getByRole('group', { name: 'Columns' }).getByLabel('Metadata').check();
+    await expect.poll(headers).toContain('Metadata');
+    await page.reload();
+    await table.waitFor();
+    await expect.poll(headers).toContain('Metadata');
+
+    // A tag filters the list to its traces.
+    await page.goto(`/projects/${s.demo.projectId}/traces?sort=total_cost`);
+    await page
+      .getByTestId('trace-row')
+      .first()
+      .locator('[data-column="tags"]')
+      .getByRole('button', { name: 'vip' })
+      .click();
+    await expect.poll(() => new URL(page.url()).searchParams.get('filters')).toContain('"tags"');
+    await expect.poll(() => page.getByTestId('trace-row').count()).toBe(1);
+    await screenshot(page, 'trace-list-columns');
     await context.close();
   });
 });
