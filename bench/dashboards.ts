@@ -82,7 +82,7 @@ export async function benchDashboards(
     const times = await dashboardTimes(range);
     out[range] = { p50_ms: median(times), p95_ms: percentile(times, 95) };
     rows.push({
-      work: `default dashboard ${range}${label} (7 widgets)`,
+      work: `default dashboard ${range}${label} (${OVERVIEW_WIDGETS.length} widgets)`,
       api: `p50 ${median(times).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms`,
       reference: '',
       ratio: '',

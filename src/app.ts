@@ -46,7 +46,7 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
   registerHealthRoutes(app, ctx);
   registerMetrics(app, 'api', { token: ctx.config.metricsToken, spanWriter: ctx.spanWriter });
   registerApiSecurityHeaders(app, ctx.config);
-  registerOpenApi(app, PUBLIC_PREFIX);
+  registerOpenApi(app, PUBLIC_PREFIX, ctx.config.baseUrl);
   registerRateLimits(app, ctx.config);
   app.register(async (api) => registerPublicRoutes(api, ctx), { prefix: PUBLIC_PREFIX });
   return app;

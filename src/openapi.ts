@@ -75,7 +75,8 @@ const ERROR_RESPONSES = {
   '5XX': errorAnswer('A server error; 503 when a store or the credential check is unavailable (retry)'),
 } as const;
 
-export function registerOpenApi(app: FastifyInstance, prefix: string): void {
+/** `baseUrl`: config's BASE_URL, the server the document (and /docs' "Try it out") names by default. */
+export function registerOpenApi(app: FastifyInstance, prefix: string, baseUrl = 'http://localhost:8000'): void {
   const zodTransform = createJsonSchemaTransform({});
   const zodComponents = createJsonSchemaTransformObject({});
   app.register(swagger, {
@@ -91,7 +92,7 @@ export function registerOpenApi(app: FastifyInstance, prefix: string): void {
         {
           url: '{base_url}',
           description: 'Self-hosted Sightline',
-          variables: { base_url: { default: 'http://localhost:8000' } },
+          variables: { base_url: { default: baseUrl } },
         },
       ],
       tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),

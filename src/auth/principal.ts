@@ -5,6 +5,7 @@ import { looksLikeJwt } from './access-token.js';
 import { API_KEY_PATTERN, hashToken } from './secrets.js';
 import { authPool } from '../stores/postgres.js';
 import { isUuid } from '../ids.js';
+import { noteKeyUsed } from './key-usage.js';
 
 export type ApiKeyPrincipal = {
   kind: 'api_key';
@@ -87,6 +88,7 @@ export async function resolvePrincipal(ctx: AppContext, token: string): Promise<
       );
       const row = rows[0];
       if (!row) throw new UnauthorizedError();
+      noteKeyUsed(ctx.pg, row.id);
       return {
         kind: 'api_key',
         keyId: row.id,

@@ -131,10 +131,19 @@ export function connect(
   return new Api(target, stored.session_token, 'session');
 }
 
-/** `project_id` for user credentials: --project or SIGHTLINE_PROJECT; an API key needs none. */
-export function projectQuery(api: Api, options: GlobalOptions, env: Env): Query {
+/**
+ * `project_id` for user credentials: --project or SIGHTLINE_PROJECT, else the account's only project
+ * (a login that sees exactly one needs no flag); an API key needs none.
+ */
+export async function projectQuery(api: Api, options: GlobalOptions, env: Env): Promise<Query> {
   const project = options.project ?? env.SIGHTLINE_PROJECT;
-  if (api.credential === 'session' && !project)
-    throw new CliError('pass --project <project-id> (or set SIGHTLINE_PROJECT); `sightline projects` lists them');
-  return project ? { project_id: project } : {};
+  if (project) return { project_id: project };
+  if (api.credential !== 'session') return {};
+  const projects = (await api.call('GET', '/projects')) as { data: { id: string; name: string }[] };
+  if (projects.data.length === 1) return { project_id: projects.data[0]!.id };
+  if (projects.data.length === 0)
+    throw new CliError('this login has no project yet: create one in the web application');
+  throw new CliError(
+    `this login sees ${projects.data.length} projects: pass --project <project-id> (or set SIGHTLINE_PROJECT); \`sightline projects\` lists them`,
+  );
 }

@@ -190,7 +190,7 @@ export function buildProgram(io: Io): Command {
       if (!sql.trim()) throw new CliError('no SQL given: pass it as an argument, with --file, or on standard input');
       const api = ctx.api();
       const answer = (await api.call('POST', '/sql', {
-        query: projectQuery(api, globals(), io.env),
+        query: await projectQuery(api, globals(), io.env),
         body: { query: sql },
       })) as {
         columns: { name: string }[];
@@ -275,7 +275,7 @@ function registerSignalCommands(program: Command, ctx: Context): void {
     .action(async (o: { status?: string; detector?: string; limit: string; page: string; format: Format }) => {
       const api = ctx.api();
       const query = {
-        ...projectQuery(api, ctx.globals(), ctx.io.env),
+        ...(await projectQuery(api, ctx.globals(), ctx.io.env)),
         status: o.status,
         detector_id: o.detector,
         limit: o.limit,
@@ -292,7 +292,7 @@ function registerSignalCommands(program: Command, ctx: Context): void {
     (status: 'resolved' | 'open') =>
     async (id: string, o: { reason?: string; note?: string; expectedStatus?: string }) => {
       const api = ctx.api('session');
-      const project = projectQuery(api, ctx.globals(), ctx.io.env).project_id;
+      const project = (await projectQuery(api, ctx.globals(), ctx.io.env)).project_id;
       const body = { project_id: project, status, reason: o.reason, note: o.note, expected_status: o.expectedStatus };
       const answer = (await api.call('PATCH', `/signals/${encodeURIComponent(id)}/status`, { body })) as {
         updated: boolean;
@@ -323,7 +323,7 @@ function registerAlertCommands(program: Command, ctx: Context): void {
     .action(async (o: { status?: string; format: Format }) => {
       const api = ctx.api();
       const answer = (await api.call('GET', '/alerts', {
-        query: { ...projectQuery(api, ctx.globals(), ctx.io.env), status: o.status },
+        query: { ...(await projectQuery(api, ctx.globals(), ctx.io.env)), status: o.status },
       })) as { data: Record<string, unknown>[] };
       const keys = [
         'id',
@@ -344,7 +344,7 @@ function registerAlertCommands(program: Command, ctx: Context): void {
       .argument('<alert-id>')
       .action(async (id: string) => {
         const api = ctx.api('session');
-        const project = projectQuery(api, ctx.globals(), ctx.io.env).project_id;
+        const project = (await projectQuery(api, ctx.globals(), ctx.io.env)).project_id;
         const answer = (await api.call('POST', `/alerts/${encodeURIComponent(id)}/${action}`, {
           body: { project_id: project },
         })) as { alert?: { status: string }; status?: string };

@@ -204,7 +204,7 @@ export function registerTraceCommands(program: Command, ctx: Context, formatOpti
       const api = ctx.api();
       const filters = listFilters(o);
       const query = {
-        ...projectQuery(api, ctx.globals(), ctx.io.env),
+        ...(await projectQuery(api, ctx.globals(), ctx.io.env)),
         limit: o.limit,
         page: o.page,
         start_after: timeFlag('since', o.since),
@@ -241,7 +241,7 @@ export function registerTraceCommands(program: Command, ctx: Context, formatOpti
     .action(async (id: string, o: { format: Format }) => {
       const api = ctx.api();
       const trace = (await api.call('GET', `/traces/${encodeURIComponent(id)}`, {
-        query: projectQuery(api, ctx.globals(), ctx.io.env),
+        query: await projectQuery(api, ctx.globals(), ctx.io.env),
       })) as Record<string, unknown> & {
         spans: Record<string, unknown>[];
       };

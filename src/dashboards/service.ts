@@ -17,7 +17,10 @@ import { OVERVIEW_WIDGETS, specIssues, type WidgetType } from '../widgets/spec.j
 export const MAX_DASHBOARDS_PER_PROJECT = 100;
 export const MAX_WIDGETS_PER_DASHBOARD = 50;
 
-export const DEFAULT_DASHBOARD = { name: 'Overview', description: 'Volume, errors, latency, cost and tokens' } as const;
+export const DEFAULT_DASHBOARD = {
+  name: 'Overview',
+  description: 'Volume, errors, latency, cost and tokens; cost by model and by user',
+} as const;
 
 const DASHBOARD_NOT_FOUND = 'dashboard not found';
 const WIDGET_NOT_FOUND = 'widget not found';

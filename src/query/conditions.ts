@@ -102,6 +102,9 @@ export function traceCondition(
       return f.op === 'eq'
         ? `trace_id = ${param('String', f.value)}`
         : `position(trace_id, ${param('String', f.value)}) > 0`;
+    case 'tags':
+      // The trace's tags are its spans' union (clickhouse/0020_span_tags.sql): any of the values matches.
+      return `hasAny(tags, ${param('Array(String)', f.value)})`;
     case 'signal_id':
       return `trace_id IN (SELECT trace_id FROM findings WHERE project_id = {project:String} AND signal_id IN ${param('Array(String)', signalIds?.[f.value] ?? [f.value])})`;
     case 'cost':

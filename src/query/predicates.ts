@@ -50,6 +50,8 @@ function predicateOptions(bounded: boolean) {
   return {
     traceId: z.strictObject({ field: z.literal('trace_id'), op: z.enum(['eq', 'contains']), value: Text }),
     signalId: z.strictObject({ field: z.literal('signal_id'), op: z.literal('eq'), value: Text }),
+    // A trace's tags (issue 37): any of them; the trace list's own field, like signal_id.
+    tags: z.strictObject({ field: z.literal('tags'), op: z.literal('in'), value: TextList }),
     sets: [
       setPredicate('model_name'),
       setPredicate('environment'),
@@ -83,6 +85,7 @@ const span = predicateOptions(false);
 export const PredicateSchema = z.discriminatedUnion('field', [
   list.traceId,
   list.signalId,
+  list.tags,
   ...list.sets,
   ...list.numbers,
   list.metadata,

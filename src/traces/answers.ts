@@ -26,6 +26,9 @@ export const TraceListItemAnswer = z
     total_cost: z.number().describe('sum of the spans’ cost, USD'),
     total_input_tokens: Count,
     total_output_tokens: Count,
+    // Beside the spec's fields (issue 37): a trace's tags and models, each the union of its spans', sorted.
+    tags: z.array(z.string()).describe("the trace's tags: the union of its spans' tags, sorted"),
+    model_names: z.array(z.string()).describe("the models the trace's spans called, sorted"),
   })
   .meta({ id: 'TraceListItem' });
 
@@ -104,6 +107,7 @@ export const SpanAnswer = z
       "the producer's resource attributes (host.*, process.*, service.*), apart from metadata",
     ),
     dropped_attributes_count: Count.describe('attributes, events or links dropped past their caps'),
+    tags: z.array(z.string()).describe("the span's tags, as sent"),
   })
   .meta({ id: 'Span' });
 

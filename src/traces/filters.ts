@@ -48,7 +48,7 @@ function describe(issue: z.core.$ZodIssue): string {
     : 'filters';
   switch (issue.code) {
     case 'invalid_union':
-      return `${where}: unknown field; expected one of trace_id, signal_id, ${SET_FIELDS.join(', ')}, cost, total_tokens, duration_ms, errors, ${TIMING_FIELDS.join(', ')}, metadata`;
+      return `${where}: unknown field; expected one of trace_id, signal_id, tags, ${SET_FIELDS.join(', ')}, cost, total_tokens, duration_ms, errors, ${TIMING_FIELDS.join(', ')}, metadata`;
     case 'unrecognized_keys':
       return `${where}: unexpected key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
     case 'invalid_value':

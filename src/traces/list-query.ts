@@ -3,6 +3,7 @@ import { metadataCandidates, traceCondition } from '../query/conditions.js';
 import { ROOT_SPAN_WITH, TRACE_ITEM_COLUMNS } from './queries.js';
 import { paramBuilder, type Query } from '../query/params.js';
 import {
+  DURATION_MS_OR_NULL,
   FINAL_SETTINGS,
   rootNameContains,
   SESSION,
@@ -61,9 +62,22 @@ export type TraceListParams = {
    */
   sessionId?: string;
   order?: 'newest' | 'oldest';
+  /** `sort`/`order` of GET /traces: another order than newest first (ties newest first). */
+  sort?: { field: TraceSortField; direction: 'asc' | 'desc' };
   /** `text_query`/`text_scope`: traces whose spans hold every term (src/traces/text-search.ts). */
   text?: TextSearch;
 };
+
+/** The columns the list can be sorted by (GET /traces `sort`), as expressions on a merged `traces` row. */
+export const TRACE_SORT_FIELDS = {
+  start_time: 'start_time',
+  duration_ms: DURATION_MS_OR_NULL,
+  total_cost: 'total_cost',
+  total_tokens: 'total_tokens',
+  span_count: 'span_count',
+  error_count: 'error_count',
+} as const;
+export type TraceSortField = keyof typeof TRACE_SORT_FIELDS;
 
 /**
  * `where`: conditions on the FINAL-merged rows. `prewhere`: conditions on `trace_id` alone, applied
@@ -153,11 +167,15 @@ export function textCondition(
 export function selectTracesQuery(p: TraceListParams, limits: QueryLimits): Query {
   const b = build(p);
   const direction = p.order === 'oldest' ? 'ASC' : 'DESC';
+  // A chosen sort first (no value, as a running trace's duration, last either way), then newest first.
+  const sorted = p.sort
+    ? `${TRACE_SORT_FIELDS[p.sort.field]} ${p.sort.direction === 'asc' ? 'ASC' : 'DESC'} NULLS LAST, `
+    : '';
   return {
     query: `SELECT trace_id, toUnixTimestamp(trace_start_hour) AS hour, count() OVER () AS total
 FROM traces FINAL${b.prewhere.length ? `\nPREWHERE ${b.prewhere.join('\n  AND ')}` : ''}
 WHERE ${b.where.join('\n  AND ')}
-ORDER BY start_time ${direction}, trace_id ${direction}
+ORDER BY ${sorted}start_time ${direction}, trace_id ${direction}
 LIMIT {limit:UInt32} OFFSET {offset:UInt32}
 ${settingsClause(limits, FINAL_SETTINGS)}`,
     query_params: { ...b.params, limit: p.limit, offset: p.page * p.limit },

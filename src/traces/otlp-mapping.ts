@@ -29,7 +29,9 @@ import {
 } from './conventions/messages.js';
 import { jsonMetadata, liftedKey } from './conventions/metadata.js';
 import { fitParts, type Usage } from './conventions/usage.js';
-import { VERCEL_OUTER_OPERATIONS } from './conventions/vercel.js';
+import { VERCEL_OUTER_OPERATIONS, vercelStepOutput } from './conventions/vercel.js';
+import { conventionalName, OWN_NAME_KEY } from './conventions/names.js';
+import { tagsOf } from './conventions/tags.js';
 import { asString, text, type ReadContext } from './conventions/values.js';
 
 /**
@@ -126,13 +128,15 @@ function mapSpan(span: OtlpSpan, resourceAttrs: OtlpAttributes, resource: String
   fitParts(usage);
 
   const input = pickContent(found.input, ctx, consumed, attrs);
-  const output = pickContent(found.output, ctx, consumed, attrs);
+  const output = vercelStepOutput(attrs, consumed) ?? pickContent(found.output, ctx, consumed, attrs);
+  const renamed = conventionalName(span.name, attrs, !span.parentSpanId);
+  const tags = tagsOf(attrs, consumed);
 
   const mapped: SpanInput = {
     trace_id: span.traceId,
     span_id: span.spanId,
     parent_span_id: span.parentSpanId || null,
-    name: span.name.slice(0, MAX_NAME_LENGTH),
+    name: (renamed ?? span.name).slice(0, MAX_NAME_LENGTH),
     kind: (pick<string>('kind') ?? 'custom').slice(0, MAX_KIND_LENGTH),
     // 0 means "not set" in OTLP; validateSpans rejects the empty start_time.
     start_time: span.startTimeUnixNano > 0n ? nanosToIso(span.startTimeUnixNano) : '',
@@ -152,12 +156,13 @@ function mapSpan(span: OtlpSpan, resourceAttrs: OtlpAttributes, resource: String
   };
   const ttft = pick<number>('time_to_first_token_ms', undefined, skipVercel);
   if (ttft !== undefined && ttft <= 2_147_483_647) mapped.time_to_first_token_ms = ttft;
+  if (tags?.length) mapped.tags = tags;
   const tps = pick<number>('output_tokens_per_second', undefined, skipVercel);
   if (tps !== undefined) mapped.output_tokens_per_second = tps;
 
   let dropped = span.droppedAttributesCount + span.droppedEventsCount + span.droppedLinksCount + resource.dropped;
   const stacktrace = firstText(exception, 'exception.stacktrace');
-  const metadata = metadataOf(attrs, consumed, stacktrace);
+  const metadata = metadataOf(attrs, consumed, stacktrace, renamed === undefined ? undefined : span.name);
   mapped.metadata = metadata.map;
   dropped += metadata.dropped;
   if (Object.keys(resource.map).length > 0) mapped.resource = resource.map;
@@ -288,10 +293,16 @@ function environmentOf(resource: OtlpAttributes): string | undefined {
 
 /**
  * The span's metadata: the user's metadata lifted to plain keys first (so the cap never drops it),
- * then the attributes no field consumed, then the exception's stack trace. Keys past the cap, too
+ * then the attributes no field consumed, then the span's own name when a convention renamed it
+ * (conventions/names.ts), then the exception's stack trace. Keys past the cap, too
  * long, or repeated by a lifted key are counted as dropped.
  */
-function metadataOf(attrs: OtlpAttributes, consumed: Set<string>, stacktrace: string | undefined): StringMap {
+function metadataOf(
+  attrs: OtlpAttributes,
+  consumed: Set<string>,
+  stacktrace: string | undefined,
+  ownName: string | undefined,
+): StringMap {
   const lifted: [string, unknown][] = [];
   const plain: [string, unknown][] = [];
   for (const [key, value] of attrs) {
@@ -305,6 +316,7 @@ function metadataOf(attrs: OtlpAttributes, consumed: Set<string>, stacktrace: st
     if (entries) lifted.push(...entries);
     else plain.push([key, value]);
   }
+  if (ownName !== undefined) plain.push([OWN_NAME_KEY, ownName]);
   if (stacktrace) plain.push(['exception.stacktrace', stacktrace]);
   const map: Record<string, string> = {};
   let keys = 0;

@@ -70,7 +70,9 @@ export const TRACE_ITEM_COLUMNS = `
     total_cost,
     input_tokens,
     output_tokens,
-    metadata_pairs`;
+    metadata_pairs,
+    tags,
+    model_names`;
 
 export type TraceAggregateRow = {
   trace_id: string;
@@ -88,6 +90,8 @@ export type TraceAggregateRow = {
   input_tokens: string | number;
   output_tokens: string | number;
   metadata_pairs: [string, string][];
+  tags: string[];
+  model_names: string[];
 };
 
 export type StoredSpanRow = {
@@ -126,6 +130,7 @@ export type StoredSpanRow = {
   links: string;
   resource: Record<string, string>;
   dropped_attributes_count: string | number;
+  tags: string[];
 };
 
 // One row per span (a copy re-sent by two processes at once is folded by LIMIT 1 BY), by start time.
@@ -146,7 +151,7 @@ export function traceSpansQuery(projectId: string, traceId: string, limit: numbe
                    status, error_type, error_message, model_name, environment, user_id, session_id,
                    input, output, metadata, cost, input_tokens, output_tokens, total_tokens, evaluation_run_id,
                    cost_source, cache_read_tokens, cache_write_tokens, reasoning_tokens, time_to_first_token_ms,
-                   output_tokens_per_second, events, links, resource, dropped_attributes_count
+                   output_tokens_per_second, events, links, resource, dropped_attributes_count, tags
               ${ONE_TRACE_SPANS}
              LIMIT {limit:UInt32}
              ${settingsClause(limits)}`,

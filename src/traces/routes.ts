@@ -19,6 +19,7 @@ import { admitIngest, checkIngestProject, countIngestBody, ingesting, releaseIng
 import { MAX_SPANS_PER_REQUEST, validateSpans } from './span-input.js';
 import { IsoDateOrDateTime, isoToEpochMs, Pagination, ProjectQuery } from '../edge-schemas.js';
 import { parseFilters } from './filters.js';
+import { TRACE_SORT_FIELDS, type TraceSortField } from './list-query.js';
 import {
   countOtlpSpans,
   decodeOtlpJson,
@@ -88,6 +89,11 @@ const ListTracesQuery = ProjectQuery.extend({
   filters: z.string().optional(),
   text_query: TextQuery.optional(),
   text_scope: TextScope,
+  sort: z
+    .enum(Object.keys(TRACE_SORT_FIELDS) as [TraceSortField, ...TraceSortField[]])
+    .optional()
+    .describe('sort the list by this field (ties newest first); default newest first (start_time)'),
+  order: z.enum(['desc', 'asc']).optional().describe('with `sort`: descending (default) or ascending'),
 });
 
 const SessionsQuery = ProjectQuery.extend({
@@ -199,6 +205,7 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
           name: q.name || undefined,
           userId: q.user_id || undefined,
           searchQuery: q.search_query || undefined,
+          sort: q.sort ? { field: q.sort, direction: q.order ?? 'desc' } : undefined,
           filters,
           text: textOf(q.text_query, q.text_scope),
         }),

@@ -116,6 +116,9 @@ async function fetchItems(
     limits,
     'ask for a smaller limit',
   );
+  // In the page's order: the fetch reads by start time, a `sort` may have chosen another.
+  const at = new Map(page.map((k, i) => [k.trace_id, i]));
+  aggregates.sort((a, b) => at.get(a.trace_id)! - at.get(b.trace_id)!);
   return aggregates.map((a) => listItemOf(a, params.projectId, ctx.config.webUrl));
 }
 

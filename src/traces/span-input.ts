@@ -24,6 +24,9 @@ export const MAX_SHORT_TEXT_LENGTH = 1024;
 /** Span events and links kept per span (docs/spans.md, "Events and links"); the rest are counted as dropped. */
 export const MAX_SPAN_EVENTS = 128;
 export const MAX_SPAN_LINKS = 128;
+/** Tags per span, and a tag's length (docs/spans.md, "More span fields"). */
+export const MAX_TAGS = 50;
+export const MAX_TAG_LENGTH = 200;
 /** Attributes kept per event or link. */
 export const MAX_EVENT_ATTRIBUTES = 64;
 
@@ -105,6 +108,8 @@ export const SpanInputSchema = z
       .nullish(),
     /** Attributes, events or links the producer or the OTLP mapping dropped past their caps. */
     dropped_attributes_count: TokenCount,
+    /** Labels of the span's trace (a trace's tags are its spans' union). */
+    tags: z.array(z.string().min(1).max(MAX_TAG_LENGTH)).max(MAX_TAGS).nullish(),
   })
   .superRefine((span, ctx) => {
     // Runs only once every field parsed, so both times are valid ISO strings here.
@@ -157,6 +162,8 @@ export interface NormalizedSpan {
   links: SpanLink[];
   resource: Record<string, string>;
   dropped_attributes_count: number;
+  /** Distinct, in the order sent. */
+  tags: string[];
 }
 
 export interface RejectedSpan {
@@ -257,6 +264,11 @@ export function plainlyValid(item: unknown): item is SpanOutput {
   if (!isDateTime(s.start_time) || (s.end_time != null && !isDateTime(s.end_time))) return false;
   if (s.end_time != null && isoToEpochMs(s.end_time) < isoToEpochMs(s.start_time)) return false;
   if (s.metadata != null && !isStringMap(s.metadata, MAX_METADATA_KEYS)) return false;
+  if (
+    s.tags != null &&
+    !(Array.isArray(s.tags) && s.tags.length <= MAX_TAGS && s.tags.every((t) => isString(t, 1, MAX_TAG_LENGTH)))
+  )
+    return false;
   return true;
 }
 
@@ -326,6 +338,7 @@ function normalizeSpan(span: SpanOutput): NormalizedSpan {
     })),
     resource: span.resource ?? {},
     dropped_attributes_count: span.dropped_attributes_count ?? 0,
+    tags: span.tags?.length ? [...new Set(span.tags)] : [],
   };
 }
 
@@ -357,6 +370,7 @@ export function replaceUnpairedSurrogates(spans: NormalizedSpan[]): void {
     }
     span.metadata = wellFormedMap(span.metadata);
     span.resource = wellFormedMap(span.resource);
+    if (span.tags.length) span.tags = span.tags.map(wellFormed);
   }
 }
 

@@ -366,6 +366,8 @@ const SPAN_COLUMNS = [
   'links',
   'resource',
   'dropped_attributes_count',
+  // clickhouse/0020_span_tags.sql
+  'tags',
 ] as const;
 
 /**
@@ -419,6 +421,7 @@ export type SpanRow = [
   links: string,
   resource: Record<string, string>,
   dropped_attributes_count: number,
+  tags: string[],
 ];
 
 function toRow(projectId: string, ttlDays: number, s: NormalizedSpan, traceHourMs: number): SpanRow {
@@ -458,6 +461,7 @@ function toRow(projectId: string, ttlDays: number, s: NormalizedSpan, traceHourM
     s.links.length ? JSON.stringify(s.links) : '[]',
     s.resource,
     s.dropped_attributes_count,
+    s.tags,
   ];
 }
 

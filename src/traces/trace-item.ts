@@ -61,6 +61,8 @@ export function listItemOf(row: TraceAggregateRow, projectId: string, webUrl: st
     total_cost: roundCost(row.total_cost),
     total_input_tokens: Number(row.input_tokens),
     total_output_tokens: Number(row.output_tokens),
+    tags: [...row.tags].sort(),
+    model_names: [...row.model_names].sort(),
   };
 }
 
@@ -102,6 +104,7 @@ export function spanRecordOf(row: StoredSpanRow): SpanRecord {
     links: linksOf(row.links),
     resource: row.resource,
     dropped_attributes_count: Number(row.dropped_attributes_count),
+    tags: row.tags,
   };
 }
 
@@ -153,5 +156,11 @@ export function deriveTrace(spans: SpanRecord[], projectId: string, webUrl: stri
     total_cost: roundCost(sum((s) => s.cost)),
     total_input_tokens: sum((s) => s.input_tokens),
     total_output_tokens: sum((s) => s.output_tokens),
+    tags: sortedUnion(spans.map((s) => s.tags)),
+    model_names: sortedUnion(spans.map((s) => (s.model_name === null ? [] : [s.model_name]))),
   };
+}
+
+function sortedUnion(lists: string[][]): string[] {
+  return [...new Set(lists.flat())].sort();
 }

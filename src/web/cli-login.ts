@@ -42,16 +42,33 @@ button{padding:.6rem;border-radius:6px;border:0;background:#5b8def;color:#fff;fo
 .error{color:#ff7b7b;margin:0}
 `;
 
-export function loginPage(params: { redirectUri: string; state?: string; error?: string; email?: string }): string {
+export function loginPage(params: {
+  redirectUri: string;
+  state?: string;
+  error?: string;
+  email?: string;
+  /** The browser's live login: offered as one button, the password form stays for another account. */
+  signedIn?: { name: string; email: string } | null;
+}): string {
   const error = params.error ? `<p class="error" role="alert">${escapeHtml(params.error)}</p>` : '';
+  const hidden = `<input type="hidden" name="redirect_uri" value="${escapeHtml(params.redirectUri)}">
+${params.state !== undefined ? `<input type="hidden" name="state" value="${escapeHtml(params.state)}">` : ''}`;
+  const signedIn = params.signedIn
+    ? `<form method="post" action="/cli/login">
+<h1>Sightline</h1><p>Connect the command-line tool as ${escapeHtml(params.signedIn.name)} &lt;${escapeHtml(params.signedIn.email)}&gt;?</p>
+${hidden}
+<input type="hidden" name="continue_session" value="1">
+<button type="submit">Continue as ${escapeHtml(params.signedIn.email)}</button>
+</form>
+<p>Or log in as someone else:</p>`
+    : '';
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Sightline · CLI login</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>${LOGIN_STYLE}</style></head>
-<body><form method="post" action="/cli/login">
+<body>${signedIn}<form method="post" action="/cli/login">
 <h1>Sightline</h1><p>Log in to connect the command-line tool.</p>${error}
-<input type="hidden" name="redirect_uri" value="${escapeHtml(params.redirectUri)}">
-${params.state !== undefined ? `<input type="hidden" name="state" value="${escapeHtml(params.state)}">` : ''}
+${hidden}
 <label>E-mail <input name="email" type="email" autocomplete="username" required value="${escapeHtml(params.email ?? '')}"></label>
 <label>Password <input name="password" type="password" autocomplete="current-password" required></label>
 <button type="submit">Log in</button>

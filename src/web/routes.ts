@@ -1,13 +1,14 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { BadRequestError, UnauthorizedError } from '../errors.js';
 import { typed } from '../http.js';
-import { authenticate, userOf } from '../auth/principal.js';
-import { login, logout, signup } from '../accounts/service.js';
+import { authenticate, resolvePrincipal, userOf, type UserPrincipal } from '../auth/principal.js';
+import { createSession, login, logout, signup } from '../accounts/service.js';
+import { authPool } from '../stores/postgres.js';
 import { changePassword, logoutEverywhere } from '../accounts/password.js';
 import { loginPage, loopbackRedirect, redirectWithToken } from './cli-login.js';
-import { clearSessionCookie, fromWebApp, setSessionCookie } from './session-cookie.js';
+import { clearSessionCookie, fromWebApp, SESSION_COOKIE, setSessionCookie } from './session-cookie.js';
 import { cliLoginPolicy } from './security-headers.js';
 
 const email = z.string().trim().min(3).max(320).email();
@@ -20,6 +21,8 @@ const CliLoginQuery = z.object({ redirect_uri: z.string().min(1).max(2048), stat
 const CliLoginForm = CliLoginQuery.extend({
   email: z.string().max(320).default(''),
   password: z.string().max(1024).default(''),
+  /** `1`: hand the CLI a new session of the browser's live login (the page's "Continue as" button). */
+  continue_session: z.literal('1').optional(),
 });
 
 /** The web application's JSON routes (docs/authentication.md) and the CLI browser login. */
@@ -66,6 +69,10 @@ export function registerWebRoutes(app: FastifyInstance, ctx: AppContext): void {
     return { accessToken: await ctx.tokens.mint({ userId: user.userId, sessionId: user.sessionId }) };
   });
 
+  // The API reference lives on the API origin (src/openapi.ts); the web app links here, so a person
+  // who only knows the web address finds it.
+  r.get('/docs', async (_request, reply) => reply.redirect(`${ctx.config.baseUrl}/docs`, 302));
+
   r.get('/cli/login', { schema: { querystring: CliLoginQuery } }, async (request, reply) => {
     const { redirect_uri, state } = request.query;
     const target = loopbackRedirect(redirect_uri);
@@ -74,13 +81,30 @@ export function registerWebRoutes(app: FastifyInstance, ctx: AppContext): void {
       .type('text/html')
       .header('cache-control', 'no-store')
       .header('content-security-policy', cliLoginPolicy(ctx.config, target))
-      .send(loginPage({ redirectUri: redirect_uri, state }));
+      .send(
+        loginPage({
+          redirectUri: redirect_uri,
+          state,
+          signedIn: await browserLogin(ctx, request.cookies[SESSION_COOKIE]),
+        }),
+      );
   });
 
   r.post('/cli/login', { schema: { body: CliLoginForm } }, async (request, reply) => {
     const { redirect_uri, state, email: mail, password: pass } = request.body;
     const target = loopbackRedirect(redirect_uri);
     if (!target) throw new BadRequestError('redirect_uri must be an http URL on the loopback interface');
+    if (request.body.continue_session === '1') {
+      // A form can't carry the CSRF header, so the browser's Origin must be this origin (SameSite=Lax
+      // already keeps the cookie off cross-site posts). The CLI gets a session of its own, so its
+      // logout never ends the browser's.
+      const user = sameOrigin(request, ctx.config.webUrl)
+        ? await browserLogin(ctx, request.cookies[SESSION_COOKIE])
+        : null;
+      if (!user) throw new UnauthorizedError('no live browser login to continue with; log in with your password');
+      const token = await createSession(authPool(ctx.pg), user.userId, ctx.config.sessionTtlDays);
+      return reply.header('cache-control', 'no-store').redirect(redirectWithToken(target, token, state), 302);
+    }
     try {
       const session = await login(ctx, { email: mail, password: pass }, request.ip);
       return reply
@@ -95,4 +119,22 @@ export function registerWebRoutes(app: FastifyInstance, ctx: AppContext): void {
         .send(loginPage({ redirectUri: redirect_uri, state, email: mail, error: error.detail }));
     }
   });
+}
+
+/** The user of the browser's session cookie when it is live, else null (the page then asks for the password). */
+async function browserLogin(ctx: AppContext, cookie: string | undefined): Promise<UserPrincipal | null> {
+  if (!cookie) return null;
+  try {
+    const principal = await resolvePrincipal(ctx, cookie);
+    return principal.kind === 'user' && principal.via === 'session' ? principal : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a form post came from a page of this origin (WEB_URL's, or the one the request was sent to). */
+function sameOrigin(request: FastifyRequest, webUrl: string): boolean {
+  const origin = request.headers.origin;
+  if (typeof origin !== 'string') return false;
+  return origin === new URL(webUrl).origin || origin === `${request.protocol}://${request.host}`;
 }

@@ -133,4 +133,16 @@ export const OVERVIEW_WIDGETS: { title: string; type: WidgetType; spec: WidgetSp
     type: 'timeseries',
     spec: { view: 'SPANS', measure: 'total_tokens', aggregation: 'sum', interval: 'auto' },
   },
+  // Where the money goes (issue 37): the models that cost most, and the users whose traces cost most
+  // (a trace's user and total, so a child span without the user still counts for it).
+  {
+    title: 'Cost by model',
+    type: 'bar',
+    spec: { view: 'SPANS', measure: 'cost', aggregation: 'sum', group_by: ['model_name'], limit: 10 },
+  },
+  {
+    title: 'Cost by user',
+    type: 'bar',
+    spec: { view: 'TRACES', measure: 'cost', aggregation: 'sum', group_by: ['user_id'], limit: 10 },
+  },
 ];

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call, createApiKey, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
+import { waitUntil } from '../support/wait.js';
+import { KEY_USAGE_INTERVAL_MS, noteKeyUsed } from '../../src/auth/key-usage.js';
 
 const h = useHarness();
 
@@ -26,6 +28,28 @@ describe('project API keys', () => {
     expect(list.json().data).toHaveLength(1);
     expect(list.json().data[0]).not.toHaveProperty('key');
     expect(list.body).not.toContain(key.key);
+  });
+
+  it('writes last_used_at when the key is used, at most once per key per interval (issue 37)', async () => {
+    const { project, key, owner } = await projectWithKey(h());
+    const listed = async () =>
+      (
+        await call(h().api, { method: 'GET', url: `${PUBLIC}/projects/${project.id}/api-keys`, token: owner.token })
+      ).json().data[0].last_used_at as string | null;
+    expect(await listed()).toBeNull();
+    expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key })).statusCode).toBe(200);
+    await waitUntil(async () => (await listed()) !== null, 'last_used_at written');
+    expect(Date.parse((await listed())!)).toBeGreaterThan(Date.now() - 3_600_000);
+
+    // Coalesced: more requests within the interval write nothing (a request costs no UPDATE).
+    const pool = h().ctx.pg.pool;
+    await pool.query(`UPDATE api_keys SET last_used_at = '2000-01-01T00:00:00Z' WHERE id = $1`, [key.id]);
+    for (let i = 0; i < 10; i++)
+      expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key })).statusCode).toBe(200);
+    expect(await listed()).toBe('2000-01-01T00:00:00.000Z');
+    // Once the interval has passed, the next use writes it again.
+    noteKeyUsed(h().ctx.pg, key.id, Date.now() + KEY_USAGE_INTERVAL_MS + 1);
+    await waitUntil(async () => (await listed()) !== '2000-01-01T00:00:00.000Z', 'last_used_at written again');
   });
 
   it('stores only a hash of the key', async () => {

@@ -320,6 +320,51 @@ describe('CLI browser login', () => {
     expect((await mintCall(token!)).statusCode).toBe(200);
   });
 
+  it('with a live browser session, offers "Continue as" and hands the CLI a session of its own (issue 37)', async () => {
+    const user = await signUp(h(), 'browserlive');
+    const cookie = `sightline_session=${user.token}`;
+    const page = await call(h().web, {
+      method: 'GET',
+      url: `/cli/login?${new URLSearchParams({ redirect_uri: loopback, state: 'st-live' })}`,
+      headers: { cookie },
+    });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain(`Continue as ${user.user.email}`);
+    expect(page.body).toContain('name="continue_session"');
+    // Without the cookie it is the password form alone.
+    const anonymous = await call(h().web, {
+      method: 'GET',
+      url: `/cli/login?${new URLSearchParams({ redirect_uri: loopback })}`,
+    });
+    expect(anonymous.body).not.toContain('Continue as');
+
+    const fields = { redirect_uri: loopback, state: 'st-live', continue_session: '1' };
+    const posted = await call(h().web, {
+      method: 'POST',
+      url: '/cli/login',
+      ...form(fields),
+      headers: { ...form(fields).headers, cookie, origin: 'http://web.test' },
+    });
+    expect(posted.statusCode).toBe(302);
+    const location = new URL(posted.headers.location as string);
+    expect(location.searchParams.get('state')).toBe('st-live');
+    const token = location.searchParams.get('session_token')!;
+    expect(token).not.toBe(user.token);
+    expect((await mintCall(token)).statusCode).toBe(200);
+
+    // A post from another origin (or with no Origin) gets no token, cookie or not.
+    for (const origin of ['https://evil.example', undefined]) {
+      const refused = await call(h().web, {
+        method: 'POST',
+        url: '/cli/login',
+        ...form(fields),
+        headers: { ...form(fields).headers, cookie, ...(origin ? { origin } : {}) },
+      });
+      expect(refused.statusCode).toBe(401);
+      expect(refused.headers.location).toBeUndefined();
+    }
+  });
+
   it('POST /cli/login with wrong credentials answers 401 with the login page again and no token', async () => {
     const user = await signUp(h(), 'browserbad');
     const before = (

@@ -195,7 +195,12 @@ describe('sightline CLI', () => {
         await run(['whoami', '--key', 'sl_00000000-0000-4000-8000-000000000000']),
         /^sightline: not authenticated .*check the API key/,
       );
-      expectFailure(await run(['sql', 'SELECT 1']), /pass --project/);
+      // A login that sees one project needs no --project (issue 37); with a second one it must name it.
+      const only = await run(['sql', 'SELECT 1 AS one', '--format', 'csv']);
+      expect(only.code, only.err).toBe(0);
+      expect(only.out).toContain('one');
+      await createProject(h(), world.owner.token, world.owner.workspace.id);
+      expectFailure(await run(['sql', 'SELECT 1']), /sees 2 projects: pass --project/);
       expectFailure(
         await run(['whoami', '--api', 'http://127.0.0.1:9', '--key', world.key.key]),
         /^sightline: cannot reach Sightline at http:\/\/127\.0\.0\.1:9/,

@@ -119,7 +119,7 @@ function expectDetail(res: Res, status: number, detail?: string) {
 }
 
 describe('the default dashboard', () => {
-  it('exists right after the project is created: "Overview" with the 7 Overview widgets in order, all valid', async () => {
+  it('exists right after the project is created: "Overview" with the 9 Overview widgets in order, all valid', async () => {
     const { owner, project } = await ownerWithProject('overview');
     const list = await listDashboards(owner.token, { project_id: project.id });
     expect(list.statusCode).toBe(200);
@@ -127,12 +127,12 @@ describe('the default dashboard', () => {
       {
         id: expect.any(String),
         name: 'Overview',
-        description: 'Volume, errors, latency, cost and tokens',
+        description: 'Volume, errors, latency, cost and tokens; cost by model and by user',
         is_default: true,
         creator: owner.user.name,
         create_time: expect.stringMatching(ISO),
         update_time: expect.stringMatching(ISO),
-        widget_count: 7,
+        widget_count: 9,
       },
     ]);
     const overview = list.json().data[0];
@@ -172,13 +172,13 @@ describe('the default dashboard', () => {
     expect(ids.size).toBe(1);
     const again = reads[0]!.json().data;
     expect(again).toHaveLength(1);
-    expect(again[0]).toMatchObject({ name: 'Overview', is_default: true, widget_count: 7, creator: owner.user.name });
+    expect(again[0]).toMatchObject({ name: 'Overview', is_default: true, widget_count: 9, creator: owner.user.name });
     expect(again[0].id).not.toBe(original.id);
     const { rows } = await h().ctx.pg.pool.query(
       'SELECT count(DISTINCT d.id)::int AS dashboards, count(w.id)::int AS widgets FROM dashboards d LEFT JOIN widgets w ON w.dashboard_id = d.id WHERE d.project_id = $1',
       [project.id],
     );
-    expect(rows[0]).toEqual({ dashboards: 1, widgets: 7 });
+    expect(rows[0]).toEqual({ dashboards: 1, widgets: 9 });
     const later = await listDashboards(owner.token, { project_id: project.id });
     expect(later.json().data.map((d: { id: string }) => d.id)).toEqual([again[0].id]);
   });
@@ -215,7 +215,7 @@ describe('list and read dashboards', () => {
       widget_count: number;
     }[];
     expect(data.map((d) => [d.name, d.is_default, d.widget_count])).toEqual([
-      ['Overview', true, 7],
+      ['Overview', true, 9],
       ['A first', false, 0],
       ['B second', false, 2],
     ]);

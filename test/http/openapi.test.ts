@@ -43,9 +43,20 @@ describe('OpenAPI document', () => {
     expect(result.valid).toBe(true);
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info).toMatchObject({ title: 'Public API', version: '0.1.0' });
-    expect(doc.servers[0].variables.base_url.default).toBe('http://localhost:8000');
+    // The server /docs' "Try it out" calls is BASE_URL's (issue 37: it was localhost:8000 whatever BASE_URL said).
+    expect(doc.servers[0].url).toBe('{base_url}');
+    expect(doc.servers[0].variables.base_url.default).toBe(h().config.baseUrl);
+    expect(h().config.baseUrl).toBe('http://api.test');
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(doc.security).toEqual([{ bearer: [] }]);
+  });
+
+  it('is reachable from the web origin: /docs there redirects to the API reference (issue 37)', async () => {
+    const res = await call(h().web, { method: 'GET', url: '/docs' });
+    expect(res.statusCode).toBe(302);
+    expect(res.headers.location).toBe('http://api.test/docs');
+    const docs = await call(h().api, { method: 'GET', url: '/docs/' });
+    expect(docs.statusCode).toBe(200);
   });
 
   it('documents every public route the api serves, with its parameters and error answers', async () => {

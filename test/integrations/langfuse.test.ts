@@ -12,6 +12,7 @@ import {
 } from './support/read-back.js';
 import {
   AGENT_NAME,
+  TRACE_NAME,
   ANSWER,
   FAILURE_MESSAGE,
   QUESTION,
@@ -43,8 +44,20 @@ runOnce(async () => {
 });
 
 describe('Langfuse SDK into Sightline', () => {
+  it("names the trace by the SDK's traceName; the root observation keeps its own name in metadata (issue 37)", () => {
+    expect(trace.name).toBe(TRACE_NAME);
+    expect(spanNamed(trace, TRACE_NAME).metadata['otel.span.name']).toBe(AGENT_NAME);
+    // Only the root is renamed: the other observations carry langfuse.trace.name too.
+    expect(spansNamed(trace, TRACE_NAME)).toHaveLength(1);
+  });
+
+  it("keeps the tags as the trace's tags, not one metadata string (issue 37)", () => {
+    expect(trace.tags).toEqual(['beta', 'travel']);
+    expect(trace.metadata_map['langfuse.trace.tags']).toBeUndefined();
+  });
+
   it('gives every observation the kind of its langfuse.observation.type', () => {
-    expect(spanNamed(trace, AGENT_NAME).kind).toBe('agent');
+    expect(spanNamed(trace, TRACE_NAME).kind).toBe('agent');
     expect(spansNamed(trace, GENERATION).map((s) => s.kind)).toEqual(['llm', 'llm', 'llm']);
     expect(spanNamed(trace, TOOL_NAME).kind).toBe('tool');
   });
@@ -91,7 +104,7 @@ describe('Langfuse SDK into Sightline', () => {
   });
 
   it('keeps the propagated metadata as plain keys that `metadata eq` finds', async () => {
-    expect(spanNamed(trace, AGENT_NAME).metadata).toMatchObject({ tenant: TENANT });
+    expect(spanNamed(trace, TRACE_NAME).metadata).toMatchObject({ tenant: TENANT });
     expect(trace.metadata_map).toMatchObject({ tenant: TENANT });
     expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([
       trace.trace_id,

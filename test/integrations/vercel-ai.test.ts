@@ -12,8 +12,10 @@ import {
   type StoredTrace,
 } from './support/read-back.js';
 import {
+  AGENT_NAME,
   ANSWER,
   FAILING_TOOL_MESSAGE,
+  FAILING_TOOL_NAME,
   QUESTION,
   SESSION_ID,
   TENANT,
@@ -41,11 +43,21 @@ runOnce(async () => {
 });
 afterAll(async () => fake?.close());
 
+const toolCalls = () => trace.spans.filter((s) => s.name === TOOL_NAME || s.name === FAILING_TOOL_NAME);
+
 describe('Vercel AI SDK into Sightline', () => {
+  it('names the trace after its functionId and each tool call after its tool (issue 37)', () => {
+    expect(trace.name).toBe(AGENT_NAME);
+    expect(spanNamed(trace, AGENT_NAME).metadata['otel.span.name']).toBe('ai.generateText');
+    expect(spanNamed(trace, TOOL_NAME).kind).toBe('tool');
+    expect(spanNamed(trace, FAILING_TOOL_NAME).kind).toBe('tool');
+    expect(trace.spans.filter((s) => s.name === 'ai.toolCall')).toEqual([]);
+  });
+
   it('gives every span its kind: the generateText agent, its model steps and its tool calls', () => {
-    expect(spanNamed(trace, 'ai.generateText').kind).toBeOneOf(['agent', 'chain']);
+    expect(spanNamed(trace, AGENT_NAME).kind).toBeOneOf(['agent', 'chain']);
     expect(spansNamed(trace, 'ai.generateText.doGenerate').map((s) => s.kind)).toEqual(['llm', 'llm']);
-    expect(spansNamed(trace, 'ai.toolCall').map((s) => s.kind)).toEqual(['tool', 'tool']);
+    expect(toolCalls().map((s) => s.kind)).toEqual(['tool', 'tool']);
   });
 
   it('reads model, tokens (cached too) and a cost from the price table on each model step, counted once in the trace', () => {
@@ -74,7 +86,7 @@ describe('Vercel AI SDK into Sightline', () => {
     expect(steps.map((s) => s.output)).toEqual(
       expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]),
     );
-    const weather = spansNamed(trace, 'ai.toolCall').find((s) => s.status !== 'error')!;
+    const weather = toolCalls().find((s) => s.status !== 'error')!;
     expect(weather.input ?? '(null)').toContain('Paris');
     expect(weather.output ?? '(null)').toContain('temperature_c');
   });
@@ -84,7 +96,7 @@ describe('Vercel AI SDK into Sightline', () => {
   });
 
   it('marks the tool call that threw as an error with its message', () => {
-    const failed = spansNamed(trace, 'ai.toolCall').filter((s) => s.status === 'error');
+    const failed = toolCalls().filter((s) => s.status === 'error');
     expect(failed).toHaveLength(1);
     expect(failed[0]).toMatchObject({ error_type: 'Error', error_message: FAILING_TOOL_MESSAGE });
     expect(trace.error_count).toBe(1);

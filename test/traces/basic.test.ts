@@ -81,6 +81,8 @@ describe('traces: ingest and read back', () => {
       total_cost: 0.3,
       total_input_tokens: 10,
       total_output_tokens: 5,
+      tags: [],
+      model_names: ['gpt-4o'],
     });
     const filtered = await call(h().api, {
       method: 'GET',

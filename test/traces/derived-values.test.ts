@@ -19,6 +19,7 @@ type Span = {
   span_id: string;
   parent_span_id?: string | null;
   name: string;
+  model_name?: string | null;
   start_time: string;
   end_time?: string | null;
   status?: string;
@@ -97,6 +98,8 @@ function byHand(spans: Span[], projectId: string) {
     total_cost: cost,
     total_input_tokens: inTok,
     total_output_tokens: outTok,
+    tags: [],
+    model_names: [...new Set(spans.flatMap((s) => (s.model_name ? [s.model_name] : [])))].sort(),
   };
 }
 

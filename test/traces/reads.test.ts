@@ -87,6 +87,8 @@ describe('GET /traces/{trace_id}', () => {
       total_cost: 0.03,
       total_input_tokens: 12,
       total_output_tokens: 8,
+      tags: [],
+      model_names: ['gpt-4o'],
     });
 
     expect(spans.map((s: { span_id: string }) => s.span_id)).toEqual(['root', 'llm', 'open', 'tool']);

@@ -52,6 +52,7 @@ describe('validateSpans', () => {
         links: [],
         resource: {},
         dropped_attributes_count: 0,
+        tags: [],
       },
     ]);
   });

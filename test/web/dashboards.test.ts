@@ -12,7 +12,7 @@ describe('web application: dashboards', () => {
     await page.getByRole('link', { name: 'Overview' }).click();
     await page.getByRole('heading', { name: /Overview/ }).waitFor();
     const widgets = page.getByTestId('widget');
-    await expect.poll(() => widgets.count()).toBe(7);
+    await expect.poll(() => widgets.count()).toBe(9);
     // Every chart is a canvas of real size (uPlot draws on canvas).
     await expect.poll(() => page.locator('[data-testid="time-chart"] canvas').count()).toBe(7);
     for (const canvas of await page.locator('[data-testid="time-chart"] canvas').all()) {
@@ -36,7 +36,7 @@ describe('web application: dashboards', () => {
     await screenshot(page, 'widget-editor');
     await dialog.getByRole('button', { name: 'Add widget' }).click();
     await dialog.waitFor({ state: 'detached' });
-    await expect.poll(() => widgets.count()).toBe(8);
+    await expect.poll(() => widgets.count()).toBe(10);
     const added = page.getByRole('region', { name: 'Spans by kind' });
     await added.getByTestId('bar-chart').waitFor();
     expect(await added.locator('.bar-row').count()).toBeGreaterThan(2);
@@ -49,7 +49,7 @@ describe('web application: dashboards', () => {
     await added.getByTestId('stat-value').waitFor();
     page.once('dialog', (d) => void d.accept());
     await added.getByRole('button', { name: 'Delete Spans by kind' }).click();
-    await expect.poll(() => widgets.count()).toBe(7);
+    await expect.poll(() => widgets.count()).toBe(9);
     await context.close();
   });
 

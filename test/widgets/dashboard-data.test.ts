@@ -123,7 +123,7 @@ describe('window', () => {
       const res = await data(longTtl.key, longTtl.defaultDashboard, { range });
       expect(res.statusCode, res.body).toBe(200);
       expectWindow(res.json().window, range, length);
-      expect(res.json().widgets.map((w: { status: string }) => w.status)).toEqual(Array(7).fill('ok'));
+      expect(res.json().widgets.map((w: { status: string }) => w.status)).toEqual(Array(9).fill('ok'));
     });
   }
 
@@ -202,7 +202,7 @@ describe('window', () => {
 });
 
 describe('answers', () => {
-  it('the default Overview dashboard answers its 7 widgets on data', async () => {
+  it('the default Overview dashboard answers its 9 widgets on data', async () => {
     const res = await data(withData.key, withData.defaultDashboard);
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
@@ -222,7 +222,7 @@ describe('answers', () => {
       is_default: true,
       creator: owner.user.name,
     });
-    expect(body).toMatchObject({ queried: 7, skipped: 0, failed: 0 });
+    expect(body).toMatchObject({ queried: 9, skipped: 0, failed: 0 });
     expect(body.widgets.map((w: { title: string }) => w.title)).toEqual(OVERVIEW_WIDGETS.map((w) => w.title));
     type Answered = {
       id: string;
@@ -235,7 +235,10 @@ describe('answers', () => {
       error: string;
       truncated: boolean;
     };
-    const widgets = body.widgets as Answered[];
+    const all = body.widgets as Answered[];
+    // The series; the two bars (cost by model, by user) are checked below.
+    const widgets = all.filter((w) => w.type === 'timeseries');
+    expect(widgets).toHaveLength(7);
     for (const w of widgets) {
       expect(Object.keys(w).sort()).toEqual([
         'columns',
@@ -263,7 +266,17 @@ describe('answers', () => {
         w.id,
       ).toBe(true);
     }
-    const total = (title: string) => widgets.find((w) => w.title === title)!.rows.reduce((a, r) => a + (r[1] ?? 0), 0);
+    const total = (title: string) => all.find((w) => w.title === title)!.rows.reduce((a, r) => a + (r[1] ?? 0), 0);
+    const spent = dataSpans.reduce((a, s) => a + (s.cost ?? 0), 0);
+    const byModel = all.find((w) => w.title === 'Cost by model')!;
+    expect(byModel).toMatchObject({ type: 'bar', status: 'ok', columns: ['model_name', 'value'] });
+    const models = new Set(dataSpans.map((s) => s.model_name ?? ''));
+    // Every model (at most 10 here) is a bar, so the bars add up to everything spent.
+    if (models.size <= 10) expect(total('Cost by model')).toBeCloseTo(spent, 6);
+    const byUser = all.find((w) => w.title === 'Cost by user')!;
+    expect(byUser).toMatchObject({ type: 'bar', status: 'ok', columns: ['user_id', 'value'] });
+    expect(byUser.rows.length).toBeGreaterThan(0);
+    expect(total('Cost by user')).toBeLessThanOrEqual(spent + 1e-6);
     expect(total('Volume')).toBe(dataSpans.length);
     expect(total('Cost')).toBeCloseTo(
       dataSpans.reduce((a, s) => a + (s.cost ?? 0), 0),
@@ -404,7 +417,7 @@ describe('access', () => {
     expect((await data(withData.key, withData.defaultDashboard)).statusCode).toBe(200);
     const user = await data(owner.token, withData.defaultDashboard, { project_id: withData.id });
     expect(user.statusCode, user.body).toBe(200);
-    expect(user.json().widgets).toHaveLength(7);
+    expect(user.json().widgets).toHaveLength(9);
     const missing = await data(owner.token, withData.defaultDashboard);
     expect(missing.statusCode).toBe(400);
     expect(missing.json()).toEqual({ detail: 'project_id query parameter is required for user credentials' });

@@ -306,6 +306,7 @@ export interface components {
           [key: string]: string;
         } | null;
         dropped_attributes_count?: number | null;
+        tags?: string[] | null;
       }[];
       /** @description the project the spans belong to; for an API key optional and must match the key's project */
       project_id?: string | null;
@@ -324,6 +325,13 @@ export interface components {
           /** @constant */
           op: 'eq';
           value: string;
+        }
+      | {
+          /** @constant */
+          field: 'tags';
+          /** @constant */
+          op: 'in';
+          value: string[];
         }
       | {
           /** @constant */
@@ -658,6 +666,10 @@ export interface components {
       total_cost: number;
       total_input_tokens: number;
       total_output_tokens: number;
+      /** @description the trace's tags: the union of its spans' tags, sorted */
+      tags: string[];
+      /** @description the models the trace's spans called, sorted */
+      model_names: string[];
     };
     TextMatch: {
       /** @description the earliest span of the trace holding a search term */
@@ -694,6 +706,10 @@ export interface components {
       total_cost: number;
       total_input_tokens: number;
       total_output_tokens: number;
+      /** @description the trace's tags: the union of its spans' tags, sorted */
+      tags: string[];
+      /** @description the models the trace's spans called, sorted */
+      model_names: string[];
       /** @description present on items found by `text_query`: where the text matched */
       text_match?: components['schemas']['TextMatch'];
     };
@@ -770,6 +786,8 @@ export interface components {
       };
       /** @description attributes, events or links dropped past their caps */
       dropped_attributes_count: number;
+      /** @description the span's tags, as sent */
+      tags: string[];
     };
     TraceDetail: {
       trace_id: string;
@@ -795,6 +813,10 @@ export interface components {
       total_cost: number;
       total_input_tokens: number;
       total_output_tokens: number;
+      /** @description the trace's tags: the union of its spans' tags, sorted */
+      tags: string[];
+      /** @description the models the trace's spans called, sorted */
+      model_names: string[];
       spans: components['schemas']['Span'][];
       /**
        * @description present when spans were left out to bound the answer
@@ -2596,6 +2618,10 @@ export interface operations {
         text_query?: string;
         /** @description the span fields `text_query` searches: `all` (default: input, output and error message), `input`, `output` or `error` (the error message) */
         text_scope?: 'all' | 'input' | 'output' | 'error';
+        /** @description sort the list by this field (ties newest first); default newest first (start_time) */
+        sort?: 'start_time' | 'duration_ms' | 'total_cost' | 'total_tokens' | 'span_count' | 'error_count';
+        /** @description with `sort`: descending (default) or ascending */
+        order?: 'desc' | 'asc';
       };
     };
     responses: {

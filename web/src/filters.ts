@@ -37,6 +37,7 @@ export const FILTER_FIELDS: FieldDef[] = [
     options: [...COMMON_SPAN_KINDS],
   },
   { field: 'model_name', label: 'Model', kind: 'set', ops: ['in'] },
+  { field: 'tags', label: 'Tags', kind: 'set', ops: ['in'] },
   { field: 'environment', label: 'Environment', kind: 'set', ops: ['in'] },
   { field: 'error_type', label: 'Error type', kind: 'set', ops: ['in'] },
   { field: 'name', label: 'Span name', kind: 'set', ops: ['in'] },

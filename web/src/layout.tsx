@@ -76,6 +76,10 @@ function UserMenu() {
   });
   return (
     <div className="user-menu">
+      {/* The API reference is served by the API process; the web origin's /docs redirects there. */}
+      <a className="small ghost" href="/docs" target="_blank" rel="noreferrer">
+        API docs
+      </a>
       <span className="user-name" title={session.data?.user.email}>
         {session.data?.user.name}
       </span>

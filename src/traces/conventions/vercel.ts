@@ -1,4 +1,5 @@
-import type { Reader } from './values.js';
+import type { OtlpAttributes } from '../otlp-types.js';
+import { parseJson, type Reader } from './values.js';
 
 /**
  * The Vercel AI SDK's `ai.operationId`. Each call (`ai.generateText`, …) is an outer span around one
@@ -36,3 +37,20 @@ export const vercelKind: Reader<string> = (value) => {
   const dot = value.lastIndexOf('.');
   return value.startsWith('ai.') && dot > 2 ? INNER_KINDS.get(value.slice(dot + 1)) : undefined;
 };
+
+/**
+ * A model step that answered with text and called tools (`ai.response.text` and
+ * `ai.response.toolCalls` both set): both are its output, as one assistant message
+ * `{role, content, tool_calls}`; taking the text alone would lose the calls. Undefined otherwise
+ * (then the table's first fitting row is the output: the text, else the calls).
+ */
+export function vercelStepOutput(attrs: OtlpAttributes, consumed: Set<string>): unknown {
+  const text = attrs.get('ai.response.text');
+  const calls = attrs.get('ai.response.toolCalls');
+  if (typeof text !== 'string' || text === '' || typeof calls !== 'string') return undefined;
+  const parsed = parseJson(calls);
+  if (!Array.isArray(parsed) || parsed.length === 0) return undefined;
+  consumed.add('ai.response.text');
+  consumed.add('ai.response.toolCalls');
+  return { role: 'assistant', content: text, tool_calls: parsed };
+}

@@ -24,6 +24,7 @@ import {
   TOOL_CALL_ID,
   TOOL_NAME,
   TOOL_RESULT,
+  TRACE_NAME,
   USAGE,
   USER_ID,
   type ScenarioResult,
@@ -63,56 +64,64 @@ export async function runLangfuse(target: Target): Promise<ScenarioResult> {
     { role: 'system', content: 'You are a travel agent.' },
     { role: 'user', content: QUESTION },
   ];
-  await propagateAttributes({ userId: USER_ID, sessionId: SESSION_ID, metadata: { tenant: TENANT } }, () =>
-    startActiveObservation(
-      AGENT_NAME,
-      async (agent) => {
-        traceId = agent.traceId;
-        agent.update({ input: { question: QUESTION } });
-        setActiveTraceIO({ input: { question: QUESTION } });
+  await propagateAttributes(
+    {
+      userId: USER_ID,
+      sessionId: SESSION_ID,
+      metadata: { tenant: TENANT },
+      traceName: TRACE_NAME,
+      tags: ['travel', 'beta'],
+    },
+    () =>
+      startActiveObservation(
+        AGENT_NAME,
+        async (agent) => {
+          traceId = agent.traceId;
+          agent.update({ input: { question: QUESTION } });
+          setActiveTraceIO({ input: { question: QUESTION } });
 
-        const toolCall = {
-          id: TOOL_CALL_ID,
-          type: 'function',
-          function: { name: TOOL_NAME, arguments: JSON.stringify(TOOL_ARGS) },
-        };
-        startObservation(
-          `chat ${MODEL}`,
-          { model: MODEL, input: messages, modelParameters: { temperature: 0 } },
-          { asType: 'generation' },
-        )
-          .update({ output: { role: 'assistant', tool_calls: [toolCall] }, usageDetails, costDetails })
-          .end();
+          const toolCall = {
+            id: TOOL_CALL_ID,
+            type: 'function',
+            function: { name: TOOL_NAME, arguments: JSON.stringify(TOOL_ARGS) },
+          };
+          startObservation(
+            `chat ${MODEL}`,
+            { model: MODEL, input: messages, modelParameters: { temperature: 0 } },
+            { asType: 'generation' },
+          )
+            .update({ output: { role: 'assistant', tool_calls: [toolCall] }, usageDetails, costDetails })
+            .end();
 
-        startObservation(TOOL_NAME, { input: TOOL_ARGS }, { asType: 'tool' }).update({ output: TOOL_RESULT }).end();
+          startObservation(TOOL_NAME, { input: TOOL_ARGS }, { asType: 'tool' }).update({ output: TOOL_RESULT }).end();
 
-        const followUp = [
-          ...messages,
-          { role: 'assistant', tool_calls: [toolCall] },
-          { role: 'tool', tool_call_id: TOOL_CALL_ID, content: JSON.stringify(TOOL_RESULT) },
-        ];
-        startObservation(
-          `chat ${MODEL}`,
-          { model: MODEL, input: followUp, modelParameters: { temperature: 0 } },
-          { asType: 'generation' },
-        )
-          .update({ output: { role: 'assistant', content: ANSWER }, usageDetails, costDetails })
-          .end();
+          const followUp = [
+            ...messages,
+            { role: 'assistant', tool_calls: [toolCall] },
+            { role: 'tool', tool_call_id: TOOL_CALL_ID, content: JSON.stringify(TOOL_RESULT) },
+          ];
+          startObservation(
+            `chat ${MODEL}`,
+            { model: MODEL, input: followUp, modelParameters: { temperature: 0 } },
+            { asType: 'generation' },
+          )
+            .update({ output: { role: 'assistant', content: ANSWER }, usageDetails, costDetails })
+            .end();
 
-        // The failing call: Langfuse marks it with level ERROR and a status message.
-        startObservation(
-          `chat ${MODEL}`,
-          { model: MODEL, input: [{ role: 'user', content: `${FAILING_PROMPT} ${ANSWER}` }] },
-          { asType: 'generation' },
-        )
-          .update({ level: 'ERROR', statusMessage: FAILURE_MESSAGE })
-          .end();
+          // The failing call: Langfuse marks it with level ERROR and a status message.
+          startObservation(
+            `chat ${MODEL}`,
+            { model: MODEL, input: [{ role: 'user', content: `${FAILING_PROMPT} ${ANSWER}` }] },
+            { asType: 'generation' },
+          )
+            .update({ level: 'ERROR', statusMessage: FAILURE_MESSAGE })
+            .end();
 
-        agent.update({ output: { answer: ANSWER } });
-        setActiveTraceIO({ output: { answer: ANSWER } });
-      },
-      { asType: 'agent' },
-    ),
+          agent.update({ output: { answer: ANSWER } });
+          setActiveTraceIO({ output: { answer: ANSWER } });
+        },
+        { asType: 'agent' },
+      ),
   );
 
   await processor.forceFlush().catch((error: Error) => {

@@ -10,6 +10,8 @@ export const SESSION_ID = 'sess-7';
 export const TENANT = 'acme';
 export const MODEL = 'gpt-4o';
 export const AGENT_NAME = 'travel-agent';
+/** The trace name a Langfuse user sets (`propagateAttributes({traceName})`), apart from the root observation's. */
+export const TRACE_NAME = 'travel-booking';
 export const QUESTION = 'What is the weather in Paris today?';
 export const TOOL_NAME = 'get_weather';
 export const TOOL_CALL_ID = 'call_weather_1';

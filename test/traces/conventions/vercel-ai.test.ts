@@ -5,9 +5,21 @@ import { mapFixture, mapOne, named, parsed } from './support.js';
 
 describe('Vercel AI SDK, as recorded', () => {
   const spans = mapFixture('vercel-ai');
-  const root = named(spans, 'ai.generateText')[0]!;
+  // The root call is named after its functionId, each tool call after its tool (issue 37).
+  const root = named(spans, 'travel-agent')[0]!;
   const steps = named(spans, 'ai.generateText.doGenerate');
-  const tools = named(spans, 'ai.toolCall');
+  const tools = [...named(spans, 'get_weather'), ...named(spans, 'book_table')];
+
+  it('names the root call after its functionId and the tool calls after their tools, keeping their own names', () => {
+    expect(root.metadata['otel.span.name']).toBe('ai.generateText');
+    expect(tools.map((t) => [t.name, t.metadata['otel.span.name'], t.metadata['ai.toolCall.name']])).toEqual([
+      ['get_weather', 'ai.toolCall', 'get_weather'],
+      ['book_table', 'ai.toolCall', 'book_table'],
+    ]);
+    // Model steps keep their operation names; nothing else is called ai.toolCall or ai.generateText.
+    expect(spans.filter((s) => s.name === 'ai.toolCall' || s.name === 'ai.generateText')).toEqual([]);
+    expect(steps.every((s) => s.metadata['otel.span.name'] === undefined)).toBe(true);
+  });
 
   it('gives the call, its model calls and its tool calls their kinds', () => {
     expect(root.kind).toBe('chain');
@@ -137,6 +149,45 @@ describe('Vercel AI SDK attributes by hand', () => {
     }
     expect(mapOne({ 'ai.operationId': 'ai.somethingNew' }).kind).toBe('custom');
     expect(mapOne({ 'ai.operationId': 'ai.x.constructor' }).kind).toBe('custom');
+  });
+
+  it('keeps both the text and the tool calls of a step that answered with both (issue 37)', () => {
+    const calls = [{ toolCallId: 'c1', toolName: 'get_weather', input: { city: 'Paris' } }];
+    const span = mapOne({
+      'ai.operationId': 'ai.streamText.doStream',
+      'ai.response.text': 'Let me check the weather.',
+      'ai.response.toolCalls': JSON.stringify(calls),
+    });
+    expect(span.output).toEqual({
+      role: 'assistant',
+      content: 'Let me check the weather.',
+      tool_calls: calls,
+    });
+    expect(span.metadata?.['ai.response.toolCalls']).toBeUndefined();
+    expect(span.metadata?.['ai.response.text']).toBeUndefined();
+    // Text alone, or calls alone, stay as they were.
+    expect(mapOne({ 'ai.operationId': 'ai.streamText.doStream', 'ai.response.text': 'Hi' }).output).toBe('Hi');
+    expect(mapOne({ 'ai.response.text': '', 'ai.response.toolCalls': JSON.stringify(calls) }).output).toBe(
+      JSON.stringify(calls),
+    );
+  });
+
+  it('names a root span by its trace-name attribute, a child span never (issue 37)', () => {
+    const root = mapOne(
+      { 'ai.operationId': 'ai.streamText', 'ai.telemetry.functionId': 'support-bot' },
+      { name: 'ai.streamText' },
+    );
+    expect(root.name).toBe('support-bot');
+    expect(root.metadata?.['otel.span.name']).toBe('ai.streamText');
+    const child = mapOne(
+      { 'ai.operationId': 'ai.streamText', 'ai.telemetry.functionId': 'support-bot' },
+      { name: 'ai.streamText', parentSpanId: 'a1a2a3a4a5a6a7a8' },
+    );
+    expect(child.name).toBe('ai.streamText');
+    expect(child.metadata?.['otel.span.name']).toBeUndefined();
+    // Langfuse's trace name, and ours, win over the functionId.
+    expect(mapOne({ 'langfuse.trace.name': 'checkout', 'ai.telemetry.functionId': 'f' }).name).toBe('checkout');
+    expect(mapOne({ 'sightline.trace.name': 'ours', 'langfuse.trace.name': 'checkout' }).name).toBe('ours');
   });
 
   it('reads user_id/session_id spellings and an object response', () => {

@@ -246,7 +246,7 @@ function AlertForm({
             projectId={projectId}
             filters={f.filters}
             onChange={(filters) => set({ filters })}
-            exclude={['signal_id']}
+            exclude={['signal_id', 'tags']}
           />
           {f.kept.length > 0 && (
             <span className="muted">

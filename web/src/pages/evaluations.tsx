@@ -64,7 +64,8 @@ function EvaluationList() {
         <ErrorBox error={list.error} />
       ) : list.data.data.length === 0 ? (
         <Empty title="No evaluations yet">
-          Runs are created by the SDK or CLI with a project API key (POST /evaluation-runs).
+          Runs are created through the public API with a project API key: POST /evaluation-runs, then its results and
+          /complete (see <a href="/docs">API docs</a> and docs/datasets.md).
         </Empty>
       ) : (
         <>

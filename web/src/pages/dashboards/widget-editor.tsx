@@ -300,10 +300,10 @@ export function WidgetEditor({
                   projectId={projectId}
                   filters={spec.filters ?? []}
                   onChange={(filters: Predicate[]) =>
-                    // The bar offers the trace list's predicates less signal_id: those a widget takes too.
+                    // The bar offers the trace list's predicates less signal_id and tags: those a widget takes too.
                     patch({ filters: filters as WidgetSpec['filters'] })
                   }
-                  exclude={['signal_id']}
+                  exclude={['signal_id', 'tags']}
                 />
               </div>
             </>

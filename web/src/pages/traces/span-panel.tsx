@@ -4,11 +4,23 @@ import { Payload } from '../../components/payload';
 import { highlight } from '../../components/highlight';
 import { Badge, CopyButton, Time } from '../../components/ui';
 import type { Span } from '../../types';
+import type { Rollup } from './span-tree';
 import { Attributes, costSourceLabel, SpanEvents, SpanLinks, SpanResource } from './span-details';
 
 /** The selected span: what it did, what went in and out, its metadata and its error. */
 /** `terms`: a text search's terms (the trace was opened from one), marked in the input, output and error. */
-export function SpanPanel({ span, projectId, terms = [] }: { span: Span; projectId: string; terms?: string[] }) {
+/** `withChildren`: the span's values plus its descendants', for a span that has children. */
+export function SpanPanel({
+  span,
+  projectId,
+  terms = [],
+  withChildren,
+}: {
+  span: Span;
+  projectId: string;
+  terms?: string[];
+  withChildren?: Rollup;
+}) {
   const error = span.status === 'error';
   const meta = Object.entries(span.metadata ?? {});
   return (
@@ -18,7 +30,8 @@ export function SpanPanel({ span, projectId, terms = [] }: { span: Span; project
           <span className={`kind kind-${span.kind}`}>{span.kind}</span>
           <h2 style={{ margin: 0, overflowWrap: 'anywhere' }}>{span.name}</h2>
         </div>
-        <Badge tone={error ? 'error' : span.status === 'ok' ? 'ok' : 'neutral'}>{span.status}</Badge>
+        {/* OTel's `unset` is no status at all: only ok and error are shown. */}
+        {span.status !== 'unset' && <Badge tone={error ? 'error' : 'ok'}>{span.status}</Badge>}
       </div>
       {error && (
         <div className="error-detail" data-testid="span-error">
@@ -43,7 +56,16 @@ export function SpanPanel({ span, projectId, terms = [] }: { span: Span; project
             <dd>{span.model_name}</dd>
           </>
         )}
-        <dt>Tokens</dt>
+        {withChildren && (
+          <>
+            <dt>With children</dt>
+            <dd data-testid="span-rollup">
+              {fmtCost(withChildren.cost)} · {fmtInt(withChildren.input_tokens)} in ·{' '}
+              {fmtInt(withChildren.output_tokens)} out · {fmtInt(withChildren.total_tokens)} total
+            </dd>
+          </>
+        )}
+        <dt>{withChildren ? 'Tokens (own)' : 'Tokens'}</dt>
         <dd>
           {fmtInt(span.input_tokens)} in · {fmtInt(span.output_tokens)} out · {fmtInt(span.total_tokens)} total
         </dd>
@@ -73,7 +95,7 @@ export function SpanPanel({ span, projectId, terms = [] }: { span: Span; project
             <dd data-testid="span-tps">{fmtNumber(span.output_tokens_per_second)} tokens/s</dd>
           </>
         )}
-        <dt>Cost</dt>
+        <dt>{withChildren ? 'Cost (own)' : 'Cost'}</dt>
         <dd data-testid="span-cost">
           {fmtCost(span.cost)} <span className="muted">· {costSourceLabel(span.cost_source)}</span>
         </dd>

@@ -1,6 +1,17 @@
 import type { Span } from '../../types';
 
-export type SpanNode = { span: Span; depth: number; children: SpanNode[]; startMs: number; endMs: number | null };
+/** Cost and tokens of a span and everything under it (a parent's own are usually 0: its children did the work). */
+export type Rollup = { cost: number; input_tokens: number; output_tokens: number; total_tokens: number };
+
+export type SpanNode = {
+  span: Span;
+  depth: number;
+  children: SpanNode[];
+  startMs: number;
+  endMs: number | null;
+  /** The span's own values plus its descendants' (the span's own stay on `span`). */
+  rollup: Rollup;
+};
 
 /**
  * Spans as a tree ordered by start time: a span whose parent is missing (not sent yet, or cut from a
@@ -15,6 +26,12 @@ export function buildTree(spans: Span[]): SpanNode[] {
       children: [],
       startMs: Date.parse(span.start_time),
       endMs: span.end_time ? Date.parse(span.end_time) : null,
+      rollup: {
+        cost: span.cost ?? 0,
+        input_tokens: span.input_tokens ?? 0,
+        output_tokens: span.output_tokens ?? 0,
+        total_tokens: span.total_tokens ?? 0,
+      },
     });
   }
   const roots: SpanNode[] = [];
@@ -27,15 +44,28 @@ export function buildTree(spans: Span[]): SpanNode[] {
   roots.sort(byStart);
   // Depths from the roots down; a cycle in bad data can't loop since each node is visited once.
   const seen = new Set<SpanNode>();
+  const order: SpanNode[] = [];
   const stack = [...roots];
   while (stack.length) {
     const node = stack.pop()!;
     if (seen.has(node)) continue;
     seen.add(node);
+    order.push(node);
     node.children.sort(byStart);
     for (const child of node.children) {
       child.depth = node.depth + 1;
       stack.push(child);
+    }
+  }
+  // Roll-ups bottom up: every child is visited after its parent, so the reverse sees children first.
+  for (let i = order.length - 1; i >= 0; i--) {
+    const node = order[i]!;
+    for (const child of node.children) {
+      if (!seen.has(child)) continue;
+      node.rollup.cost += child.rollup.cost;
+      node.rollup.input_tokens += child.rollup.input_tokens;
+      node.rollup.output_tokens += child.rollup.output_tokens;
+      node.rollup.total_tokens += child.rollup.total_tokens;
     }
   }
   return roots;

@@ -47,6 +47,10 @@ export function TracePage() {
     document.querySelector(`[data-span-id="${CSS.escape(id)}"]`)?.scrollIntoView({ block: 'center' });
   }, [trace.data]);
   const selected = trace.data?.spans.find((s) => s.span_id === selectedId) ?? null;
+  const selectedNode = useMemo(
+    () => flatten(tree, new Set()).find((r) => r.span.span_id === selectedId),
+    [tree, selectedId],
+  );
   const onSelect = useCallback(
     (id: string) =>
       setParams(
@@ -131,7 +135,13 @@ export function TracePage() {
           onToggle={onToggle}
         />
         {selected ? (
-          <SpanPanel key={selected.span_id} span={selected} projectId={projectId} terms={terms} />
+          <SpanPanel
+            key={selected.span_id}
+            span={selected}
+            projectId={projectId}
+            terms={terms}
+            withChildren={selectedNode?.children.length ? selectedNode.rollup : undefined}
+          />
         ) : (
           <div className="card muted">Select a span to see its input, output and metadata.</div>
         )}

@@ -22,6 +22,77 @@ const RANGE_MS: Record<string, number> = {
 };
 const LIMIT = 50;
 
+const SORT_FIELDS = ['start_time', 'duration_ms', 'total_cost', 'total_tokens', 'span_count', 'error_count'] as const;
+type SortField = (typeof SORT_FIELDS)[number];
+
+type Column = {
+  id: string;
+  label: string;
+  /** The list's `sort` field for this column, when it can be sorted by. */
+  sort?: SortField;
+  className?: string;
+  /** Shown until the user chooses otherwise. */
+  shown: boolean;
+};
+
+/** The list's columns, in order; which are shown is the user's choice, kept per browser. */
+const COLUMNS: Column[] = [
+  { id: 'started', label: 'Started', sort: 'start_time', shown: true },
+  { id: 'name', label: 'Name', shown: true },
+  { id: 'input', label: 'Input', className: 'hide-phone', shown: true },
+  { id: 'output', label: 'Output', className: 'hide-phone', shown: true },
+  { id: 'duration', label: 'Duration', sort: 'duration_ms', className: 'num', shown: true },
+  { id: 'spans', label: 'Spans', sort: 'span_count', className: 'num', shown: false },
+  { id: 'errors', label: 'Errors', sort: 'error_count', className: 'num', shown: true },
+  { id: 'tokens', label: 'Tokens in / out', sort: 'total_tokens', className: 'num hide-phone', shown: true },
+  { id: 'cost', label: 'Cost', sort: 'total_cost', className: 'num', shown: true },
+  { id: 'model', label: 'Model', className: 'hide-phone', shown: true },
+  { id: 'tags', label: 'Tags', className: 'hide-phone', shown: true },
+  { id: 'user', label: 'User', className: 'hide-phone', shown: true },
+  { id: 'session', label: 'Session', className: 'hide-phone', shown: false },
+  { id: 'metadata', label: 'Metadata', className: 'hide-phone', shown: false },
+];
+const COLUMNS_KEY = 'sightline.traceColumns';
+
+/** The shown columns' ids: the user's choice, else each column's default. */
+function useColumns(): [Set<string>, (id: string, on: boolean) => void] {
+  const [shown, setShown] = useState<Set<string>>(() => {
+    try {
+      const saved = JSON.parse(localStorage.getItem(COLUMNS_KEY) ?? 'null') as unknown;
+      if (Array.isArray(saved)) return new Set(saved.filter((x): x is string => typeof x === 'string'));
+    } catch {
+      // A damaged setting: the defaults.
+    }
+    return new Set(COLUMNS.filter((c) => c.shown).map((c) => c.id));
+  });
+  const toggle = (id: string, on: boolean) =>
+    setShown((prev) => {
+      const next = new Set(prev);
+      if (on) next.add(id);
+      else next.delete(id);
+      localStorage.setItem(COLUMNS_KEY, JSON.stringify([...next]));
+      return next;
+    });
+  return [shown, toggle];
+}
+
+/** The "Columns" menu: a checkbox per column. */
+function ColumnChooser({ shown, onToggle }: { shown: Set<string>; onToggle: (id: string, on: boolean) => void }) {
+  return (
+    <details className="column-chooser">
+      <summary className="button small">Columns</summary>
+      <div className="card column-menu" role="group" aria-label="Columns">
+        {COLUMNS.map((c) => (
+          <label key={c.id} className="inline">
+            <input type="checkbox" checked={shown.has(c.id)} onChange={(e) => onToggle(c.id, e.target.checked)} />
+            {c.label}
+          </label>
+        ))}
+      </div>
+    </details>
+  );
+}
+
 /** The list's state lives in the URL (range, search, filters, page), so a view can be shared. */
 export function useTraceListState() {
   const [params, setParams] = useSearchParams();
@@ -35,6 +106,9 @@ export function useTraceListState() {
     // Full-text search over span input, output and error message (`text_query`, `text_scope`).
     text: params.get('text') ?? '',
     scope: (TEXT_SCOPES.find((x) => x.value === params.get('scope'))?.value ?? 'all') as TextScope,
+    // The column the list is sorted by (`sort`/`order` of GET /traces); none: newest first.
+    sort: (SORT_FIELDS.find((f) => f === params.get('sort')) ?? null) as SortField | null,
+    order: (params.get('order') === 'asc' ? 'asc' : 'desc') as 'asc' | 'desc',
   };
   const update = (patch: Partial<typeof state>) => {
     const next = { ...state, page: 0, ...patch };
@@ -49,6 +123,8 @@ export function useTraceListState() {
     if (next.evaluations) out.set('evals', '1');
     if (next.text) out.set('text', next.text);
     if (next.scope !== 'all') out.set('scope', next.scope);
+    if (next.sort) out.set('sort', next.sort);
+    if (next.sort && next.order === 'asc') out.set('order', 'asc');
     setParams(out, { replace: false });
   };
   return { state, update };
@@ -89,6 +165,8 @@ export function TracesPage() {
     state.evaluations,
     state.text,
     state.scope,
+    state.sort,
+    state.order,
   ]);
   const traces = useQuery({
     queryKey: ['traces', projectId, key],
@@ -105,6 +183,8 @@ export function TracesPage() {
           include_evaluations: state.evaluations || undefined,
           text_query: state.text.trim() ? state.text.slice(0, 512) : undefined,
           text_scope: state.text.trim() && state.scope !== 'all' ? state.scope : undefined,
+          sort: state.sort ?? undefined,
+          order: state.sort ? state.order : undefined,
           ...windowOf(state.time),
         },
       }),
@@ -114,6 +194,103 @@ export function TracesPage() {
   const traceLink = (t: TraceItem) =>
     `/projects/${projectId}/traces/${encodeURIComponent(t.trace_id)}${t.text_match ? `?${new URLSearchParams({ span: t.text_match.span_id, text: state.text })}` : ''}`;
   const open = (t: TraceItem) => navigate(traceLink(t));
+  const [shown, toggleColumn] = useColumns();
+  const columns = COLUMNS.filter((c) => shown.has(c.id));
+  // A sortable header: first click sorts descending, the next flips; "Started" descending is the default.
+  const sortBy = (field: SortField) => {
+    const current = state.sort ?? 'start_time';
+    const order = current === field ? (state.order === 'desc' ? 'asc' : 'desc') : 'desc';
+    update({ sort: field === 'start_time' && order === 'desc' ? null : field, order });
+  };
+  const sortedBy = state.sort ?? 'start_time';
+  const addTag = (tag: string) =>
+    update({
+      filters: [
+        ...state.filters.filter((f) => f.field !== 'tags'),
+        { field: 'tags', op: 'in', value: [tag] } as Predicate,
+      ],
+    });
+  const cell = (id: string, t: TraceItem): React.ReactNode => {
+    switch (id) {
+      case 'started':
+        return <Time iso={t.trace_start_time} short />;
+      case 'name':
+        return (
+          <>
+            <Link to={traceLink(t)} onClick={(e) => e.stopPropagation()}>
+              {t.name || <span className="muted">(unnamed)</span>}
+            </Link>
+            <div className="muted mono ellipsis" style={{ maxWidth: 180 }} title={t.trace_id}>
+              {t.trace_id}
+            </div>
+            {t.text_match ? <Snippet match={t.text_match} query={state.text} /> : null}
+          </>
+        );
+      case 'input':
+        return <Fold text={t.input} />;
+      case 'output':
+        return <Fold text={t.output} />;
+      case 'duration':
+        return fmtMs(t.duration_ms);
+      case 'spans':
+        return fmtInt(t.span_count);
+      case 'errors':
+        return t.error_count > 0 ? (
+          <span className="badge error">{fmtInt(t.error_count)}</span>
+        ) : (
+          <span className="muted">0</span>
+        );
+      case 'tokens':
+        return `${fmtInt(t.total_input_tokens ?? 0)} / ${fmtInt(t.total_output_tokens ?? 0)}`;
+      case 'cost':
+        return fmtCost(t.total_cost ?? 0);
+      case 'model':
+        return t.model_names.length ? (
+          <span className="ellipsis" title={t.model_names.join(', ')}>
+            {t.model_names.join(', ')}
+          </span>
+        ) : (
+          <span className="muted">–</span>
+        );
+      case 'tags':
+        return t.tags.length ? (
+          <span className="tags">
+            {t.tags.map((tag) => (
+              <button
+                key={tag}
+                className="badge info tag"
+                title={`Only traces tagged ${tag}`}
+                onClick={(e) => {
+                  e.stopPropagation();
+                  addTag(tag);
+                }}
+              >
+                {tag}
+              </button>
+            ))}
+          </span>
+        ) : (
+          <span className="muted">–</span>
+        );
+      case 'user':
+        return t.user_id ?? <span className="muted">–</span>;
+      case 'session':
+        return t.session_id ? (
+          <Link
+            to={`/projects/${projectId}/sessions/${encodeURIComponent(t.session_id)}`}
+            onClick={(e) => e.stopPropagation()}
+          >
+            {t.session_id}
+          </Link>
+        ) : (
+          <span className="muted">–</span>
+        );
+      case 'metadata':
+        return <MetadataCell map={t.metadata_map} />;
+      default:
+        return null;
+    }
+  };
   return (
     <div className="page">
       <div className="page-head">
@@ -153,6 +330,7 @@ export function TracesPage() {
           />
           Include evaluation traces
         </label>
+        <ColumnChooser shown={shown} onToggle={toggleColumn} />
       </div>
       <FilterBar
         projectId={projectId}
@@ -175,72 +353,45 @@ export function TracesPage() {
             <table className="data" data-testid="trace-table">
               <thead>
                 <tr>
-                  <th>Started</th>
-                  <th>Name</th>
-                  <th className="hide-phone">Input</th>
-                  <th className="hide-phone">Output</th>
-                  <th className="num">Duration</th>
-                  <th className="num">Spans</th>
-                  <th className="num">Errors</th>
-                  <th className="num hide-phone">Tokens in / out</th>
-                  <th className="num">Cost</th>
-                  <th className="hide-phone">User</th>
-                  <th className="hide-phone">Session</th>
-                  <th className="hide-phone">Metadata</th>
+                  {columns.map((c) => (
+                    <th
+                      key={c.id}
+                      className={c.className}
+                      aria-sort={
+                        c.sort && c.sort === sortedBy ? (state.order === 'asc' ? 'ascending' : 'descending') : undefined
+                      }
+                    >
+                      {c.sort ? (
+                        <button className="sort-header" onClick={() => sortBy(c.sort!)}>
+                          {c.label}
+                          {c.sort === sortedBy ? (state.order === 'asc' ? ' ▲' : ' ▼') : ''}
+                        </button>
+                      ) : (
+                        c.label
+                      )}
+                    </th>
+                  ))}
                 </tr>
               </thead>
               <tbody>
                 {traces.data.data.map((t) => (
                   <tr key={t.trace_id} className="clickable" onClick={() => open(t)} data-testid="trace-row">
-                    <td className="nowrap">
-                      <Time iso={t.trace_start_time} short />
-                    </td>
-                    <td>
-                      <Link to={traceLink(t)} onClick={(e) => e.stopPropagation()}>
-                        {t.name || <span className="muted">(unnamed)</span>}
-                      </Link>
-                      <div className="muted mono ellipsis" style={{ maxWidth: 180 }} title={t.trace_id}>
-                        {t.trace_id}
-                      </div>
-                      {t.text_match ? <Snippet match={t.text_match} query={state.text} /> : null}
-                    </td>
-                    <td className="io hide-phone">
-                      <Fold text={t.input} />
-                    </td>
-                    <td className="io hide-phone">
-                      <Fold text={t.output} />
-                    </td>
-                    <td className="num">{fmtMs(t.duration_ms)}</td>
-                    <td className="num">{fmtInt(t.span_count)}</td>
-                    <td className="num">
-                      {t.error_count > 0 ? (
-                        <span className="badge error">{fmtInt(t.error_count)}</span>
-                      ) : (
-                        <span className="muted">0</span>
-                      )}
-                    </td>
-                    <td className="num hide-phone">
-                      {fmtInt(t.total_input_tokens ?? 0)} / {fmtInt(t.total_output_tokens ?? 0)}
-                    </td>
-                    <td className="num">{fmtCost(t.total_cost ?? 0)}</td>
-                    <td className="hide-phone ellipsis" style={{ maxWidth: 140 }}>
-                      {t.user_id ?? <span className="muted">–</span>}
-                    </td>
-                    <td className="hide-phone ellipsis" style={{ maxWidth: 140 }}>
-                      {t.session_id ? (
-                        <Link
-                          to={`/projects/${projectId}/sessions/${encodeURIComponent(t.session_id)}`}
-                          onClick={(e) => e.stopPropagation()}
-                        >
-                          {t.session_id}
-                        </Link>
-                      ) : (
-                        <span className="muted">–</span>
-                      )}
-                    </td>
-                    <td className="hide-phone">
-                      <MetadataCell map={t.metadata_map} />
-                    </td>
+                    {columns.map((c) => (
+                      <td
+                        key={c.id}
+                        data-column={c.id}
+                        className={[
+                          c.className,
+                          c.id === 'started' ? 'nowrap' : '',
+                          c.id === 'input' || c.id === 'output' ? 'io' : '',
+                          c.id === 'user' || c.id === 'session' || c.id === 'model' ? 'ellipsis narrow' : '',
+                        ]
+                          .filter(Boolean)
+                          .join(' ')}
+                      >
+                        {cell(c.id, t)}
+                      </td>
+                    ))}
                   </tr>
                 ))}
               </tbody>

@@ -1,5 +1,5 @@
 import { memo } from 'react';
-import { fmtMs } from '../../format';
+import { fmtCost, fmtInt, fmtMs } from '../../format';
 import { ticks, type SpanNode } from './span-tree';
 
 const INDENT = 14;
@@ -65,6 +65,7 @@ const Row = memo(function Row({ node, selected, collapsed, startMs, totalMs, onS
           </span>
         )}
         {collapsed && <span className="muted">+{node.children.length}</span>}
+        <RowCost node={node} />
       </div>
       <div className="span-track">
         <div
@@ -82,6 +83,25 @@ const Row = memo(function Row({ node, selected, collapsed, startMs, totalMs, onS
     </div>
   );
 });
+
+/**
+ * A row's cost: a parent's is its children's too (its own is usually $0: the model calls under it
+ * spent the money), said so in the tooltip with its own value kept apart.
+ */
+function RowCost({ node }: { node: SpanNode }) {
+  const { rollup, span } = node;
+  if (rollup.cost <= 0 && rollup.total_tokens <= 0) return null;
+  const parent = node.children.length > 0;
+  const title = parent
+    ? `With its children: ${fmtCost(rollup.cost)}, ${fmtInt(rollup.total_tokens)} tokens. Its own: ${fmtCost(span.cost)}, ${fmtInt(span.total_tokens)} tokens.`
+    : `${fmtCost(span.cost)}, ${fmtInt(span.total_tokens)} tokens`;
+  return (
+    <span className="span-cost muted" data-testid="span-row-cost" title={title}>
+      {parent ? 'Σ ' : ''}
+      {rollup.cost > 0 ? fmtCost(rollup.cost) : `${fmtInt(rollup.total_tokens)} tok`}
+    </span>
+  );
+}
 
 /**
  * The span tree and its timeline side by side, scaled to the trace. Rows are memoised so selecting
