@@ -216,20 +216,27 @@ function count(value: unknown): number {
   return n !== null && n > 0n && n <= 0xffffffffn ? Number(n) : 0;
 }
 
-function attributes(value: unknown): OtlpAttributes {
+/**
+ * How deep an attribute's arrays and key-value lists are read (docs/limits.md, "Bounded by cost"):
+ * values below it read as null. The reading recurses, and a value nested 20,000 deep (a 500 KB body)
+ * overflowed the stack and failed the request with a 500; no producer nests anywhere near this.
+ */
+export const MAX_ATTRIBUTE_DEPTH = 64;
+
+function attributes(value: unknown, depth = 0): OtlpAttributes {
   const out: OtlpAttributes = new Map();
   if (!Array.isArray(value)) return out;
   for (const kv of value) {
     if (kv === null || typeof kv !== 'object') continue;
     const { key, value: v } = kv as { key?: unknown; value?: unknown };
-    if (typeof key === 'string' && key) out.set(key, anyValue(v));
+    if (typeof key === 'string' && key) out.set(key, anyValue(v, depth));
   }
   return out;
 }
 
 /** AnyValue to plain JSON. Lenient: a value of an unexpected shape reads as null, never fails the batch. */
-function anyValue(raw: unknown): OtlpValue {
-  if (raw === null || typeof raw !== 'object') return null;
+function anyValue(raw: unknown, depth = 0): OtlpValue {
+  if (raw === null || typeof raw !== 'object' || depth >= MAX_ATTRIBUTE_DEPTH) return null;
   const v = raw as Record<string, unknown>;
   if (v.stringValue != null) return String(v.stringValue);
   if (v.boolValue != null) return v.boolValue === true || v.boolValue === 'true';
@@ -244,9 +251,10 @@ function anyValue(raw: unknown): OtlpValue {
   }
   if (v.arrayValue != null) {
     const values = (v.arrayValue as { values?: unknown }).values;
-    return Array.isArray(values) ? values.map(anyValue) : [];
+    return Array.isArray(values) ? values.map((item) => anyValue(item, depth + 1)) : [];
   }
-  if (v.kvlistValue != null) return Object.fromEntries(attributes((v.kvlistValue as { values?: unknown }).values));
+  if (v.kvlistValue != null)
+    return Object.fromEntries(attributes((v.kvlistValue as { values?: unknown }).values, depth + 1));
   if (v.bytesValue != null)
     return v.bytesValue instanceof Uint8Array ? Buffer.from(v.bytesValue).toString('base64') : String(v.bytesValue);
   return null;

@@ -185,22 +185,40 @@ export function validateSpans(raw: readonly unknown[]): { accepted: NormalizedSp
   const accepted: NormalizedSpan[] = [];
   const rejected: RejectedSpan[] = [];
   raw.forEach((item, index) => {
-    if (plainlyValid(item)) {
-      accepted.push(normalizeSpan(item));
-      return;
-    }
-    const result = SpanInputSchema.safeParse(item);
-    if (result.success) {
-      accepted.push(normalizeSpan(result.data));
-    } else {
+    try {
+      if (plainlyValid(item)) {
+        accepted.push(normalizeSpan(item));
+        return;
+      }
+      const result = SpanInputSchema.safeParse(item);
+      if (result.success) {
+        accepted.push(normalizeSpan(result.data));
+        return;
+      }
       rejected.push({
         index,
         span_id: spanIdOf(item),
         errors: issueLines(result.error.issues, item, 'span'),
       });
+    } catch (error) {
+      if (!(error instanceof NestedTooDeep)) throw error;
+      rejected.push({ index, span_id: spanIdOf(item), errors: [`${error.field}: ${NESTED_TOO_DEEP}`] });
     }
   });
   return { accepted, rejected };
+}
+
+/**
+ * An input or output nested so deep that turning it into text overflows the stack (about 5,000 levels
+ * of arrays; docs/limits.md, "Bounded by cost"): the span is refused alone. It was answered 503
+ * "retry the request", for ever, and its retries failed the same way.
+ */
+export const NESTED_TOO_DEEP = 'the value is nested too deeply to store (send it as a string)';
+
+class NestedTooDeep extends Error {
+  constructor(readonly field: string) {
+    super(NESTED_TOO_DEEP);
+  }
 }
 
 type SpanOutput = z.output<typeof SpanInputSchema>;
@@ -312,8 +330,8 @@ function normalizeSpan(span: SpanOutput): NormalizedSpan {
     environment: span.environment ?? '',
     user_id: span.user_id ?? '',
     session_id: span.session_id ?? '',
-    input: toText(span.input),
-    output: toText(span.output),
+    input: toText(span.input, 'input'),
+    output: toText(span.output, 'output'),
     metadata: span.metadata ?? {},
     cost: span.cost ?? 0,
     input_tokens: inputTokens,
@@ -392,10 +410,16 @@ const STRING_FIELDS = [
 ] as const satisfies readonly (keyof NormalizedSpan)[];
 
 /** docs/spans.md: input and output are "stored as text: a string as it is, anything else as its JSON". */
-function toText(value: unknown): string | null {
+function toText(value: unknown, field: string): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value === 'string') return value;
-  return JSON.stringify(value) ?? null;
+  try {
+    return JSON.stringify(value) ?? null;
+  } catch (error) {
+    // Only the stack's overflow: a value from a JSON body holds no cycles, BigInts or throwing getters.
+    if (error instanceof RangeError) throw new NestedTooDeep(field);
+    throw error;
+  }
 }
 
 function spanIdOf(item: unknown): string | null {
