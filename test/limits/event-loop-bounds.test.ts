@@ -188,15 +188,22 @@ describe('work a tenant can ask of the event loop', () => {
       },
     });
     expect(res.statusCode, res.body).toBe(200);
-    // 512 distinct one-character terms in 1,024 characters, and a quoted term of escapes.
-    const terms = Array.from({ length: 512 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join(' ');
-    for (const search_query of [terms.slice(0, 1024), `"${'\\a'.repeat(511)}"`, `needle ${'"'.repeat(1016)}`]) {
+    // The most terms the text query allows (64), 255 escapes in quotes, 505 quotes; then the title search's 1,024 characters.
+    const terms = Array.from({ length: 64 }, (_, i) => `${String.fromCodePoint(0x4e00 + i)}needle`).join(' ');
+    const asks: Record<string, string>[] = [
+      { text_query: terms.slice(0, 512) },
+      { text_query: `"${'\\a'.repeat(255)}"` },
+      { text_query: `needle ${'"'.repeat(505)}` },
+      { text_query: Array.from({ length: 256 }, (_, i) => String.fromCodePoint(0x4e00 + i)).join(' ') },
+      { search_query: `${'é🙂'.repeat(341)}a` },
+    ];
+    for (const ask of asks) {
       const { res: answer, slowestOther } = await whileHostile(bystander, () =>
         call(h().api, {
           method: 'GET',
           url: `${PUBLIC}/traces`,
           token: attacker.key.key,
-          query: { search_query, limit: '200' },
+          query: { ...ask, limit: '200' },
         }),
       );
       expect(answer.statusCode, answer.body.slice(0, 300)).toBeLessThan(500);
