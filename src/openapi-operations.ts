@@ -20,6 +20,7 @@ export const TAGS = {
   Datasets: 'Datasets and their versions (docs/datasets.md)',
   Evaluations: 'Evaluations, runs, results and comparisons (docs/datasets.md)',
   'Model prices': 'The price table that costs spans (docs/model-prices.md)',
+  Scores: 'Scores on traces, spans and sessions, and their configs (docs/scores.md)',
   Projects: 'Projects and the caller (docs/authentication.md)',
   'API keys': 'Project API keys (docs/authentication.md)',
   Workspaces: 'Workspaces and their members (docs/authentication.md)',
@@ -29,6 +30,14 @@ export type Tag = keyof typeof TAGS;
 const op = (operationId: string, tag: Tag, summary: string): Operation => ({ operationId, summary, tag });
 
 export const OPERATIONS: Readonly<Record<string, Operation>> = {
+  'POST /scores': op('createScores', 'Scores', 'Write scores (partial success)'),
+  'GET /scores': op('listScores', 'Scores', 'List scores'),
+  'GET /scores/{score_id}': op('getScore', 'Scores', 'Get a score'),
+  'DELETE /scores/{score_id}': op('deleteScore', 'Scores', 'Delete a score'),
+  'POST /score-configs': op('createScoreConfig', 'Scores', 'Create a score config'),
+  'GET /score-configs': op('listScoreConfigs', 'Scores', 'List score configs'),
+  'GET /score-configs/{config_id}': op('getScoreConfig', 'Scores', 'Get a score config'),
+  'PATCH /score-configs/{config_id}': op('updateScoreConfig', 'Scores', 'Describe or archive a score config'),
   'GET /workspaces': op('listWorkspaces', 'Workspaces', 'List the workspaces of the caller'),
   'POST /workspaces': op('createWorkspace', 'Workspaces', 'Create a workspace'),
   'DELETE /workspaces/{workspace_id}': op('deleteWorkspace', 'Workspaces', 'Delete a workspace'),

@@ -1,5 +1,6 @@
 import type { ParamBuilder, Param } from './params.js';
 import { DURATION_MS, OP_SQL, ROOT_HEAD_JSON } from './expressions.js';
+import { scorePredicateCondition } from './scores.js';
 import type { Predicate, SetField, SpanFilter, SpanPredicate } from './predicates.js';
 
 /**
@@ -105,6 +106,8 @@ export function traceCondition(
     case 'tags':
       // The trace's tags are its spans' union (clickhouse/0020_span_tags.sql): any of the values matches.
       return `hasAny(tags, ${param('Array(String)', f.value)})`;
+    case 'score':
+      return scorePredicateCondition(f, param, scope.project);
     case 'signal_id':
       return `trace_id IN (SELECT trace_id FROM findings WHERE project_id = {project:String} AND signal_id IN ${param('Array(String)', signalIds?.[f.value] ?? [f.value])})`;
     case 'cost':

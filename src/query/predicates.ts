@@ -24,6 +24,8 @@ export type TimingField = (typeof TIMING_FIELDS)[number];
 export const SET_FIELDS = ['model_name', 'environment', 'span_kind', 'status', 'error_type', 'name'] as const;
 export type SetField = (typeof SET_FIELDS)[number];
 export const NUMERIC_OPS = ['eq', 'gt', 'gte', 'lt', 'lte'] as const;
+/** The ops of a `score` predicate (quality.md §1): on `value`, on `string_value` (`in`), or presence. */
+export const SCORE_OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'is_set', 'is_not_set'] as const;
 export type NumericOp = (typeof NUMERIC_OPS)[number];
 
 const Text = z.string().min(1).max(MAX_TEXT);
@@ -52,6 +54,26 @@ function predicateOptions(bounded: boolean) {
     signalId: z.strictObject({ field: z.literal('signal_id'), op: z.literal('eq'), value: Text }),
     // A trace's tags (issue 37): any of them; the trace list's own field, like signal_id.
     tags: z.strictObject({ field: z.literal('tags'), op: z.literal('in'), value: TextList }),
+    // A trace's scores (quality.md §1): `key` is the score name; a trace matches when any of its
+    // scores of that name (trace or span level) does. Numeric ops compare `value`, `in` `string_value`.
+    score: z
+      .strictObject({
+        field: z.literal('score'),
+        key: z.string().min(1).max(128),
+        op: z.enum(SCORE_OPS),
+        value: z.union([z.number(), TextList]).optional(),
+      })
+      .superRefine((p, ctx) => {
+        const wants = p.op === 'in' ? 'list' : p.op === 'is_set' || p.op === 'is_not_set' ? 'none' : 'number';
+        const has = p.value === undefined ? 'none' : Array.isArray(p.value) ? 'list' : 'number';
+        if (wants === has && (has !== 'number' || Number.isFinite(p.value))) return;
+        const message = {
+          list: "Input should be a list of labels for op 'in'",
+          none: `Input should be absent for op '${p.op}'`,
+          number: `Input should be a finite number for op '${p.op}'`,
+        }[wants];
+        ctx.addIssue({ code: 'custom', path: ['value'], message });
+      }),
     sets: [
       setPredicate('model_name'),
       setPredicate('environment'),
@@ -86,6 +108,7 @@ export const PredicateSchema = z.discriminatedUnion('field', [
   list.traceId,
   list.signalId,
   list.tags,
+  list.score,
   ...list.sets,
   ...list.numbers,
   list.metadata,

@@ -216,7 +216,38 @@ const EVALUATION_RESULTS: ContractTable = {
   from: (db, inner) => `SELECT ${inner} FROM ${db}.evaluation_results FINAL WHERE project_id = ${PROJECT}`,
 };
 
-export const CONTRACT: readonly ContractTable[] = [TRACES, SPANS, FINDINGS, EVALUATION_RESULTS];
+// Scores (quality.md §1; clickhouse/0018_scores.sql): each score's newest row, deleted ones left
+// out. FINAL applies the replacing engine's rule per (project, score_id); the project filter runs first.
+const SCORE_FIELDS: [string, string][] = [
+  ['score_id', 'String'],
+  ['trace_id', 'String'],
+  ['span_id', 'String'],
+  ['session_id', 'String'],
+  ['name', 'String'],
+  ['data_type', 'String'],
+  ['value', 'Float64'],
+  ['string_value', 'String'],
+  ['comment', 'String'],
+  ['source', 'String'],
+  ['evaluator_id', 'String'],
+  ['execution_id', 'String'],
+  ['evaluator_version', 'UInt32'],
+  ['author_user_id', 'String'],
+  ['config_id', 'String'],
+  ['metadata', 'Map(String, String)'],
+  ['environment', 'String'],
+  ['created_at', "DateTime64(3, 'UTC')"],
+  ['updated_at', "DateTime64(3, 'UTC')"],
+];
+const SCORES: ContractTable = {
+  name: 'scores',
+  columns: SCORE_FIELDS.map(([name, type]) => col(name, type)),
+  physical: SCORE_FIELDS.map(([name]) => name),
+  from: (db, inner) =>
+    `SELECT ${inner} FROM (SELECT * FROM ${db}.scores FINAL WHERE project_id = ${PROJECT}) WHERE is_deleted = 0`,
+};
+
+export const CONTRACT: readonly ContractTable[] = [TRACES, SPANS, FINDINGS, EVALUATION_RESULTS, SCORES];
 export const CONTRACT_TABLES: ReadonlyMap<string, ContractTable> = new Map(CONTRACT.map((t) => [t.name, t]));
 
 /** `GET /sql/schema` (docs/sql.md, "Tables"). */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Count, DateTime, page } from '../answer-schemas.js';
 import { CostSource, SpanStatus } from './span-input.js';
+import { ScoreAnswer, ScoreSummaryAnswer } from '../scores/answers.js';
 
 /** The answers of the trace routes (docs/traces.md). */
 
@@ -44,6 +45,9 @@ export const TextMatchAnswer = z
 /** A list traces item: the trace list item, plus where the text matched when `text_query` was given. */
 export const TraceListEntryAnswer = TraceListItemAnswer.extend({
   text_match: TextMatchAnswer.optional().describe('present on items found by `text_query`: where the text matched'),
+  scores: z
+    .array(ScoreSummaryAnswer)
+    .describe("the trace's scores (trace and span level), one summary per name; empty when none"),
 }).meta({ id: 'TraceListEntry' });
 
 export const TraceListAnswer = page(TraceListEntryAnswer).meta({ id: 'TraceList' });
@@ -114,6 +118,9 @@ export const SpanAnswer = z
 /** `GET /traces/{trace_id}`: the list item's fields plus all spans, ordered by start time. */
 export const TraceDetailAnswer = TraceListItemAnswer.extend({
   spans: z.array(SpanAnswer),
+  scores: z
+    .array(ScoreAnswer)
+    .describe("the trace's scores and its spans' (each with its span_id or null), oldest first"),
   truncated: z.literal(true).optional().describe('present when spans were left out to bound the answer'),
 }).meta({ id: 'TraceDetail' });
 
@@ -140,6 +147,9 @@ export const SessionListAnswer = page(SessionSummaryAnswer).meta({ id: 'SessionL
 /** `GET /sessions/{session_id}`: the session plus its traces, oldest first. */
 export const SessionDetailAnswer = SessionSummaryAnswer.extend({
   traces: z.array(TraceListItemAnswer),
+  scores: z
+    .array(ScoreAnswer)
+    .describe("the session's own scores (those naming the session and no trace), oldest first"),
   truncated: z.boolean().describe('true when traces were left out'),
 }).meta({ id: 'SessionDetail' });
 

@@ -15,6 +15,7 @@ import {
 import { apiKeyOf, authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { priceBookOf } from '../model-prices/pricing.js';
+import { scoreSummaries, scoresOfSession, scoresOfTraces } from '../scores/service.js';
 import { admitIngest, checkIngestProject, countIngestBody, ingesting, releaseIngest } from './ingest-admission.js';
 import { MAX_SPANS_PER_REQUEST, validateSpans } from './span-input.js';
 import { IsoDateOrDateTime, isoToEpochMs, Pagination, ProjectQuery } from '../edge-schemas.js';
@@ -193,22 +194,26 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
       const q = request.query;
       const filters = parseFilters(q.filters);
       const scope = await resolveReadProject(ctx, principalOf(request), q.project_id);
-      return answering(request, 'failed to list traces', () =>
+      return answering(request, 'failed to list traces', async () =>
         // A `signal_id` filter on a merge target matches its sources' traces too: the service asks signals.
-        listTraces(ctx, {
-          projectId: scope.projectId,
-          limit: q.limit,
-          page: q.page,
-          startAfter: q.start_after === undefined ? undefined : isoToEpochMs(q.start_after),
-          endBefore: q.end_before === undefined ? undefined : isoToEpochMs(q.end_before),
-          includeEvaluations: q.include_evaluations ?? false,
-          name: q.name || undefined,
-          userId: q.user_id || undefined,
-          searchQuery: q.search_query || undefined,
-          sort: q.sort ? { field: q.sort, direction: q.order ?? 'desc' } : undefined,
-          filters,
-          text: textOf(q.text_query, q.text_scope),
-        }),
+        withScoreSummaries(
+          ctx,
+          scope.projectId,
+          await listTraces(ctx, {
+            projectId: scope.projectId,
+            limit: q.limit,
+            page: q.page,
+            startAfter: q.start_after === undefined ? undefined : isoToEpochMs(q.start_after),
+            endBefore: q.end_before === undefined ? undefined : isoToEpochMs(q.end_before),
+            includeEvaluations: q.include_evaluations ?? false,
+            name: q.name || undefined,
+            userId: q.user_id || undefined,
+            searchQuery: q.search_query || undefined,
+            sort: q.sort ? { field: q.sort, direction: q.order ?? 'desc' } : undefined,
+            filters,
+            text: textOf(q.text_query, q.text_scope),
+          }),
+        ),
       );
     },
   );
@@ -225,9 +230,10 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
     },
     async (request) => {
       const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-      return answering(request, 'failed to read the trace', () =>
-        getTrace(ctx, scope.projectId, request.params.trace_id),
-      );
+      return answering(request, 'failed to read the trace', async () => {
+        const trace = await getTrace(ctx, scope.projectId, request.params.trace_id);
+        return { ...trace, scores: await scoresOfTraces(ctx, scope.projectId, [trace.trace_id]) };
+      });
     },
   );
 
@@ -257,11 +263,26 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
     },
     async (request) => {
       const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
-      return answering(request, 'failed to read the session', () =>
-        getSession(ctx, scope.projectId, request.params.session_id),
-      );
+      return answering(request, 'failed to read the session', async () => {
+        const session = await getSession(ctx, scope.projectId, request.params.session_id);
+        return { ...session, scores: await scoresOfSession(ctx, scope.projectId, session.session_id) };
+      });
     },
   );
+}
+
+/** The list's items with their scores' summaries (quality.md §1): one read for the page's traces. */
+async function withScoreSummaries<T extends { trace_id: string }>(
+  ctx: AppContext,
+  projectId: string,
+  page: { data: T[]; meta: { page: number; limit: number; total: number } },
+) {
+  const summaries = await scoreSummaries(
+    ctx,
+    projectId,
+    page.data.map((t) => t.trace_id),
+  );
+  return { ...page, data: page.data.map((t) => ({ ...t, scores: summaries.get(t.trace_id) ?? [] })) };
 }
 
 /**
