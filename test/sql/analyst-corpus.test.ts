@@ -97,11 +97,11 @@ const llm = SPANS.filter((s) => s.kind === 'llm');
 const evalCount = TRACE_ROWS.filter((t) => t.is_eval).length;
 
 describe('public SQL: schema', () => {
-  it('GET /sql/schema lists exactly traces, spans, findings and evaluation_results with their columns', async () => {
+  it('GET /sql/schema lists exactly traces, spans, findings, evaluation_results and scores with their columns', async () => {
     const res = await call(f.h.api, { method: 'GET', url: `${PUBLIC}/sql/schema`, token: f.key });
     expect(res.statusCode, res.body).toBe(200);
     const { tables } = res.json() as { tables: { name: string; columns: { name: string; type: string }[] }[] };
-    expect(tables.map((t) => t.name).sort()).toEqual(['evaluation_results', 'findings', 'spans', 'traces']);
+    expect(tables.map((t) => t.name).sort()).toEqual(['evaluation_results', 'findings', 'scores', 'spans', 'traces']);
     const byName = new Map(tables.map((t) => [t.name, t.columns]));
     expect(byName.get('traces')).toEqual(asColumns(TRACE_COLUMNS));
     expect(byName.get('spans')).toEqual(asColumns(SPAN_COLUMNS));

@@ -63,6 +63,7 @@ describe('public SQL: first contact', () => {
       'spans',
       'findings',
       'evaluation_results',
+      'scores',
     ]);
   });
 });
