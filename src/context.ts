@@ -4,6 +4,7 @@ import type { ClickHouseStore } from './stores/clickhouse.js';
 import type { PostgresStore } from './stores/postgres.js';
 import type { QueueStore } from './stores/queue.js';
 import type { SpanWriter } from './traces/span-writer.js';
+import type { SecretBox } from './secrets/secret-box.js';
 
 /**
  * What every route and service is handed: the frozen config, the open stores, and the process's one
@@ -17,4 +18,6 @@ export type AppContext = Readonly<{
   queue: QueueStore;
   tokens: AccessTokens;
   spanWriter: SpanWriter;
+  /** Seals and opens tenant secrets at rest (LLM provider keys). */
+  secrets: SecretBox;
 }>;

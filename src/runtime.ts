@@ -7,6 +7,7 @@ import { openPostgres, type PostgresStore } from './stores/postgres.js';
 import { openQueue, type QueueStore } from './stores/queue.js';
 import { migrate } from './stores/migrate.js';
 import { SpanWriter } from './traces/span-writer.js';
+import { loadSecretBox } from './secrets/secret-box.js';
 
 export type Runtime = AppContext & {
   /** Milliseconds each step of opening took (docs/operations.md, "Restarts"). */
@@ -23,6 +24,12 @@ export type Runtime = AppContext & {
  */
 export async function openRuntime(config: Config, options: { dataDir?: string } = {}): Promise<Runtime> {
   const started = performance.now();
+  // Before any store opens: a key that can't be read is a configuration error, said at once.
+  const secrets = loadSecretBox({
+    key: config.secrets.key,
+    previousKeys: config.secrets.previousKeys,
+    dataDir: options.dataDir ?? config.dataDir,
+  });
   const opened = await Promise.allSettled([
     openPostgres(config, options),
     openClickHouse(config, options),
@@ -54,6 +61,7 @@ export async function openRuntime(config: Config, options: { dataDir?: string } 
       queue,
       tokens,
       spanWriter,
+      secrets,
       timings: Object.freeze({
         stores: Math.round(storesMs),
         migrations: Math.round(migrationsMs),
