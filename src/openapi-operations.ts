@@ -20,6 +20,8 @@ export const TAGS = {
   Datasets: 'Datasets and their versions (docs/datasets.md)',
   Evaluations: 'Evaluations, runs, results and comparisons (docs/datasets.md)',
   'Model prices': 'The price table that costs spans (docs/model-prices.md)',
+  'LLM connections': 'Provider accounts that LLM judges call (docs/evaluators.md)',
+  Evaluators: 'Online evaluators that score traces and spans (docs/evaluators.md)',
   Projects: 'Projects and the caller (docs/authentication.md)',
   'API keys': 'Project API keys (docs/authentication.md)',
   Workspaces: 'Workspaces and their members (docs/authentication.md)',
@@ -110,6 +112,16 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
   'POST /model-prices': op('createModelPrice', 'Model prices', 'Add a model price'),
   'PATCH /model-prices/{price_id}': op('updateModelPrice', 'Model prices', 'Update a model price'),
   'DELETE /model-prices/{price_id}': op('deleteModelPrice', 'Model prices', 'Delete a model price'),
+  'GET /llm-connections': op('listLlmConnections', 'LLM connections', 'List LLM connections'),
+  'POST /llm-connections': op('createLlmConnection', 'LLM connections', 'Add an LLM connection'),
+  'GET /llm-connections/{connection_id}': op('getLlmConnection', 'LLM connections', 'Get an LLM connection'),
+  'PATCH /llm-connections/{connection_id}': op('updateLlmConnection', 'LLM connections', 'Update an LLM connection'),
+  'DELETE /llm-connections/{connection_id}': op('deleteLlmConnection', 'LLM connections', 'Delete an LLM connection'),
+  'POST /llm-connections/{connection_id}/test': op(
+    'testLlmConnection',
+    'LLM connections',
+    'Test an LLM connection with one small call',
+  ),
 };
 
 /** The key of a route in OPERATIONS: `GET /traces/{trace_id}` for Fastify's `/traces/:trace_id`. */
