@@ -122,6 +122,21 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     'LLM connections',
     'Test an LLM connection with one small call',
   ),
+  'GET /evaluators': op('listEvaluators', 'Evaluators', 'List evaluators'),
+  'POST /evaluators': op('createEvaluator', 'Evaluators', 'Create an evaluator'),
+  'GET /evaluators/{evaluator_id}': op('getEvaluator', 'Evaluators', 'Get an evaluator with its stats'),
+  'PATCH /evaluators/{evaluator_id}': op('updateEvaluator', 'Evaluators', 'Update an evaluator'),
+  'DELETE /evaluators/{evaluator_id}': op('deleteEvaluator', 'Evaluators', 'Delete an evaluator'),
+  'GET /evaluators/{evaluator_id}/executions': op(
+    'listEvaluatorExecutions',
+    'Evaluators',
+    "List an evaluator's executions",
+  ),
+  'POST /evaluators/{evaluator_id}/dry-run': op(
+    'dryRunEvaluator',
+    'Evaluators',
+    'Score one trace or span now, storing nothing',
+  ),
 };
 
 /** The key of a route in OPERATIONS: `GET /traces/{trace_id}` for Fastify's `/traces/:trace_id`. */

@@ -9,7 +9,7 @@ import { MAX_PARSE_CHARS, parsePath, readPath, type ScoredTarget } from './templ
  * MAX_PARSE_CHARS. The comment is a fixed sentence saying why, never the target's text.
  */
 
-export type ScoreValue = { value: number; string_value: string; comment: string };
+export type ScoreValue = { value: number; string_value: string | null; comment: string };
 
 const verdict = (pass: boolean, comment: string): ScoreValue => ({
   value: pass ? 1 : 0,

@@ -48,7 +48,7 @@ export function readJudgement(
         (output.max_value !== undefined && score > output.max_value)
       )
         return { ok: false, error: JUDGE_ANSWER_ERRORS.range };
-      return { ok: true, score: { value: score, string_value: '', comment } };
+      return { ok: true, score: { value: score, string_value: null, comment } };
     case 'boolean':
       if (typeof score !== 'boolean') return { ok: false, error: JUDGE_ANSWER_ERRORS.boolean };
       return { ok: true, score: { value: score ? 1 : 0, string_value: String(score), comment } };

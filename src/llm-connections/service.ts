@@ -1,7 +1,8 @@
+import type pg from 'pg';
 import type { AppContext } from '../context.js';
 import { isUuid, newId } from '../ids.js';
 import { ConflictError, NotFoundError, RequestValidationError } from '../errors.js';
-import type { Queryable } from '../stores/postgres.js';
+import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { isRefusedLiteralHost } from '../outbound/addresses.js';
 import { SecretBoxError } from '../secrets/secret-box.js';
 type Page<T> = { data: T[]; meta: { page: number; limit: number; total: number } };
@@ -18,7 +19,7 @@ import { DEFAULT_TEST_MODELS, testCall, type OpenConnection, type Provider } fro
 export const MAX_CONNECTIONS_PER_PROJECT = 50;
 export const CONNECTION_NOT_FOUND = 'LLM connection not found';
 const UNIQUE_VIOLATION = '23505';
-const FOREIGN_KEY_VIOLATION = '23503';
+const CONNECTION_IN_USE = 'an evaluator uses this LLM connection; change or delete that evaluator first';
 
 export type ConnectionInput = {
   name: string;
@@ -250,20 +251,23 @@ export async function updateConnection(
 
 /** 409 while an evaluator's scorer uses it: deleting it would leave that evaluator unable to run. */
 export async function deleteConnection(
-  db: Queryable,
+  db: pg.Pool,
   projectId: string,
   id: string,
 ): Promise<{ deleted: true; id: string }> {
   if (!isUuid(id)) throw new NotFoundError(CONNECTION_NOT_FOUND);
-  try {
-    const deleted = await db.query('DELETE FROM llm_connections WHERE id = $1 AND project_id = $2', [id, projectId]);
-    if (deleted.rowCount === 0) throw new NotFoundError(CONNECTION_NOT_FOUND);
-  } catch (error) {
-    if ((error as { code?: string }).code === FOREIGN_KEY_VIOLATION)
-      throw new ConflictError('an evaluator uses this LLM connection; change or delete that evaluator first');
-    throw error;
-  }
-  return { deleted: true as const, id };
+  return withTransaction(db, async (tx) => {
+    // The row lock keeps an evaluator from taking the connection up between the check and the delete.
+    const { rows } = await tx.query('SELECT 1 FROM llm_connections WHERE id = $1 AND project_id = $2 FOR UPDATE', [
+      id,
+      projectId,
+    ]);
+    if (!rows[0]) throw new NotFoundError(CONNECTION_NOT_FOUND);
+    const used = await tx.query('SELECT 1 FROM evaluators WHERE connection_id = $1 LIMIT 1', [id]);
+    if (used.rows.length > 0) throw new ConflictError(CONNECTION_IN_USE);
+    await tx.query('DELETE FROM llm_connections WHERE id = $1', [id]);
+    return { deleted: true as const, id };
+  });
 }
 
 const KEY_UNREADABLE = 'the stored API key can not be opened with the configured secrets keys; set the key again';

@@ -200,7 +200,7 @@ describe('judge answers', () => {
   it('become a score with the reasoning as comment', () => {
     expect(readJudgement({ score: 0.8, reasoning: 'good' }, numeric)).toEqual({
       ok: true,
-      score: { value: 0.8, string_value: '', comment: 'good' },
+      score: { value: 0.8, string_value: null, comment: 'good' },
     });
     expect(readJudgement({ score: true, reasoning: 'ok' }, { data_type: 'boolean' })).toMatchObject({
       score: { value: 1, string_value: 'true' },
