@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Count, DateTime, page } from '../answer-schemas.js';
 import { PredicateSchema } from '../query/predicates.js';
-import { Scorer, TARGETS } from './schema.js';
+import { ScorerDocumented, TARGETS } from './schema.js';
 import { EXECUTION_STATUSES } from './record.js';
 
 /** The answers of the evaluator routes (docs/evaluators.md). */
@@ -26,7 +26,7 @@ export const EvaluatorAnswer = z
     filters: z.array(PredicateSchema),
     sampling_rate: z.number(),
     delay_seconds: Count,
-    scorer: Scorer,
+    scorer: ScorerDocumented,
     score_name: z.string(),
     score_config_id: z.string().nullable(),
     enabled: z.boolean(),

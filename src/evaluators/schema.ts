@@ -150,6 +150,16 @@ export type CheckScorer = z.infer<typeof Check>;
 
 export const Scorer = z.discriminatedUnion('type', [LlmJudge, Check]);
 export type Scorer = z.infer<typeof Scorer>;
+
+/**
+ * The scorer as the OpenAPI document states it: the same ten shapes as one flat union. The nested
+ * discriminated union validates with errors located at the field; flat, the document's types stay
+ * plain unions for generated clients (web/src/api-schema.gen.ts).
+ */
+export const ScorerDocumented = z
+  .union([LlmJudge, ...Check.options])
+  .describe('an LLM judge (`type: "llm_judge"`) or a check (`type: "check"`, one of the `check` kinds)')
+  .meta({ id: 'EvaluatorScorer' });
 export type LlmJudgeScorer = Extract<Scorer, { type: 'llm_judge' }>;
 
 const SpanFilter = z
@@ -178,31 +188,33 @@ const spanFilterOnlyForSpans = (b: { target?: string; span_filter?: unknown }, c
     ctx.addIssue({ code: 'custom', path: ['span_filter'], message: 'span_filter is for target span only' });
 };
 
-export const CreateEvaluatorBody = z
-  .object({
-    project_id: z.string().optional(),
-    ...definition,
-    filters: definition.filters.default([]),
-    sampling_rate: definition.sampling_rate.default(1),
-    delay_seconds: definition.delay_seconds.default(30),
-    enabled: definition.enabled.default(true),
-  })
-  .superRefine(spanFilterOnlyForSpans);
+const CreateFields = z.object({
+  project_id: z.string().optional(),
+  ...definition,
+  filters: definition.filters.default([]),
+  sampling_rate: definition.sampling_rate.default(1),
+  delay_seconds: definition.delay_seconds.default(30),
+  enabled: definition.enabled.default(true),
+});
+export const CreateEvaluatorBody = CreateFields.superRefine(spanFilterOnlyForSpans);
 export type CreateEvaluatorInput = z.infer<typeof CreateEvaluatorBody>;
 
-export const UpdateEvaluatorBody = z
-  .object({
-    project_id: z.string().optional(),
-    name: definition.name.optional(),
-    target: definition.target.optional(),
-    span_filter: definition.span_filter,
-    filters: definition.filters.optional(),
-    sampling_rate: definition.sampling_rate.optional(),
-    delay_seconds: definition.delay_seconds.optional(),
-    scorer: definition.scorer.optional(),
-    score_name: definition.score_name.optional(),
-    score_config_id: definition.score_config_id,
-    enabled: definition.enabled.optional(),
-  })
-  .superRefine(spanFilterOnlyForSpans);
+const UpdateFields = z.object({
+  project_id: z.string().optional(),
+  name: definition.name.optional(),
+  target: definition.target.optional(),
+  span_filter: definition.span_filter,
+  filters: definition.filters.optional(),
+  sampling_rate: definition.sampling_rate.optional(),
+  delay_seconds: definition.delay_seconds.optional(),
+  scorer: definition.scorer.optional(),
+  score_name: definition.score_name.optional(),
+  score_config_id: definition.score_config_id,
+  enabled: definition.enabled.optional(),
+});
+export const UpdateEvaluatorBody = UpdateFields.superRefine(spanFilterOnlyForSpans);
+
+/** The create and edit bodies as the OpenAPI document states them (src/openapi-documented.ts). */
+export const CreateEvaluatorDocumented = CreateFields.extend({ scorer: ScorerDocumented });
+export const UpdateEvaluatorDocumented = UpdateFields.extend({ scorer: ScorerDocumented.optional() });
 export type UpdateEvaluatorInput = z.infer<typeof UpdateEvaluatorBody>;

@@ -4,15 +4,6 @@
  * change the schema, then regenerate. test/web/api-types.test.ts fails when this file is stale.
  */
 
-/** OneOf type helpers */
-type Without<T, U> = { [P in Exclude<keyof T, keyof U>]?: never };
-type XOR<T, U> = T | U extends object ? (Without<T, U> & U) | (Without<U, T> & T) : T | U;
-type OneOf<T extends any[]> = T extends [infer Only]
-  ? Only
-  : T extends [infer A, infer B, ...infer Rest]
-    ? OneOf<[XOR<A, B>, ...Rest]>
-    : never;
-
 export interface paths {
   '/api/v1/public/workspaces': {
     /** List the workspaces of the caller */
@@ -302,6 +293,127 @@ export type webhooks = Record<string, never>;
 
 export interface components {
   schemas: {
+    /** @description an LLM judge (`type: "llm_judge"`) or a check (`type: "check"`, one of the `check` kinds) */
+    EvaluatorScorerInput:
+      | {
+          /** @constant */
+          type: 'llm_judge';
+          connection_id: string;
+          model?: string;
+          prompt: string;
+          /** @default {} */
+          variables?: {
+            [key: string]: string;
+          };
+          output: {
+            /** @enum {string} */
+            data_type: 'numeric' | 'categorical' | 'boolean';
+            categories?: string[];
+            min_value?: number;
+            max_value?: number;
+          };
+          temperature?: number;
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'json_valid';
+          /**
+           * @default {
+           *   "field": "output"
+           * }
+           */
+          params?: {
+            /** @default output */
+            field?: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'json_schema';
+          params: {
+            /** @default output */
+            field?: string;
+            schema: {
+              [key: string]: unknown;
+            };
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'regex';
+          params: {
+            /** @default output */
+            field?: string;
+            pattern: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'contains';
+          params: {
+            /** @default output */
+            field?: string;
+            text: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'not_contains';
+          params: {
+            /** @default output */
+            field?: string;
+            text: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'length';
+          params: {
+            /** @default output */
+            field?: string;
+            min?: number;
+            max?: number;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'latency_ms';
+          params: {
+            max: number;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'cost';
+          params: {
+            max: number;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'total_tokens';
+          params: {
+            max: number;
+          };
+        };
     SpanIngestRequest: {
       spans: {
         trace_id: string;
@@ -578,6 +690,127 @@ export interface components {
       )[];
       limit?: number;
     };
+    /** @description an LLM judge (`type: "llm_judge"`) or a check (`type: "check"`, one of the `check` kinds) */
+    EvaluatorScorer:
+      | {
+          /** @constant */
+          type: 'llm_judge';
+          connection_id: string;
+          model?: string;
+          prompt: string;
+          /** @default {} */
+          variables: {
+            [key: string]: string;
+          };
+          output: {
+            /** @enum {string} */
+            data_type: 'numeric' | 'categorical' | 'boolean';
+            categories?: string[];
+            min_value?: number;
+            max_value?: number;
+          };
+          temperature?: number;
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'json_valid';
+          /**
+           * @default {
+           *   "field": "output"
+           * }
+           */
+          params: {
+            /** @default output */
+            field: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'json_schema';
+          params: {
+            /** @default output */
+            field: string;
+            schema: {
+              [key: string]: unknown;
+            };
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'regex';
+          params: {
+            /** @default output */
+            field: string;
+            pattern: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'contains';
+          params: {
+            /** @default output */
+            field: string;
+            text: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'not_contains';
+          params: {
+            /** @default output */
+            field: string;
+            text: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'length';
+          params: {
+            /** @default output */
+            field: string;
+            min?: number;
+            max?: number;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'latency_ms';
+          params: {
+            max: number;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'cost';
+          params: {
+            max: number;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'total_tokens';
+          params: {
+            max: number;
+          };
+        };
     PaginationMeta: {
       page: number;
       limit: number;
@@ -1641,131 +1874,7 @@ export interface components {
       )[];
       sampling_rate: number;
       delay_seconds: number;
-      scorer: OneOf<
-        [
-          {
-            /** @constant */
-            type: 'llm_judge';
-            connection_id: string;
-            model?: string;
-            prompt: string;
-            /** @default {} */
-            variables: {
-              [key: string]: string;
-            };
-            output: {
-              /** @enum {string} */
-              data_type: 'numeric' | 'categorical' | 'boolean';
-              categories?: string[];
-              min_value?: number;
-              max_value?: number;
-            };
-            temperature?: number;
-          },
-          (
-            | {
-                /** @constant */
-                type: 'check';
-                /** @constant */
-                check: 'json_valid';
-                /**
-                 * @default {
-                 *   "field": "output"
-                 * }
-                 */
-                params: {
-                  /** @default output */
-                  field: string;
-                };
-              }
-            | {
-                /** @constant */
-                type: 'check';
-                /** @constant */
-                check: 'json_schema';
-                params: {
-                  /** @default output */
-                  field: string;
-                  schema: {
-                    [key: string]: unknown;
-                  };
-                };
-              }
-            | {
-                /** @constant */
-                type: 'check';
-                /** @constant */
-                check: 'regex';
-                params: {
-                  /** @default output */
-                  field: string;
-                  pattern: string;
-                };
-              }
-            | {
-                /** @constant */
-                type: 'check';
-                /** @constant */
-                check: 'contains';
-                params: {
-                  /** @default output */
-                  field: string;
-                  text: string;
-                };
-              }
-            | {
-                /** @constant */
-                type: 'check';
-                /** @constant */
-                check: 'not_contains';
-                params: {
-                  /** @default output */
-                  field: string;
-                  text: string;
-                };
-              }
-            | {
-                /** @constant */
-                type: 'check';
-                /** @constant */
-                check: 'length';
-                params: {
-                  /** @default output */
-                  field: string;
-                  min?: number;
-                  max?: number;
-                };
-              }
-            | {
-                /** @constant */
-                type: 'check';
-                /** @constant */
-                check: 'latency_ms';
-                params: {
-                  max: number;
-                };
-              }
-            | {
-                /** @constant */
-                type: 'check';
-                /** @constant */
-                check: 'cost';
-                params: {
-                  max: number;
-                };
-              }
-            | {
-                /** @constant */
-                type: 'check';
-                /** @constant */
-                check: 'total_tokens';
-                params: {
-                  max: number;
-                };
-              }
-          ),
-        ]
-      >;
+      scorer: components['schemas']['EvaluatorScorer'];
       score_name: string;
       score_config_id: string | null;
       enabled: boolean;
@@ -7352,131 +7461,7 @@ export interface operations {
           sampling_rate?: number;
           /** @default 30 */
           delay_seconds?: number;
-          scorer: OneOf<
-            [
-              {
-                /** @enum {string} */
-                type: 'llm_judge';
-                connection_id: string;
-                model?: string;
-                prompt: string;
-                /** @default {} */
-                variables?: {
-                  [key: string]: string;
-                };
-                output: {
-                  /** @enum {string} */
-                  data_type: 'numeric' | 'categorical' | 'boolean';
-                  categories?: string[];
-                  min_value?: number;
-                  max_value?: number;
-                };
-                temperature?: number;
-              },
-              (
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'json_valid';
-                    /**
-                     * @default {
-                     *   "field": "output"
-                     * }
-                     */
-                    params?: {
-                      /** @default output */
-                      field?: string;
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'json_schema';
-                    params: {
-                      /** @default output */
-                      field?: string;
-                      schema: {
-                        [key: string]: unknown;
-                      };
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'regex';
-                    params: {
-                      /** @default output */
-                      field?: string;
-                      pattern: string;
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'contains';
-                    params: {
-                      /** @default output */
-                      field?: string;
-                      text: string;
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'not_contains';
-                    params: {
-                      /** @default output */
-                      field?: string;
-                      text: string;
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'length';
-                    params: {
-                      /** @default output */
-                      field?: string;
-                      min?: number;
-                      max?: number;
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'latency_ms';
-                    params: {
-                      max: number;
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'cost';
-                    params: {
-                      max: number;
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'total_tokens';
-                    params: {
-                      max: number;
-                    };
-                  }
-              ),
-            ]
-          >;
+          scorer: components['schemas']['EvaluatorScorerInput'];
           score_name: string;
           score_config_id?: string | null;
           /** @default true */
@@ -7816,131 +7801,7 @@ export interface operations {
           )[];
           sampling_rate?: number;
           delay_seconds?: number;
-          scorer?: OneOf<
-            [
-              {
-                /** @enum {string} */
-                type: 'llm_judge';
-                connection_id: string;
-                model?: string;
-                prompt: string;
-                /** @default {} */
-                variables?: {
-                  [key: string]: string;
-                };
-                output: {
-                  /** @enum {string} */
-                  data_type: 'numeric' | 'categorical' | 'boolean';
-                  categories?: string[];
-                  min_value?: number;
-                  max_value?: number;
-                };
-                temperature?: number;
-              },
-              (
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'json_valid';
-                    /**
-                     * @default {
-                     *   "field": "output"
-                     * }
-                     */
-                    params?: {
-                      /** @default output */
-                      field?: string;
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'json_schema';
-                    params: {
-                      /** @default output */
-                      field?: string;
-                      schema: {
-                        [key: string]: unknown;
-                      };
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'regex';
-                    params: {
-                      /** @default output */
-                      field?: string;
-                      pattern: string;
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'contains';
-                    params: {
-                      /** @default output */
-                      field?: string;
-                      text: string;
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'not_contains';
-                    params: {
-                      /** @default output */
-                      field?: string;
-                      text: string;
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'length';
-                    params: {
-                      /** @default output */
-                      field?: string;
-                      min?: number;
-                      max?: number;
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'latency_ms';
-                    params: {
-                      max: number;
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'cost';
-                    params: {
-                      max: number;
-                    };
-                  }
-                | {
-                    /** @enum {string} */
-                    type: 'check';
-                    /** @enum {string} */
-                    check: 'total_tokens';
-                    params: {
-                      max: number;
-                    };
-                  }
-              ),
-            ]
-          >;
+          scorer?: components['schemas']['EvaluatorScorerInput'];
           score_name?: string;
           score_config_id?: string | null;
           enabled?: boolean;
