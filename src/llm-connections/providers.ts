@@ -114,8 +114,7 @@ function failure(status: number | null, retryable: boolean, sentence: string): C
 }
 
 function ofExchange(result: Exclude<ExchangeResult, { ok: true }>): CallFailure {
-  // A refused address stays refused; any other network trouble may pass.
-  return failure(null, !result.refused, result.error);
+  return failure(null, result.retry, result.error);
 }
 
 function judgementSchema(scoreSchema: Record<string, unknown>) {

@@ -29,81 +29,93 @@ export type ExchangeRequest = {
 
 export type ExchangeResult =
   | { ok: true; status: number; body: string; latencyMs: number }
-  /** `timedOut`: the deadline passed; `refused`: the address rules refused the host. */
-  | { ok: false; status: null; error: string; timedOut: boolean; refused: boolean };
+  /**
+   * `timedOut`: the deadline passed. `retry`: another attempt may succeed (a network failure, a
+   * timeout); false when it can't (a refused address, a bad URL or header, an answer over the bound).
+   */
+  | { ok: false; status: null; error: string; timedOut: boolean; retry: boolean };
 
 export function exchange(request: ExchangeRequest): Promise<ExchangeResult> {
-  const failed = (error: string, timedOut = false, refused = false): ExchangeResult => ({
+  const failed = (error: string, retry: boolean, timedOut = false): ExchangeResult => ({
     ok: false,
     status: null,
     error,
     timedOut,
-    refused,
+    retry,
   });
   let url: URL;
   try {
     url = new URL(request.url);
   } catch {
-    return Promise.resolve(failed(`the address of ${request.target} is not a valid URL`));
+    return Promise.resolve(failed(`the address of ${request.target} is not a valid URL`, false));
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    return Promise.resolve(failed(`the address of ${request.target} is not http(s)`));
+    return Promise.resolve(failed(`the address of ${request.target} is not http(s)`, false));
   if (!request.allowPrivate && isRefusedLiteralHost(url))
-    return Promise.resolve(failed(`${request.target} is a loopback or private address`, false, true));
+    return Promise.resolve(failed(`${request.target} is a loopback or private address`, false));
   const transport = url.protocol === 'https:' ? https : http;
   const started = performance.now();
   return new Promise((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const settle = (result: ExchangeResult) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       resolve(result);
     };
-    const req = transport.request(
-      url,
-      {
-        method: request.method,
-        headers: {
-          accept: 'application/json',
-          'user-agent': 'Sightline-Evaluator/1',
-          ...(request.body !== undefined
-            ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(request.body) }
-            : {}),
-          ...request.headers,
+    let req: http.ClientRequest;
+    try {
+      req = transport.request(
+        url,
+        {
+          method: request.method,
+          headers: {
+            accept: 'application/json',
+            'user-agent': 'Sightline-Evaluator/1',
+            ...(request.body !== undefined
+              ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(request.body) }
+              : {}),
+            ...request.headers,
+          },
+          ...(request.allowPrivate ? {} : { lookup: publicOnlyLookup(request.target) as never }),
         },
-        ...(request.allowPrivate ? {} : { lookup: publicOnlyLookup(request.target) as never }),
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        let bytes = 0;
-        res.on('data', (chunk: Buffer) => {
-          bytes += chunk.length;
-          if (bytes > request.maxAnswerBytes) {
-            settle(failed(`the answer of ${request.target} is larger than ${request.maxAnswerBytes} bytes`));
-            req.destroy();
-            return;
-          }
-          chunks.push(chunk);
-        });
-        res.on('end', () =>
-          settle({
-            ok: true,
-            status: res.statusCode ?? 0,
-            body: Buffer.concat(chunks).toString('utf8'),
-            latencyMs: Math.round(performance.now() - started),
-          }),
-        );
-        res.on('error', () => settle(failed('the connection was closed before an answer')));
-      },
-    );
+        (res) => {
+          const chunks: Buffer[] = [];
+          let bytes = 0;
+          res.on('data', (chunk: Buffer) => {
+            bytes += chunk.length;
+            if (bytes > request.maxAnswerBytes) {
+              settle(failed(`the answer of ${request.target} is larger than ${request.maxAnswerBytes} bytes`, false));
+              req.destroy();
+              return;
+            }
+            chunks.push(chunk);
+          });
+          res.on('end', () =>
+            settle({
+              ok: true,
+              status: res.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString('utf8'),
+              latencyMs: Math.round(performance.now() - started),
+            }),
+          );
+          res.on('error', () => settle(failed('the connection was closed before an answer', true)));
+        },
+      );
+    } catch {
+      // A header Node refuses to send (a key or header value with characters HTTP does not allow).
+      return settle(failed(`the request to ${request.target} has a header value HTTP does not allow`, false));
+    }
     // A deadline for the whole exchange, not only for an idle socket.
-    const timer = setTimeout(
+    timer = setTimeout(
       () => req.destroy(new DeadlineError(`${request.target} gave no answer within ${request.timeoutMs} ms`)),
       request.timeoutMs,
     );
     req.on('error', (e: Error) =>
-      settle(failed(failureWording(e, request.target), e instanceof DeadlineError, e instanceof RefusedAddressError)),
+      settle(
+        failed(failureWording(e, request.target), !(e instanceof RefusedAddressError), e instanceof DeadlineError),
+      ),
     );
     req.end(request.body);
   });

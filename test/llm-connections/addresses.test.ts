@@ -60,7 +60,7 @@ describe('LLM connection addresses', () => {
     });
     expect(result).toMatchObject({
       ok: false,
-      refused: true,
+      retry: false,
       error: 'the LLM provider host is a loopback or private address',
     });
   });

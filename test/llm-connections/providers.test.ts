@@ -76,3 +76,20 @@ describe('connections', () => {
     expect(keyPreview('ab')).toBe('b');
   });
 });
+
+describe('an exchange', () => {
+  it('never throws: a key HTTP cannot carry is a failure with a fixed sentence', async () => {
+    const { callJudge } = await import('../../src/llm-connections/providers.js');
+    const result = await callJudge(
+      { provider: 'openai_compatible', baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'ключ\u0001', extraHeaders: {} },
+      { model: 'm', prompt: 'p', scoreSchema: { type: 'number' } },
+      { timeoutMs: 1000, allowPrivate: true },
+    );
+    expect(result).toEqual({
+      ok: false,
+      retryable: false,
+      status: null,
+      error: 'the request to the LLM provider host has a header value HTTP does not allow',
+    });
+  });
+});
