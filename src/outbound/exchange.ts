@@ -57,14 +57,18 @@ export function exchange(request: ExchangeRequest): Promise<ExchangeResult> {
   const started = performance.now();
   return new Promise((resolve) => {
     let settled = false;
-    let timer: NodeJS.Timeout | undefined;
+    let req: http.ClientRequest | undefined;
+    // A deadline for the whole exchange, not only for an idle socket.
+    const timer = setTimeout(
+      () => req?.destroy(new DeadlineError(`${request.target} gave no answer within ${request.timeoutMs} ms`)),
+      request.timeoutMs,
+    );
     const settle = (result: ExchangeResult) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       resolve(result);
     };
-    let req: http.ClientRequest;
     try {
       req = transport.request(
         url,
@@ -87,7 +91,7 @@ export function exchange(request: ExchangeRequest): Promise<ExchangeResult> {
             bytes += chunk.length;
             if (bytes > request.maxAnswerBytes) {
               settle(failed(`the answer of ${request.target} is larger than ${request.maxAnswerBytes} bytes`, false));
-              req.destroy();
+              res.destroy();
               return;
             }
             chunks.push(chunk);
@@ -107,11 +111,6 @@ export function exchange(request: ExchangeRequest): Promise<ExchangeResult> {
       // A header Node refuses to send (a key or header value with characters HTTP does not allow).
       return settle(failed(`the request to ${request.target} has a header value HTTP does not allow`, false));
     }
-    // A deadline for the whole exchange, not only for an idle socket.
-    timer = setTimeout(
-      () => req.destroy(new DeadlineError(`${request.target} gave no answer within ${request.timeoutMs} ms`)),
-      request.timeoutMs,
-    );
     req.on('error', (e: Error) =>
       settle(
         failed(failureWording(e, request.target), !(e instanceof RefusedAddressError), e instanceof DeadlineError),
