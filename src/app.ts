@@ -20,6 +20,8 @@ import { registerDatasetRoutes } from './datasets/routes.js';
 import { registerEvaluationRoutes } from './evaluations/routes.js';
 import { registerModelPriceRoutes } from './model-prices/routes.js';
 import { registerScoreRoutes } from './scores/routes.js';
+import { registerLlmConnectionRoutes } from './llm-connections/routes.js';
+import { registerEvaluatorRoutes } from './evaluators/routes.js';
 import { registerIdempotency } from './idempotency/plugin.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
@@ -74,4 +76,6 @@ export function registerPublicRoutes(api: FastifyInstance, ctx: AppContext): voi
   registerEvaluationRoutes(api, ctx);
   registerModelPriceRoutes(api, ctx);
   registerScoreRoutes(api, ctx);
+  registerLlmConnectionRoutes(api, ctx);
+  registerEvaluatorRoutes(api, ctx);
 }

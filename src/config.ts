@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseKey } from './secrets/secret-box.js';
 
 /**
  * The whole environment of a Sightline process, parsed once at start and frozen.
@@ -82,6 +83,16 @@ const envSchema = z.object({
   ALERT_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   ALERT_WEBHOOK_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(6),
   ALERT_WEBHOOK_BACKOFF_MS: z.coerce.number().int().min(1).max(3_600_000).default(5_000),
+  SECRETS_KEY: optionalString.refine(
+    (v) => v === undefined || parseKey(v) !== null,
+    'SECRETS_KEY must be 32 bytes written as 64 hex digits or in base64',
+  ),
+  SECRETS_PREVIOUS_KEYS: optionalString.refine(
+    (v) => v === undefined || v.split(',').every((k) => parseKey(k) !== null),
+    'SECRETS_PREVIOUS_KEYS must be comma-separated 32-byte keys in hex or base64',
+  ),
+  LLM_CONNECTION_ALLOW_PRIVATE: booleanFlag(false),
+  LLM_CONNECTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(60_000),
   IDEMPOTENCY_TEST_CRASH: z.enum(['before_commit', 'after_commit']).optional(),
   INGEST_QUEUE_MAX_SPANS: z.coerce.number().int().min(1).default(30_000),
   INGEST_QUEUE_MAX_BYTES: z.coerce
@@ -159,6 +170,16 @@ export type Config = Readonly<{
     webhookAttempts: number;
     webhookBackoffMs: number;
   }>;
+  /**
+   * Secrets at rest (src/secrets/secret-box.ts, docs/operations.md): `key` seals new values, `previousKeys`
+   * still open older ones; without `key`, a key generated once into DATA_DIR/secrets.key.
+   */
+  secrets: Readonly<{ key?: string; previousKeys: readonly string[] }>;
+  /**
+   * LLM connections (docs/evaluators.md): provider base URLs on loopback/private addresses are refused
+   * unless `allowPrivate`; each provider call must answer within `timeoutMs`.
+   */
+  llmConnections: Readonly<{ allowPrivate: boolean; timeoutMs: number }>;
   /**
    * Tests only (test/faults/idempotency-crash.test.ts): the process SIGKILLs itself in a keyed create,
    * right before or right after its commit, so a test can show what a retry finds. Unset in real use.
@@ -239,6 +260,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       webhookTimeoutMs: e.ALERT_WEBHOOK_TIMEOUT_MS,
       webhookAttempts: e.ALERT_WEBHOOK_ATTEMPTS,
       webhookBackoffMs: e.ALERT_WEBHOOK_BACKOFF_MS,
+    }),
+    secrets: Object.freeze({
+      key: e.SECRETS_KEY,
+      previousKeys: Object.freeze(e.SECRETS_PREVIOUS_KEYS?.split(',').map((k) => k.trim()) ?? []),
+    }),
+    llmConnections: Object.freeze({
+      allowPrivate: e.LLM_CONNECTION_ALLOW_PRIVATE,
+      timeoutMs: e.LLM_CONNECTION_TIMEOUT_MS,
     }),
     idempotencyTestCrash: e.IDEMPOTENCY_TEST_CRASH,
     ingest: Object.freeze({ queueMaxSpans: e.INGEST_QUEUE_MAX_SPANS, queueMaxBytes: e.INGEST_QUEUE_MAX_BYTES }),

@@ -5,6 +5,7 @@ import type { PostgresStore } from './stores/postgres.js';
 import type { QueueStore } from './stores/queue.js';
 import type { SpanWriter } from './traces/span-writer.js';
 import type { LoopWatch } from './health/loop-watch.js';
+import type { SecretBox } from './secrets/secret-box.js';
 
 /**
  * What every route and service is handed: the frozen config, the open stores, and the process's one
@@ -20,4 +21,6 @@ export type AppContext = Readonly<{
   spanWriter: SpanWriter;
   /** Whether the process's event loop was blocked past its bound (`/healthz`). */
   loopWatch: LoopWatch;
+  /** Seals and opens tenant secrets at rest (LLM provider keys). */
+  secrets: SecretBox;
 }>;

@@ -3,6 +3,7 @@ import { MAX_FILTERS } from './traces/filters.js';
 import { PredicateSchema } from './query/predicates.js';
 import { MAX_SPANS_PER_REQUEST, SpanInputSchema } from './traces/span-input.js';
 import { WidgetSpecSchema } from './widgets/spec.js';
+import { CreateEvaluatorDocumented, UpdateEvaluatorDocumented } from './evaluators/schema.js';
 
 /**
  * What the document says of a request where it says more than the schema the route validates with.
@@ -54,6 +55,9 @@ type ContentBody = { content: Record<string, { schema: object }> };
 
 export const OPERATION_BODIES: Readonly<Record<string, z.ZodType | ContentBody>> = {
   'POST /traces': SpanIngestBody,
+  // The scorer as one flat union (src/evaluators/schema.ts, `ScorerDocumented`).
+  'POST /evaluators': CreateEvaluatorDocumented,
+  'PATCH /evaluators/{evaluator_id}': UpdateEvaluatorDocumented,
   'POST /otel/v1/traces': {
     content: {
       'application/x-protobuf': { schema: OTLP_PROTOBUF },

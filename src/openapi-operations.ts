@@ -21,6 +21,8 @@ export const TAGS = {
   Evaluations: 'Evaluations, runs, results and comparisons (docs/datasets.md)',
   'Model prices': 'The price table that costs spans (docs/model-prices.md)',
   Scores: 'Scores on traces, spans and sessions, and their configs (docs/scores.md)',
+  'LLM connections': 'Provider accounts that LLM judges call (docs/evaluators.md)',
+  Evaluators: 'Online evaluators that score traces and spans (docs/evaluators.md)',
   Projects: 'Projects and the caller (docs/authentication.md)',
   'API keys': 'Project API keys (docs/authentication.md)',
   Workspaces: 'Workspaces and their members (docs/authentication.md)',
@@ -119,6 +121,31 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
   'POST /model-prices': op('createModelPrice', 'Model prices', 'Add a model price'),
   'PATCH /model-prices/{price_id}': op('updateModelPrice', 'Model prices', 'Update a model price'),
   'DELETE /model-prices/{price_id}': op('deleteModelPrice', 'Model prices', 'Delete a model price'),
+  'GET /llm-connections': op('listLlmConnections', 'LLM connections', 'List LLM connections'),
+  'POST /llm-connections': op('createLlmConnection', 'LLM connections', 'Add an LLM connection'),
+  'GET /llm-connections/{connection_id}': op('getLlmConnection', 'LLM connections', 'Get an LLM connection'),
+  'PATCH /llm-connections/{connection_id}': op('updateLlmConnection', 'LLM connections', 'Update an LLM connection'),
+  'DELETE /llm-connections/{connection_id}': op('deleteLlmConnection', 'LLM connections', 'Delete an LLM connection'),
+  'POST /llm-connections/{connection_id}/test': op(
+    'testLlmConnection',
+    'LLM connections',
+    'Test an LLM connection with one small call',
+  ),
+  'GET /evaluators': op('listEvaluators', 'Evaluators', 'List evaluators'),
+  'POST /evaluators': op('createEvaluator', 'Evaluators', 'Create an evaluator'),
+  'GET /evaluators/{evaluator_id}': op('getEvaluator', 'Evaluators', 'Get an evaluator with its stats'),
+  'PATCH /evaluators/{evaluator_id}': op('updateEvaluator', 'Evaluators', 'Update an evaluator'),
+  'DELETE /evaluators/{evaluator_id}': op('deleteEvaluator', 'Evaluators', 'Delete an evaluator'),
+  'GET /evaluators/{evaluator_id}/executions': op(
+    'listEvaluatorExecutions',
+    'Evaluators',
+    "List an evaluator's executions",
+  ),
+  'POST /evaluators/{evaluator_id}/dry-run': op(
+    'dryRunEvaluator',
+    'Evaluators',
+    'Score one trace or span now, storing nothing',
+  ),
 };
 
 /** The key of a route in OPERATIONS: `GET /traces/{trace_id}` for Fastify's `/traces/:trace_id`. */

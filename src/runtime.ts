@@ -8,6 +8,7 @@ import { openQueue, type QueueStore } from './stores/queue.js';
 import { migrate } from './stores/migrate.js';
 import { SpanWriter } from './traces/span-writer.js';
 import { LoopWatch } from './health/loop-watch.js';
+import { loadSecretBox } from './secrets/secret-box.js';
 
 export type Runtime = AppContext & {
   /** Milliseconds each step of opening took (docs/operations.md, "Restarts"). */
@@ -24,6 +25,12 @@ export type Runtime = AppContext & {
  */
 export async function openRuntime(config: Config, options: { dataDir?: string } = {}): Promise<Runtime> {
   const started = performance.now();
+  // Before any store opens: a key that can't be read is a configuration error, said at once.
+  const secrets = loadSecretBox({
+    key: config.secrets.key,
+    previousKeys: config.secrets.previousKeys,
+    dataDir: options.dataDir ?? config.dataDir,
+  });
   const opened = await Promise.allSettled([
     openPostgres(config, options),
     openClickHouse(config, options),
@@ -57,6 +64,7 @@ export async function openRuntime(config: Config, options: { dataDir?: string } 
       tokens,
       spanWriter,
       loopWatch,
+      secrets,
       timings: Object.freeze({
         stores: Math.round(storesMs),
         migrations: Math.round(migrationsMs),

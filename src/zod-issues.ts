@@ -34,7 +34,10 @@ export function zodIssuesToValidation(
     const entry: ValidationIssue = { loc: [root, ...path], msg, type };
     if (ctx) entry.ctx = ctx;
     // A secret the caller mistyped is not echoed back.
-    if (input !== undefined && !path.some((p) => typeof p === 'string' && /password|secret|token/i.test(p)))
+    if (
+      input !== undefined &&
+      !path.some((p) => typeof p === 'string' && /password|secret|token|api_key|headers/i.test(p))
+    )
       entry.input = input;
     return entry;
   });

@@ -3,11 +3,13 @@
 // src/) are what resources build on; they never import a resource folder, so no resource can reach
 // another through them and no cycle can run through them.
 const RESOURCES =
-  '^src/(accounts|alerts|api-keys|cli|dashboards|datasets|deletions|demo|detectors|evaluations|health|idempotency|model-prices|projects|signals|sql|traces|web|widgets|workspaces)/';
+  '^src/(accounts|alerts|api-keys|cli|dashboards|datasets|deletions|demo|detectors|evaluations|evaluators|health|idempotency|llm-connections|model-prices|projects|signals|sql|traces|web|widgets|workspaces)/';
 const LOWER = [
   '^src/stores/',
   '^src/query/',
   '^src/auth/',
+  '^src/secrets/',
+  '^src/outbound/',
   '^src/(ids|edge-schemas|zod-issues|raw-json|raw-json-body|errors|config|answer-schemas)[.]ts$',
 ];
 

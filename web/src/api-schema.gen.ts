@@ -232,6 +232,70 @@ export interface paths {
     /** Update a model price */
     patch: operations['updateModelPrice'];
   };
+  '/api/v1/public/scores': {
+    /** List scores */
+    get: operations['listScores'];
+    /** Write scores (partial success) */
+    post: operations['createScores'];
+  };
+  '/api/v1/public/scores/{score_id}': {
+    /** Get a score */
+    get: operations['getScore'];
+    /** Delete a score */
+    delete: operations['deleteScore'];
+  };
+  '/api/v1/public/score-configs': {
+    /** List score configs */
+    get: operations['listScoreConfigs'];
+    /** Create a score config */
+    post: operations['createScoreConfig'];
+  };
+  '/api/v1/public/score-configs/{config_id}': {
+    /** Get a score config */
+    get: operations['getScoreConfig'];
+    /** Describe or archive a score config */
+    patch: operations['updateScoreConfig'];
+  };
+  '/api/v1/public/llm-connections': {
+    /** List LLM connections */
+    get: operations['listLlmConnections'];
+    /** Add an LLM connection */
+    post: operations['createLlmConnection'];
+  };
+  '/api/v1/public/llm-connections/{connection_id}': {
+    /** Get an LLM connection */
+    get: operations['getLlmConnection'];
+    /** Delete an LLM connection */
+    delete: operations['deleteLlmConnection'];
+    /** Update an LLM connection */
+    patch: operations['updateLlmConnection'];
+  };
+  '/api/v1/public/llm-connections/{connection_id}/test': {
+    /** Test an LLM connection with one small call */
+    post: operations['testLlmConnection'];
+  };
+  '/api/v1/public/evaluators': {
+    /** List evaluators */
+    get: operations['listEvaluators'];
+    /** Create an evaluator */
+    post: operations['createEvaluator'];
+  };
+  '/api/v1/public/evaluators/{evaluator_id}': {
+    /** Get an evaluator with its stats */
+    get: operations['getEvaluator'];
+    /** Delete an evaluator */
+    delete: operations['deleteEvaluator'];
+    /** Update an evaluator */
+    patch: operations['updateEvaluator'];
+  };
+  '/api/v1/public/evaluators/{evaluator_id}/executions': {
+    /** List an evaluator's executions */
+    get: operations['listEvaluatorExecutions'];
+  };
+  '/api/v1/public/evaluators/{evaluator_id}/dry-run': {
+    /** Score one trace or span now, storing nothing */
+    post: operations['dryRunEvaluator'];
+  };
   '/api/v1/public/otel/v1/traces': {
     /** Ingest spans (OTLP/HTTP, protobuf or JSON) */
     post: operations['ingestOtlp'];
@@ -253,6 +317,127 @@ export type webhooks = Record<string, never>;
 
 export interface components {
   schemas: {
+    /** @description an LLM judge (`type: "llm_judge"`) or a check (`type: "check"`, one of the `check` kinds) */
+    EvaluatorScorerInput:
+      | {
+          /** @constant */
+          type: 'llm_judge';
+          connection_id: string;
+          model?: string;
+          prompt: string;
+          /** @default {} */
+          variables?: {
+            [key: string]: string;
+          };
+          output: {
+            /** @enum {string} */
+            data_type: 'numeric' | 'categorical' | 'boolean';
+            categories?: string[];
+            min_value?: number;
+            max_value?: number;
+          };
+          temperature?: number;
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'json_valid';
+          /**
+           * @default {
+           *   "field": "output"
+           * }
+           */
+          params?: {
+            /** @default output */
+            field?: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'json_schema';
+          params: {
+            /** @default output */
+            field?: string;
+            schema: {
+              [key: string]: unknown;
+            };
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'regex';
+          params: {
+            /** @default output */
+            field?: string;
+            pattern: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'contains';
+          params: {
+            /** @default output */
+            field?: string;
+            text: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'not_contains';
+          params: {
+            /** @default output */
+            field?: string;
+            text: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'length';
+          params: {
+            /** @default output */
+            field?: string;
+            min?: number;
+            max?: number;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'latency_ms';
+          params: {
+            max: number;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'cost';
+          params: {
+            max: number;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'total_tokens';
+          params: {
+            max: number;
+          };
+        };
     SpanIngestRequest: {
       spans: {
         trace_id: string;
@@ -332,6 +517,14 @@ export interface components {
           /** @constant */
           op: 'in';
           value: string[];
+        }
+      | {
+          /** @constant */
+          field: 'score';
+          key: string;
+          /** @enum {string} */
+          op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'is_set' | 'is_not_set';
+          value?: number | string[];
         }
       | {
           /** @constant */
@@ -537,6 +730,127 @@ export interface components {
       )[];
       limit?: number;
     };
+    /** @description an LLM judge (`type: "llm_judge"`) or a check (`type: "check"`, one of the `check` kinds) */
+    EvaluatorScorer:
+      | {
+          /** @constant */
+          type: 'llm_judge';
+          connection_id: string;
+          model?: string;
+          prompt: string;
+          /** @default {} */
+          variables: {
+            [key: string]: string;
+          };
+          output: {
+            /** @enum {string} */
+            data_type: 'numeric' | 'categorical' | 'boolean';
+            categories?: string[];
+            min_value?: number;
+            max_value?: number;
+          };
+          temperature?: number;
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'json_valid';
+          /**
+           * @default {
+           *   "field": "output"
+           * }
+           */
+          params: {
+            /** @default output */
+            field: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'json_schema';
+          params: {
+            /** @default output */
+            field: string;
+            schema: {
+              [key: string]: unknown;
+            };
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'regex';
+          params: {
+            /** @default output */
+            field: string;
+            pattern: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'contains';
+          params: {
+            /** @default output */
+            field: string;
+            text: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'not_contains';
+          params: {
+            /** @default output */
+            field: string;
+            text: string;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'length';
+          params: {
+            /** @default output */
+            field: string;
+            min?: number;
+            max?: number;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'latency_ms';
+          params: {
+            max: number;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'cost';
+          params: {
+            max: number;
+          };
+        }
+      | {
+          /** @constant */
+          type: 'check';
+          /** @constant */
+          check: 'total_tokens';
+          params: {
+            max: number;
+          };
+        };
     PaginationMeta: {
       page: number;
       limit: number;
@@ -642,6 +956,89 @@ export interface components {
       workspace_id: string;
       key_id: string;
     };
+    Score: {
+      score_id: string;
+      project_id: string;
+      /** @description null for a session score */
+      trace_id: string | null;
+      /** @description the span of the trace the score is about; null for the trace itself */
+      span_id: string | null;
+      session_id: string | null;
+      name: string;
+      /** @enum {string} */
+      data_type: 'numeric' | 'categorical' | 'boolean';
+      /** @description numeric: the value; boolean: 0 or 1; categorical: the category's value (0 when none) */
+      value: number;
+      /** @description categorical: the label; boolean: "true" or "false"; numeric: null */
+      string_value: string | null;
+      /** @description free text; an LLM judge's reasoning */
+      comment: string | null;
+      /** @enum {string} */
+      source: 'api' | 'evaluator' | 'annotation';
+      evaluator_id: string | null;
+      execution_id: string | null;
+      /** @description the version of the evaluator that wrote it */
+      evaluator_version: number | null;
+      author_user_id: string | null;
+      config_id: string | null;
+      metadata: {
+        [key: string]: string;
+      };
+      environment: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    ScoreList: {
+      data: components['schemas']['Score'][];
+      meta: components['schemas']['PaginationMeta'];
+    };
+    ScoreWriteResult: {
+      accepted: number;
+      rejected: {
+        index: number;
+        score_id: string | null;
+        errors: string[];
+      }[];
+    };
+    ScoreSummary: {
+      name: string;
+      /** @enum {string} */
+      data_type: 'numeric' | 'categorical' | 'boolean';
+      /** @description numeric and boolean: the mean value; categorical: null */
+      avg: number | null;
+      /** @description categorical: how many scores have each label; else {} */
+      values: {
+        [key: string]: number;
+      };
+      count: number;
+    };
+    ScoreConfig: {
+      id: string;
+      project_id: string;
+      name: string;
+      /** @enum {string} */
+      data_type: 'numeric' | 'categorical' | 'boolean';
+      min_value: number | null;
+      max_value: number | null;
+      categories:
+        | {
+            label: string;
+            value: number;
+          }[]
+        | null;
+      description: string | null;
+      archived: boolean;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    ScoreConfigList: {
+      data: components['schemas']['ScoreConfig'][];
+      meta: components['schemas']['PaginationMeta'];
+    };
     TraceListItem: {
       trace_id: string;
       project_id: string;
@@ -712,6 +1109,8 @@ export interface components {
       model_names: string[];
       /** @description present on items found by `text_query`: where the text matched */
       text_match?: components['schemas']['TextMatch'];
+      /** @description the trace's scores (trace and span level), one summary per name; empty when none */
+      scores: components['schemas']['ScoreSummary'][];
     };
     TraceList: {
       data: components['schemas']['TraceListEntry'][];
@@ -818,6 +1217,8 @@ export interface components {
       /** @description the models the trace's spans called, sorted */
       model_names: string[];
       spans: components['schemas']['Span'][];
+      /** @description the trace's scores and its spans' (each with its span_id or null), oldest first */
+      scores: components['schemas']['Score'][];
       /**
        * @description present when spans were left out to bound the answer
        * @constant
@@ -860,6 +1261,8 @@ export interface components {
       duration_ms: number | null;
       user_id: string | null;
       traces: components['schemas']['TraceListItem'][];
+      /** @description the session's own scores (those naming the session and no trace), oldest first */
+      scores: components['schemas']['Score'][];
       /** @description true when traces were left out */
       truncated: boolean;
     };
@@ -1458,6 +1861,264 @@ export interface components {
       data: components['schemas']['ModelPrice'][];
       /** @description only with `?model=`: the price a span of that model is priced with now, one of `data`; null when none matches (cost 0) */
       match?: components['schemas']['ModelPrice'] | null;
+    };
+    LlmConnection: {
+      id: string;
+      project_id: string;
+      name: string;
+      /** @enum {string} */
+      provider: 'openai' | 'anthropic' | 'openai_compatible';
+      /** @description as given; null: the provider’s own address */
+      base_url: string | null;
+      /** @description the last 4 characters of the API key; the key itself is never answered */
+      key_preview: string;
+      default_model: string | null;
+      /** @description the names of the extra headers; their values are not answered */
+      extra_header_names: string[];
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    LlmConnectionList: {
+      data: components['schemas']['LlmConnection'][];
+      meta: components['schemas']['PaginationMeta'];
+    };
+    LlmConnectionTest:
+      | {
+          /** @constant */
+          ok: true;
+          model: string;
+          latency_ms: number;
+        }
+      | {
+          /** @constant */
+          ok: false;
+          /** @description the provider's HTTP status and a fixed sentence; never the provider's answer */
+          error: string;
+        };
+    Evaluator: {
+      id: string;
+      project_id: string;
+      name: string;
+      /** @enum {string} */
+      target: 'trace' | 'span';
+      span_filter: {
+        kind?: string[];
+        name?: string[];
+      } | null;
+      filters: (
+        | {
+            /** @constant */
+            field: 'trace_id';
+            /** @enum {string} */
+            op: 'eq' | 'contains';
+            value: string;
+          }
+        | {
+            /** @constant */
+            field: 'signal_id';
+            /** @constant */
+            op: 'eq';
+            value: string;
+          }
+        | {
+            /** @constant */
+            field: 'tags';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'score';
+            key: string;
+            /** @enum {string} */
+            op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'is_set' | 'is_not_set';
+            value?: number | string[];
+          }
+        | {
+            /** @constant */
+            field: 'model_name';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'environment';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'span_kind';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'status';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'error_type';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'name';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'cost';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'total_tokens';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'duration_ms';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'errors';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'time_to_first_token_ms';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'output_tokens_per_second';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'metadata';
+            /** @enum {string} */
+            op: 'eq' | 'contains';
+            value: string;
+            key: string;
+          }
+      )[];
+      sampling_rate: number;
+      delay_seconds: number;
+      scorer: components['schemas']['EvaluatorScorer'];
+      score_name: string;
+      score_config_id: string | null;
+      enabled: boolean;
+      /** @description why the evaluator paused itself (a provider answer no retry can fix); null otherwise */
+      paused_reason: string | null;
+      /** @description 1, 2, ...: a change of the scorer (prompt, variables, output) makes a new one */
+      version: number;
+      /** @description the evaluator's executions */
+      stats: {
+        last_24h: {
+          executions: number;
+          completed: number;
+          errors: number;
+          skipped: number;
+          input_tokens: number;
+          output_tokens: number;
+          /** @description USD: the judge calls priced with the model price table */
+          cost: number;
+        };
+        all_time: {
+          executions: number;
+          completed: number;
+          errors: number;
+          skipped: number;
+          input_tokens: number;
+          output_tokens: number;
+          /** @description USD: the judge calls priced with the model price table */
+          cost: number;
+        };
+      };
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    EvaluatorList: {
+      data: components['schemas']['Evaluator'][];
+      meta: components['schemas']['PaginationMeta'];
+    };
+    EvaluatorExecution: {
+      execution_id: string;
+      trace_id: string;
+      span_id: string | null;
+      /** @enum {string} */
+      status: 'pending' | 'running' | 'completed' | 'error' | 'skipped';
+      error: string | null;
+      score_id: string | null;
+      attempts: number;
+      judge_model: string | null;
+      input_tokens: number;
+      output_tokens: number;
+      cost: number;
+      /** Format: date-time */
+      created_at: string;
+      finished_at: string | null;
+    };
+    EvaluatorExecutionList: {
+      data: components['schemas']['EvaluatorExecution'][];
+      meta: components['schemas']['PaginationMeta'];
+    };
+    EvaluatorDryRun: {
+      evaluator_id: string;
+      version: number;
+      trace_id: string;
+      span_id: string | null;
+      /** @description the id the score would have: derived from evaluator and target */
+      score_id: string;
+      score_name: string;
+      /** @description the prompt as the judge would get it; null for a check */
+      rendered_prompt: string | null;
+      /** @description variables whose path found nothing (rendered as empty text) */
+      missing_variables: string[];
+      /** @description whether a value or the prompt was cut to its bound */
+      truncated: boolean;
+      judge_model: string | null;
+      input_tokens: number;
+      output_tokens: number;
+      /** @description what the scorer gives now; null when it failed */
+      score: {
+        value: number;
+        /** @description categorical: the label; boolean: "true"/"false"; numeric: null */
+        string_value: string | null;
+        comment: string | null;
+      } | null;
+      /** @description why there is no score: a fixed sentence */
+      error: string | null;
     };
     /** @description The error envelope */
     Error: {
@@ -6259,6 +6920,1832 @@ export interface operations {
       200: {
         content: {
           'application/json': components['schemas']['ModelPrice'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** List scores */
+  listScores: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        trace_id?: string;
+        span_id?: string;
+        session_id?: string;
+        name?: string;
+        source?: 'api' | 'evaluator' | 'annotation';
+        evaluator_id?: string;
+        evaluator_version?: number;
+        config_id?: string;
+        data_type?: 'numeric' | 'categorical' | 'boolean';
+        /** @description scores created after this time */
+        start_after?: string;
+        /** @description scores created before this time */
+        start_before?: string;
+        limit?: number;
+        page?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['ScoreList'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Write scores (partial success) */
+  createScores: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      header?: {
+        /** @description Makes a retry of this create safe (docs/idempotency.md): for 24 hours, the same request with the same key from the same credential answers what the first answered (status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with a different request answers 409. 1 to 255 printable characters; use a UUID. */
+        'idempotency-key'?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          scores: unknown[];
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['ScoreWriteResult'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict; among them, an Idempotency-Key already used for a different request */
+      409: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Get a score */
+  getScore: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        score_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['Score'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Delete a score */
+  deleteScore: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        score_id: string;
+      };
+    };
+    responses: {
+      /** @description deleted */
+      204: {
+        content: never;
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** List score configs */
+  listScoreConfigs: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        limit?: number;
+        page?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['ScoreConfigList'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Create a score config */
+  createScoreConfig: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      header?: {
+        /** @description Makes a retry of this create safe (docs/idempotency.md): for 24 hours, the same request with the same key from the same credential answers what the first answered (status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with a different request answers 409. 1 to 255 printable characters; use a UUID. */
+        'idempotency-key'?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          name: string;
+          /** @enum {string} */
+          data_type: 'numeric' | 'categorical' | 'boolean';
+          min_value?: number | null;
+          max_value?: number | null;
+          categories?:
+            | {
+                label: string;
+                value: number;
+              }[]
+            | null;
+          description?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          'application/json': components['schemas']['ScoreConfig'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict; among them, an Idempotency-Key already used for a different request */
+      409: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Get a score config */
+  getScoreConfig: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        config_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['ScoreConfig'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Describe or archive a score config */
+  updateScoreConfig: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        config_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          description?: string | null;
+          archived?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['ScoreConfig'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** List LLM connections */
+  listLlmConnections: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        limit?: number;
+        page?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['LlmConnectionList'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Add an LLM connection */
+  createLlmConnection: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      header?: {
+        /** @description Makes a retry of this create safe (docs/idempotency.md): for 24 hours, the same request with the same key from the same credential answers what the first answered (status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with a different request answers 409. 1 to 255 printable characters; use a UUID. */
+        'idempotency-key'?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          name: string;
+          /** @enum {string} */
+          provider: 'openai' | 'anthropic' | 'openai_compatible';
+          base_url?: string | null;
+          api_key: string;
+          default_model?: string | null;
+          extra_headers?: {
+            [key: string]: string;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          'application/json': components['schemas']['LlmConnection'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict; among them, an Idempotency-Key already used for a different request */
+      409: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Get an LLM connection */
+  getLlmConnection: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        connection_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['LlmConnection'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Delete an LLM connection */
+  deleteLlmConnection: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        connection_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            deleted: true;
+            id: string;
+          };
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Update an LLM connection */
+  updateLlmConnection: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        connection_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          name?: string;
+          base_url?: string | null;
+          api_key?: string;
+          default_model?: string | null;
+          extra_headers?: {
+            [key: string]: string;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['LlmConnection'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Test an LLM connection with one small call */
+  testLlmConnection: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        connection_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          model?: string;
+        } | null;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['LlmConnectionTest'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** List evaluators */
+  listEvaluators: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        limit?: number;
+        page?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['EvaluatorList'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Create an evaluator */
+  createEvaluator: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      header?: {
+        /** @description Makes a retry of this create safe (docs/idempotency.md): for 24 hours, the same request with the same key from the same credential answers what the first answered (status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with a different request answers 409. 1 to 255 printable characters; use a UUID. */
+        'idempotency-key'?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          name: string;
+          /** @enum {string} */
+          target: 'trace' | 'span';
+          span_filter?: {
+            kind?: string[];
+            name?: string[];
+          } | null;
+          /** @default [] */
+          filters?: (
+            | {
+                /** @enum {string} */
+                field: 'trace_id';
+                /** @enum {string} */
+                op: 'eq' | 'contains';
+                value: string;
+              }
+            | {
+                /** @enum {string} */
+                field: 'signal_id';
+                /** @enum {string} */
+                op: 'eq';
+                value: string;
+              }
+            | {
+                /** @enum {string} */
+                field: 'tags';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'score';
+                key: string;
+                /** @enum {string} */
+                op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'is_set' | 'is_not_set';
+                value?: number | string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'model_name';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'environment';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'span_kind';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'status';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'error_type';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'name';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'cost';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'total_tokens';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'duration_ms';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'errors';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'time_to_first_token_ms';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'output_tokens_per_second';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'metadata';
+                /** @enum {string} */
+                op: 'eq' | 'contains';
+                value: string;
+                key: string;
+              }
+          )[];
+          /** @default 1 */
+          sampling_rate?: number;
+          /** @default 30 */
+          delay_seconds?: number;
+          scorer: components['schemas']['EvaluatorScorerInput'];
+          score_name: string;
+          score_config_id?: string | null;
+          /** @default true */
+          enabled?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          'application/json': components['schemas']['Evaluator'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict; among them, an Idempotency-Key already used for a different request */
+      409: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Get an evaluator with its stats */
+  getEvaluator: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        evaluator_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['Evaluator'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Delete an evaluator */
+  deleteEvaluator: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        evaluator_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            deleted: true;
+            id: string;
+          };
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Update an evaluator */
+  updateEvaluator: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        evaluator_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          name?: string;
+          /** @enum {string} */
+          target?: 'trace' | 'span';
+          span_filter?: {
+            kind?: string[];
+            name?: string[];
+          } | null;
+          filters?: (
+            | {
+                /** @enum {string} */
+                field: 'trace_id';
+                /** @enum {string} */
+                op: 'eq' | 'contains';
+                value: string;
+              }
+            | {
+                /** @enum {string} */
+                field: 'signal_id';
+                /** @enum {string} */
+                op: 'eq';
+                value: string;
+              }
+            | {
+                /** @enum {string} */
+                field: 'tags';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'score';
+                key: string;
+                /** @enum {string} */
+                op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'is_set' | 'is_not_set';
+                value?: number | string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'model_name';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'environment';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'span_kind';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'status';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'error_type';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'name';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'cost';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'total_tokens';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'duration_ms';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'errors';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'time_to_first_token_ms';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'output_tokens_per_second';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'metadata';
+                /** @enum {string} */
+                op: 'eq' | 'contains';
+                value: string;
+                key: string;
+              }
+          )[];
+          sampling_rate?: number;
+          delay_seconds?: number;
+          scorer?: components['schemas']['EvaluatorScorerInput'];
+          score_name?: string;
+          score_config_id?: string | null;
+          enabled?: boolean;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['Evaluator'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** List an evaluator's executions */
+  listEvaluatorExecutions: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        status?: 'pending' | 'running' | 'completed' | 'error' | 'skipped';
+        limit?: number;
+        page?: number;
+      };
+      path: {
+        evaluator_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['EvaluatorExecutionList'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Score one trace or span now, storing nothing */
+  dryRunEvaluator: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        evaluator_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          trace_id: string;
+          span_id?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['EvaluatorDryRun'];
         };
       };
       /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */

@@ -18,7 +18,10 @@ export type Project = Item<Schemas['ProjectList']>;
 export type Member = Schemas['Member'];
 export type ApiKey = Item<Schemas['ApiKeyList']> & Partial<Pick<Schemas['ApiKeyCreated'], 'key'>>;
 
-export type TraceItem = Schemas['TraceListEntry'];
+/** A trace as the list answers it; a session's traces come without the list's score summaries. */
+export type TraceItem = Omit<Schemas['TraceListEntry'], 'scores'> & Partial<Pick<Schemas['TraceListEntry'], 'scores'>>;
+export type ScoreSummary = Schemas['ScoreSummary'];
+export type Score = Schemas['Score'];
 export type Span = Schemas['Span'];
 export type SpanEvent = Schemas['SpanEvent'];
 export type SpanLink = Schemas['SpanLink'];
