@@ -129,7 +129,10 @@ export function registerScoreRoutes(app: FastifyInstance, ctx: AppContext): void
 
   r.delete(
     '/scores/:score_id',
-    { ...any, schema: { params: ScoreParams, querystring: ProjectQuery, response: { 204: z.undefined().describe('deleted') } } },
+    {
+      ...any,
+      schema: { params: ScoreParams, querystring: ProjectQuery, response: { 204: z.undefined().describe('deleted') } },
+    },
     async (request, reply) => {
       await deleteScore(ctx, await scope(request, undefined, true), request.params.score_id);
       return reply.status(204).send(undefined);

@@ -110,7 +110,7 @@ describe('hostile price patterns', () => {
           method: 'POST',
           url: `${PUBLIC}/traces`,
           token: attacker.key.key,
-          payload: { spans: nativeSpans(200, nameLength) },
+          payload: { spans: nativeSpans(50, nameLength) },
         }),
       );
       expect(native.res.statusCode, native.res.body.slice(0, 300)).toBe(200);
@@ -122,7 +122,7 @@ describe('hostile price patterns', () => {
           method: 'POST',
           url: `${PUBLIC}/otel/v1/traces`,
           token: attacker.key.key,
-          payload: otlpBody(200, nameLength),
+          payload: otlpBody(50, nameLength),
         }),
       );
       expect(otlp.res.statusCode, otlp.res.body.slice(0, 300)).toBe(200);
