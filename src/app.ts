@@ -19,6 +19,7 @@ import { registerSignalRoutes } from './signals/routes.js';
 import { registerDatasetRoutes } from './datasets/routes.js';
 import { registerEvaluationRoutes } from './evaluations/routes.js';
 import { registerModelPriceRoutes } from './model-prices/routes.js';
+import { registerPromptRoutes } from './prompts/routes.js';
 import { registerIdempotency } from './idempotency/plugin.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
@@ -72,4 +73,5 @@ export function registerPublicRoutes(api: FastifyInstance, ctx: AppContext): voi
   registerDatasetRoutes(api, ctx);
   registerEvaluationRoutes(api, ctx);
   registerModelPriceRoutes(api, ctx);
+  registerPromptRoutes(api, ctx);
 }

@@ -20,6 +20,7 @@ export const TAGS = {
   Datasets: 'Datasets and their versions (docs/datasets.md)',
   Evaluations: 'Evaluations, runs, results and comparisons (docs/datasets.md)',
   'Model prices': 'The price table that costs spans (docs/model-prices.md)',
+  Prompts: 'Prompts: numbered versions, labels, compile (docs/prompts.md)',
   Projects: 'Projects and the caller (docs/authentication.md)',
   'API keys': 'Project API keys (docs/authentication.md)',
   Workspaces: 'Workspaces and their members (docs/authentication.md)',
@@ -110,6 +111,13 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
   'POST /model-prices': op('createModelPrice', 'Model prices', 'Add a model price'),
   'PATCH /model-prices/{price_id}': op('updateModelPrice', 'Model prices', 'Update a model price'),
   'DELETE /model-prices/{price_id}': op('deleteModelPrice', 'Model prices', 'Delete a model price'),
+  'GET /prompts': op('listPrompts', 'Prompts', 'List prompts'),
+  'POST /prompts': op('createPrompt', 'Prompts', 'Create a prompt version'),
+  'GET /prompts/{name}': op('getPrompt', 'Prompts', 'Get a prompt version (by version, label, or production)'),
+  'GET /prompts/{name}/versions': op('listPromptVersions', 'Prompts', "List a prompt's versions"),
+  'PATCH /prompts/{name}/versions/{version}': op('setPromptLabels', 'Prompts', "Set a prompt version's labels"),
+  'DELETE /prompts/{name}': op('deletePrompt', 'Prompts', 'Delete a prompt and its versions'),
+  'POST /prompts/{name}/compile': op('compilePrompt', 'Prompts', 'Fill a prompt version with variables'),
 };
 
 /** The key of a route in OPERATIONS: `GET /traces/{trace_id}` for Fastify's `/traces/:trace_id`. */

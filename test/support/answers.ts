@@ -119,6 +119,8 @@ function answerProblem(
   if (!statusKey)
     return `status ${status} is not documented (documented: ${Object.keys(operation.responses ?? {}).join(', ')})`;
   const content = operation.responses![statusKey]!.content ?? {};
+  // A status documented without a body (304 Not Modified) answers none.
+  if (!Object.keys(content).length && !body && !reply.getHeader('content-type')) return null;
   const mediaType = String(reply.getHeader('content-type') ?? '')
     .split(';')[0]!
     .trim()

@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { AnyJson, Count, DateTime, page } from '../answer-schemas.js';
+
+/** The answers of the prompt routes (docs/prompts.md). */
+
+const ChatMessage = z.object({ role: z.string(), content: z.string() });
+/** A text prompt's string, or a chat prompt's messages. */
+export const PromptBody = z.union([z.string(), z.array(ChatMessage)]);
+
+export const PromptVersionAnswer = z
+  .object({
+    name: z.string(),
+    version: Count,
+    type: z.enum(['text', 'chat']),
+    prompt: PromptBody,
+    config: z.record(z.string(), AnyJson),
+    labels: z.array(z.string()).describe('the labels on this version; `latest` on the newest one'),
+    commit_message: z.string().nullable(),
+    created_at: DateTime,
+    created_by: z.string().describe("who created the version: 'user:<user id>' or 'api_key:<key id>'"),
+  })
+  .meta({ id: 'PromptVersion' });
+
+const PromptListItem = z.object({
+  name: z.string(),
+  type: z.enum(['text', 'chat']).describe('the type of the newest version'),
+  latest_version: Count,
+  labels: z.array(z.string()).describe('every label on a version of the name, `latest` included'),
+  updated_at: DateTime,
+});
+export const PromptListAnswer = page(PromptListItem).meta({ id: 'PromptList' });
+export const PromptVersionListAnswer = page(PromptVersionAnswer).meta({ id: 'PromptVersionList' });
+
+export const CompiledPromptAnswer = z
+  .object({ prompt: PromptBody.describe('the prompt with every `{{variable}}` filled') })
+  .meta({ id: 'CompiledPrompt' });
