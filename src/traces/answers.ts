@@ -104,6 +104,8 @@ export const SpanAnswer = z
       "the producer's resource attributes (host.*, process.*, service.*), apart from metadata",
     ),
     dropped_attributes_count: Count.describe('attributes, events or links dropped past their caps'),
+    prompt_name: z.string().nullable().describe('the prompt the span used (docs/prompts.md, "Linking spans")'),
+    prompt_version: z.number().int().min(1).nullable().describe('the version of `prompt_name` the span used'),
   })
   .meta({ id: 'Span' });
 

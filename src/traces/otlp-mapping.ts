@@ -154,6 +154,10 @@ function mapSpan(span: OtlpSpan, resourceAttrs: OtlpAttributes, resource: String
   if (ttft !== undefined && ttft <= 2_147_483_647) mapped.time_to_first_token_ms = ttft;
   const tps = pick<number>('output_tokens_per_second', undefined, skipVercel);
   if (tps !== undefined) mapped.output_tokens_per_second = tps;
+  const promptName = cap(pick<string>('prompt_name'), MAX_SHORT_TEXT_LENGTH);
+  if (promptName !== undefined) mapped.prompt_name = promptName;
+  const promptVersion = pick<number>('prompt_version');
+  if (promptVersion !== undefined) mapped.prompt_version = promptVersion;
 
   let dropped = span.droppedAttributesCount + span.droppedEventsCount + span.droppedLinksCount + resource.dropped;
   const stacktrace = firstText(exception, 'exception.stacktrace');

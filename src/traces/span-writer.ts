@@ -366,6 +366,9 @@ const SPAN_COLUMNS = [
   'links',
   'resource',
   'dropped_attributes_count',
+  // clickhouse/0019_span_prompt.sql
+  'prompt_name',
+  'prompt_version',
 ] as const;
 
 /**
@@ -419,6 +422,8 @@ export type SpanRow = [
   links: string,
   resource: Record<string, string>,
   dropped_attributes_count: number,
+  prompt_name: string,
+  prompt_version: number,
 ];
 
 function toRow(projectId: string, ttlDays: number, s: NormalizedSpan, traceHourMs: number): SpanRow {
@@ -458,6 +463,8 @@ function toRow(projectId: string, ttlDays: number, s: NormalizedSpan, traceHourM
     s.links.length ? JSON.stringify(s.links) : '[]',
     s.resource,
     s.dropped_attributes_count,
+    s.prompt_name,
+    s.prompt_version,
   ];
 }
 

@@ -102,6 +102,8 @@ export function spanRecordOf(row: StoredSpanRow): SpanRecord {
     links: linksOf(row.links),
     resource: row.resource,
     dropped_attributes_count: Number(row.dropped_attributes_count),
+    prompt_name: orNull(row.prompt_name),
+    prompt_version: Number(row.prompt_version) || null,
   };
 }
 

@@ -52,6 +52,8 @@ describe('validateSpans', () => {
         links: [],
         resource: {},
         dropped_attributes_count: 0,
+        prompt_name: '',
+        prompt_version: 0,
       },
     ]);
   });
