@@ -118,6 +118,7 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
   'PATCH /prompts/{name}/versions/{version}': op('setPromptLabels', 'Prompts', "Set a prompt version's labels"),
   'DELETE /prompts/{name}': op('deletePrompt', 'Prompts', 'Delete a prompt and its versions'),
   'POST /prompts/{name}/compile': op('compilePrompt', 'Prompts', 'Fill a prompt version with variables'),
+  'GET /prompts/{name}/metrics': op('comparePromptVersions', 'Prompts', "Compare a prompt's versions over a window"),
 };
 
 /** The key of a route in OPERATIONS: `GET /traces/{trace_id}` for Fastify's `/traces/:trace_id`. */

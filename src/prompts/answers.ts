@@ -34,3 +34,31 @@ export const PromptVersionListAnswer = page(PromptVersionAnswer).meta({ id: 'Pro
 export const CompiledPromptAnswer = z
   .object({ prompt: PromptBody.describe('the prompt with every `{{variable}}` filled') })
   .meta({ id: 'CompiledPrompt' });
+
+const VersionMetrics = z.object({
+  version: z
+    .number()
+    .int()
+    .min(0)
+    .describe('the version the spans named; 0 for spans naming the prompt without a version'),
+  traces: Count,
+  spans: Count,
+  latency_p50_ms: z.number().nullable().describe('of the spans that ended; null when none did'),
+  latency_p95_ms: z.number().nullable(),
+  cost: z.number(),
+  input_tokens: Count,
+  output_tokens: Count,
+  total_tokens: Count,
+  error_rate: z.number().min(0).max(1).describe('the share of the spans in error'),
+});
+
+export const PromptMetricsAnswer = z
+  .object({
+    name: z.string(),
+    start_time: DateTime,
+    end_time: DateTime,
+    versions: z
+      .array(VersionMetrics)
+      .describe('newest version first; versions without spans in the window are left out'),
+  })
+  .meta({ id: 'PromptMetrics' });

@@ -2,11 +2,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { typed } from '../http.js';
-import { ForbiddenError } from '../errors.js';
 import { authenticate, principalOf, type Principal } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { roleRefusal } from '../auth/roles.js';
-import { Pagination, ProjectQuery, QueryInt, StoredText } from '../edge-schemas.js';
+import { IsoDateTime, isoToEpochMs, Pagination, ProjectQuery, QueryInt, StoredText } from '../edge-schemas.js';
+import { BadRequestError, ForbiddenError } from '../errors.js';
 import { Deleted } from '../answer-schemas.js';
 import {
   createVersion,
@@ -17,11 +17,18 @@ import {
   listPrompts,
   listVersions,
   matchesEtag,
+  promptMetrics,
   setLabels,
   type Mover,
 } from './service.js';
 import { compilePrompt } from './compile.js';
-import { CompiledPromptAnswer, PromptListAnswer, PromptVersionAnswer, PromptVersionListAnswer } from './answers.js';
+import {
+  CompiledPromptAnswer,
+  PromptListAnswer,
+  PromptMetricsAnswer,
+  PromptVersionAnswer,
+  PromptVersionListAnswer,
+} from './answers.js';
 
 /** 1-256 characters; `/` separates folders, so no empty folder (`a//b`, a leading or trailing `/`). */
 const Name = StoredText(1, 256).refine(
@@ -70,6 +77,9 @@ const CompileBody = z
   })
   .refine(bothNamed, BOTH_NAMED);
 const DeleteQuery = ProjectQuery;
+const MetricsQuery = ProjectQuery.extend({ start_time: IsoDateTime.optional(), end_time: IsoDateTime.optional() });
+/** The window of a comparison without one: the last 7 days. */
+const DEFAULT_METRICS_WINDOW_MS = 7 * 86_400_000;
 
 const NOT_MODIFIED = z.null().describe('Not Modified: `If-None-Match` names the current ETag (no body)');
 
@@ -187,6 +197,30 @@ export function registerPromptRoutes(app: FastifyInstance, ctx: AppContext): voi
       if (principal.kind === 'api_key') throw new ForbiddenError(roleRefusal('ADMIN'));
       const scope = await resolveReadProject(ctx, principal, request.query.project_id, 'ADMIN');
       return deletePrompt(ctx.pg.pool, scope.projectId, request.params.name);
+    },
+  );
+
+  r.get(
+    '/prompts/:name/metrics',
+    {
+      ...any,
+      schema: {
+        description:
+          'The versions side by side over a window (default: the 7 days before `end_time`, itself default now): per ' +
+          'version, the traces and spans naming it, latency p50/p95, cost, tokens and error rate.',
+        params: NameParams,
+        querystring: MetricsQuery,
+        response: { 200: PromptMetricsAnswer },
+      },
+    },
+    async (request) => {
+      const scope = await project(request);
+      const endMs = request.query.end_time ? isoToEpochMs(request.query.end_time) : Date.now();
+      const startMs = request.query.start_time
+        ? isoToEpochMs(request.query.start_time)
+        : endMs - DEFAULT_METRICS_WINDOW_MS;
+      if (startMs >= endMs) throw new BadRequestError('start_time must be before end_time');
+      return promptMetrics(ctx, scope.projectId, request.params.name, startMs, endMs);
     },
   );
 

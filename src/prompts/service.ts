@@ -6,6 +6,8 @@ import { roleRefusal } from '../auth/roles.js';
 import type { AnswerOf } from '../answer-schemas.js';
 import type { PromptVersionAnswer } from './answers.js';
 import type { PromptValue } from './compile.js';
+import { withinLimits } from '../query/limits.js';
+import { PROMPT_METRICS_LIMITS, promptMetricsQuery, type PromptMetricsRow } from '../query/prompt-metrics.js';
 
 /**
  * Prompts (docs/prompts.md): names with numbered, immutable versions, and labels that point at one
@@ -244,4 +246,39 @@ export async function deletePrompt(db: Queryable, projectId: string, name: strin
   const { rowCount } = await db.query('DELETE FROM prompts WHERE project_id = $1 AND name = $2', [projectId, name]);
   if (!rowCount) throw new NotFoundError(PROMPT_NOT_FOUND);
   return { deleted: true as const, id: name };
+}
+
+/**
+ * The versions of a prompt side by side over a window (docs/prompts.md, "Comparing versions"): the
+ * spans that name it, by version. A name with no version stored is a 404; spans may name versions
+ * never stored here (a prompt kept elsewhere), and are counted all the same.
+ */
+export async function promptMetrics(ctx: AppContext, projectId: string, name: string, startMs: number, endMs: number) {
+  const named = await ctx.pg.pool.query('SELECT 1 FROM prompts WHERE project_id = $1 AND name = $2', [projectId, name]);
+  if (!named.rows[0]) throw new NotFoundError(PROMPT_NOT_FOUND);
+  const rows = await withinLimits(PROMPT_METRICS_LIMITS, 'ask for a narrower window (start_time, end_time)', () =>
+    ctx.ch.rows<PromptMetricsRow>(promptMetricsQuery(projectId, name, startMs, endMs)),
+  );
+  const finite = (n: number | undefined) =>
+    n === undefined || !Number.isFinite(n) ? null : Math.round(n * 1000) / 1000;
+  return {
+    name,
+    start_time: new Date(startMs).toISOString(),
+    end_time: new Date(endMs).toISOString(),
+    versions: rows.map((row) => {
+      const spans = Number(row.spans);
+      return {
+        version: Number(row.version),
+        traces: Number(row.traces),
+        spans,
+        latency_p50_ms: finite(row.latency[0]),
+        latency_p95_ms: finite(row.latency[1]),
+        cost: Math.round(row.cost * 1e9) / 1e9,
+        input_tokens: Number(row.input_tokens),
+        output_tokens: Number(row.output_tokens),
+        total_tokens: Number(row.total_tokens),
+        error_rate: spans ? Number(row.errors) / spans : 0,
+      };
+    }),
+  };
 }

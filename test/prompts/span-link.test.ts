@@ -162,6 +162,60 @@ describe('spans linked to prompt versions', () => {
     expect(one[0]![0]).toBe(2);
   });
 
+  it('compare by version over a window: traces, latency p50/p95, cost, tokens, error rate', async () => {
+    const created = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/prompts`,
+      token: key,
+      payload: { name: 'support/faq', type: 'text', prompt: 'Q: {{q}}' },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const res = await get(`/prompts/${encodeURIComponent('support/faq')}/metrics`, {
+      start_time: iso(E - 10 * MIN),
+      end_time: iso(E),
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toEqual({
+      name: 'support/faq',
+      start_time: iso(E - 10 * MIN),
+      end_time: iso(E),
+      versions: [
+        {
+          version: 2,
+          traces: 2,
+          spans: 2,
+          latency_p50_ms: 300,
+          latency_p95_ms: 390,
+          cost: 6,
+          input_tokens: 0,
+          output_tokens: 0,
+          total_tokens: 0,
+          error_rate: 0,
+        },
+        {
+          version: 1,
+          traces: 1,
+          spans: 1,
+          latency_p50_ms: 100,
+          latency_p95_ms: 100,
+          cost: 1,
+          input_tokens: 0,
+          output_tokens: 0,
+          total_tokens: 0,
+          error_rate: 0,
+        },
+      ],
+    });
+    // A window before every span: no versions.
+    const before = await get(`/prompts/${encodeURIComponent('support/faq')}/metrics`, {
+      start_time: iso(E - 60 * MIN),
+      end_time: iso(E - 30 * MIN),
+    });
+    expect(before.json().versions).toEqual([]);
+    expect((await get('/prompts/greeting/metrics')).statusCode).toBe(404);
+    expect((await get('/prompts/x/metrics', { start_time: iso(E), end_time: iso(E - MIN) })).statusCode).toBe(400);
+  });
+
   it('are public SQL columns', async () => {
     const res = await call(h().api, {
       method: 'POST',
