@@ -9,6 +9,8 @@ export const USER_ID = 'user-42';
 export const SESSION_ID = 'sess-7';
 export const TENANT = 'acme';
 export const MODEL = 'gpt-4o';
+/** The prompt version the Langfuse scenario's first generation names (docs/prompts.md, "Linking spans"). */
+export const LANGFUSE_PROMPT = { name: 'travel/planner', version: 3, isFallback: false };
 export const AGENT_NAME = 'travel-agent';
 export const QUESTION = 'What is the weather in Paris today?';
 export const TOOL_NAME = 'get_weather';
