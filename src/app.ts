@@ -22,6 +22,7 @@ import { registerModelPriceRoutes } from './model-prices/routes.js';
 import { registerScoreRoutes } from './scores/routes.js';
 import { registerLlmConnectionRoutes } from './llm-connections/routes.js';
 import { registerEvaluatorRoutes } from './evaluators/routes.js';
+import { registerPromptRoutes } from './prompts/routes.js';
 import { registerIdempotency } from './idempotency/plugin.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
@@ -78,4 +79,5 @@ export function registerPublicRoutes(api: FastifyInstance, ctx: AppContext): voi
   registerScoreRoutes(api, ctx);
   registerLlmConnectionRoutes(api, ctx);
   registerEvaluatorRoutes(api, ctx);
+  registerPromptRoutes(api, ctx);
 }

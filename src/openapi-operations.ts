@@ -23,6 +23,7 @@ export const TAGS = {
   Scores: 'Scores on traces, spans and sessions, and their configs (docs/scores.md)',
   'LLM connections': 'Provider accounts that LLM judges call (docs/evaluators.md)',
   Evaluators: 'Online evaluators that score traces and spans (docs/evaluators.md)',
+  Prompts: 'Prompts: numbered versions, labels, compile (docs/prompts.md)',
   Projects: 'Projects and the caller (docs/authentication.md)',
   'API keys': 'Project API keys (docs/authentication.md)',
   Workspaces: 'Workspaces and their members (docs/authentication.md)',
@@ -146,6 +147,14 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     'Evaluators',
     'Score one trace or span now, storing nothing',
   ),
+  'GET /prompts': op('listPrompts', 'Prompts', 'List prompts'),
+  'POST /prompts': op('createPrompt', 'Prompts', 'Create a prompt version'),
+  'GET /prompts/{name}': op('getPrompt', 'Prompts', 'Get a prompt version (by version, label, or production)'),
+  'GET /prompts/{name}/versions': op('listPromptVersions', 'Prompts', "List a prompt's versions"),
+  'PATCH /prompts/{name}/versions/{version}': op('setPromptLabels', 'Prompts', "Set a prompt version's labels"),
+  'DELETE /prompts/{name}': op('deletePrompt', 'Prompts', 'Delete a prompt and its versions'),
+  'POST /prompts/{name}/compile': op('compilePrompt', 'Prompts', 'Fill a prompt version with variables'),
+  'GET /prompts/{name}/metrics': op('comparePromptVersions', 'Prompts', "Compare a prompt's versions over a window"),
 };
 
 /** The key of a route in OPERATIONS: `GET /traces/{trace_id}` for Fastify's `/traces/:trace_id`. */

@@ -15,6 +15,7 @@ import {
   type GlobalOptions,
 } from './settings.js';
 import { registerTraceCommands } from './traces.js';
+import { promptVersionArgs, registerPromptCommands } from './prompts.js';
 import type { Context, Io } from './context.js';
 
 /**
@@ -29,7 +30,7 @@ export type { Context, Io } from './context.js';
 export async function main(argv: string[], io: Io = defaultIo()): Promise<number> {
   const program = buildProgram(io);
   try {
-    await program.parseAsync(argv);
+    await program.parseAsync([...argv.slice(0, 2), ...promptVersionArgs(argv.slice(2))]);
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 1;
@@ -215,6 +216,7 @@ export function buildProgram(io: Io): Command {
 
   registerSignalCommands(program, ctx);
   registerAlertCommands(program, ctx);
+  registerPromptCommands(program, ctx);
 
   program
     .command('ingest')

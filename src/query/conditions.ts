@@ -44,6 +44,9 @@ export function spanCondition(f: SpanFilter, b: ParamBuilder): string {
     case 'output_tokens_per_second':
       // A span without the timing (NULL) matches no comparison.
       return `${f.field} ${OP_SQL[f.op]} ${b.param('Float64', f.value)}`;
+    case 'prompt_name':
+    case 'prompt_version':
+      return promptCondition(f, b.param.bind(b));
     case 'cost':
     case 'total_tokens':
     case 'duration_ms':
@@ -55,6 +58,15 @@ export function spanCondition(f: SpanFilter, b: ParamBuilder): string {
     default:
       return `${FILTER_DIMENSION[f.field]} IN ${b.param('Array(String)', f.value)}`;
   }
+}
+
+type PromptPredicate = Extract<SpanFilter, { field: 'prompt_name' | 'prompt_version' }>;
+
+/** A prompt predicate on span rows (clickhouse/0019_span_prompt.sql; docs/prompts.md, "Linking spans"). */
+function promptCondition(f: PromptPredicate, param: Param): string {
+  return f.field === 'prompt_name'
+    ? `prompt_name IN ${param('Array(String)', f.value)}`
+    : `prompt_version = ${param('UInt32', f.value)}`;
 }
 
 /** A normalised predicate on spans or a span rollup, negated for `!=`. */
@@ -125,6 +137,13 @@ export function traceCondition(
       const window = scope.from === undefined ? '' : ` AND start_time >= ${scope.from}`;
       return `trace_id IN (SELECT trace_id FROM spans WHERE project_id = ${scope.project}${window}
       AND ${f.field} ${OP_SQL[f.op]} ${param('Float64', f.value)})`;
+    }
+    case 'prompt_name':
+    case 'prompt_version': {
+      // Any span of the trace used the prompt (version): read from `spans` like the timings above.
+      const window = scope.from === undefined ? '' : ` AND start_time >= ${scope.from}`;
+      return `trace_id IN (SELECT trace_id FROM spans WHERE project_id = ${scope.project}${window}
+      AND ${promptCondition(f, param)})`;
     }
     case 'metadata': {
       const key = param('String', f.key);

@@ -110,5 +110,7 @@ export function rollupValue(spec: Measure): string | null {
 /** A span group-by (`model_name`, `metadata.<key>`, ...) as a String expression on spans or a rollup. */
 export function spanGroup(field: string, b: ParamBuilder): string {
   if (field.startsWith('metadata.')) return `metadata[${b.param('String', field.slice('metadata.'.length))}]`;
+  // 0 is "no prompt version" (clickhouse/0019_span_prompt.sql): the group without one is '', as for text fields.
+  if (field === 'prompt_version') return "if(prompt_version = 0, '', toString(prompt_version))";
   return `toString(${field})`;
 }

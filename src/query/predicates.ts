@@ -21,6 +21,14 @@ const MAX_TIMING_VALUE = 2_147_483_647;
 export const TIMING_FIELDS = ['time_to_first_token_ms', 'output_tokens_per_second'] as const;
 export type TimingField = (typeof TIMING_FIELDS)[number];
 
+/**
+ * The prompt version a span used (docs/prompts.md, "Linking spans"): `prompt_name` `in`,
+ * `prompt_version` `eq`. Not rollup dimensions: read from `spans` (clickhouse/0019_span_prompt.sql).
+ */
+export const PROMPT_FIELDS = ['prompt_name', 'prompt_version'] as const;
+/** The largest prompt version (a Postgres integer, as src/traces/span-input.ts bounds it). */
+const MAX_PROMPT_VERSION = 2_147_483_647;
+
 export const SET_FIELDS = ['model_name', 'environment', 'span_kind', 'status', 'error_type', 'name'] as const;
 export type SetField = (typeof SET_FIELDS)[number];
 export const NUMERIC_OPS = ['eq', 'gt', 'gte', 'lt', 'lte'] as const;
@@ -97,6 +105,14 @@ function predicateOptions(bounded: boolean) {
       value: Text,
       key: z.string().min(1).max(MAX_KEY),
     }),
+    prompts: [
+      z.strictObject({ field: z.literal('prompt_name'), op: z.literal('in'), value: TextList }),
+      z.strictObject({
+        field: z.literal('prompt_version'),
+        op: z.literal('eq'),
+        value: bounded ? z.int().min(1).max(MAX_PROMPT_VERSION) : z.number().min(0),
+      }),
+    ] as const,
   };
 }
 
@@ -112,6 +128,7 @@ export const PredicateSchema = z.discriminatedUnion('field', [
   ...list.sets,
   ...list.numbers,
   list.metadata,
+  ...list.prompts,
 ]);
 export type Predicate = z.infer<typeof PredicateSchema>;
 
@@ -121,6 +138,7 @@ export const SpanFilterSchema = z.discriminatedUnion('field', [
   ...span.sets,
   ...span.numbers,
   span.metadata,
+  ...span.prompts,
 ]);
 export type SpanFilter = z.infer<typeof SpanFilterSchema>;
 
@@ -155,7 +173,7 @@ const TEXT_FIELDS = ['trace_id', 'metadata'] as const;
 /** Field names accepted besides the widget ones, and what they mean there. */
 const ALIASES: Record<string, string> = { kind: 'span_kind', latency: 'duration_ms' };
 
-export const PREDICATE_FIELDS = [...SET_FIELDS, ...NUMERIC_FIELDS, ...TEXT_FIELDS] as const;
+export const PREDICATE_FIELDS = [...SET_FIELDS, ...NUMERIC_FIELDS, ...TEXT_FIELDS, ...PROMPT_FIELDS] as const;
 
 const SYMBOLS: Record<string, NumericOp | 'neq' | 'in' | 'contains'> = {
   '=': 'eq',
@@ -201,7 +219,15 @@ export function normalizePredicate(input: z.input<typeof PredicateInput>): Norma
     );
   const negate = op === 'neq';
 
-  if ((SET_FIELDS as readonly string[]).includes(field)) {
+  if (field === 'prompt_version') {
+    if (op !== 'eq' && op !== 'neq') return fail(['op'], 'prompt_version takes = or !=');
+    const value =
+      typeof input.value === 'number' ? input.value : typeof input.value === 'string' ? Number(input.value) : NaN;
+    if (!Number.isInteger(value) || value < 1) return fail(['value'], 'prompt_version takes a version number (>= 1)');
+    return ok({ field, op: 'eq', value }, negate);
+  }
+
+  if ((SET_FIELDS as readonly string[]).includes(field) || field === 'prompt_name') {
     if (op !== 'eq' && op !== 'neq' && op !== 'in') return fail(['op'], `${field} takes =, != or in`);
     const values = typeof input.value === 'string' ? [input.value] : input.value;
     if (!Array.isArray(values)) return fail(['value'], `${field} takes a string or a list of strings`);

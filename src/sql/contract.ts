@@ -123,6 +123,9 @@ const SPANS: ContractTable = {
     col('reasoning_tokens', 'UInt64'),
     col('time_to_first_token_ms', 'Nullable(Float64)'),
     col('output_tokens_per_second', 'Nullable(Float64)'),
+    // clickhouse/0019_span_prompt.sql (docs/prompts.md): '' and NULL when the span names no prompt.
+    col('prompt_name', 'String'),
+    col('prompt_version', 'Nullable(UInt32)', 'nullIf(p_prompt_version, 0)'),
   ],
   physical: [
     'trace_id',
@@ -153,6 +156,8 @@ const SPANS: ContractTable = {
     'reasoning_tokens',
     'time_to_first_token_ms',
     'output_tokens_per_second',
+    'prompt_name',
+    'prompt_version',
   ],
   from: (db, inner) => `SELECT ${inner} FROM ${db}.spans WHERE project_id = ${PROJECT}`,
 };

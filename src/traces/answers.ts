@@ -112,6 +112,8 @@ export const SpanAnswer = z
     ),
     dropped_attributes_count: Count.describe('attributes, events or links dropped past their caps'),
     tags: z.array(z.string()).describe("the span's tags, as sent"),
+    prompt_name: z.string().nullable().describe('the prompt the span used (docs/prompts.md, "Linking spans")'),
+    prompt_version: z.number().int().min(1).nullable().describe('the version of `prompt_name` the span used'),
   })
   .meta({ id: 'Span' });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BadRequestError } from '../errors.js';
-import { PredicateSchema, SET_FIELDS, TIMING_FIELDS, type Predicate } from '../query/predicates.js';
+import { PredicateSchema, PROMPT_FIELDS, SET_FIELDS, TIMING_FIELDS, type Predicate } from '../query/predicates.js';
 
 export type { Predicate } from '../query/predicates.js';
 
@@ -48,7 +48,7 @@ function describe(issue: z.core.$ZodIssue): string {
     : 'filters';
   switch (issue.code) {
     case 'invalid_union':
-      return `${where}: unknown field; expected one of trace_id, signal_id, tags, ${SET_FIELDS.join(', ')}, cost, total_tokens, duration_ms, errors, ${TIMING_FIELDS.join(', ')}, metadata`;
+      return `${where}: unknown field; expected one of trace_id, signal_id, tags, score, ${SET_FIELDS.join(', ')}, cost, total_tokens, duration_ms, errors, ${TIMING_FIELDS.join(', ')}, metadata, ${PROMPT_FIELDS.join(', ')}`;
     case 'unrecognized_keys':
       return `${where}: unexpected key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')}`;
     case 'invalid_value':

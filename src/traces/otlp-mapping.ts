@@ -159,6 +159,10 @@ function mapSpan(span: OtlpSpan, resourceAttrs: OtlpAttributes, resource: String
   if (tags?.length) mapped.tags = tags;
   const tps = pick<number>('output_tokens_per_second', undefined, skipVercel);
   if (tps !== undefined) mapped.output_tokens_per_second = tps;
+  const promptName = cap(pick<string>('prompt_name'), MAX_SHORT_TEXT_LENGTH);
+  if (promptName !== undefined) mapped.prompt_name = promptName;
+  const promptVersion = pick<number>('prompt_version');
+  if (promptVersion !== undefined) mapped.prompt_version = promptVersion;
 
   let dropped = span.droppedAttributesCount + span.droppedEventsCount + span.droppedLinksCount + resource.dropped;
   const stacktrace = firstText(exception, 'exception.stacktrace');

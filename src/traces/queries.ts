@@ -131,6 +131,9 @@ export type StoredSpanRow = {
   resource: Record<string, string>;
   dropped_attributes_count: string | number;
   tags: string[];
+  // clickhouse/0019_span_prompt.sql
+  prompt_name: string;
+  prompt_version: string | number;
 };
 
 // One row per span (a copy re-sent by two processes at once is folded by LIMIT 1 BY), by start time.
@@ -152,6 +155,8 @@ export function traceSpansQuery(projectId: string, traceId: string, limit: numbe
                    input, output, metadata, cost, input_tokens, output_tokens, total_tokens, evaluation_run_id,
                    cost_source, cache_read_tokens, cache_write_tokens, reasoning_tokens, time_to_first_token_ms,
                    output_tokens_per_second, events, links, resource, dropped_attributes_count, tags
+                   output_tokens_per_second, events, links, resource, dropped_attributes_count,
+                   prompt_name, prompt_version
               ${ONE_TRACE_SPANS}
              LIMIT {limit:UInt32}
              ${settingsClause(limits)}`,

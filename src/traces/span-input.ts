@@ -19,7 +19,7 @@ export const MAX_METADATA_VALUE_LENGTH = 32_768;
 export const MAX_NAME_LENGTH = 512;
 export const MAX_KIND_LENGTH = 64;
 export const MAX_ERROR_MESSAGE_LENGTH = 32_768;
-/** error_type, model_name, environment, user_id, session_id, evaluation_run_id. */
+/** error_type, model_name, environment, user_id, session_id, evaluation_run_id, prompt_name. */
 export const MAX_SHORT_TEXT_LENGTH = 1024;
 /** Span events and links kept per span (docs/spans.md, "Events and links"); the rest are counted as dropped. */
 export const MAX_SPAN_EVENTS = 128;
@@ -29,6 +29,8 @@ export const MAX_TAGS = 50;
 export const MAX_TAG_LENGTH = 200;
 /** Attributes kept per event or link. */
 export const MAX_EVENT_ATTRIBUTES = 64;
+/** The largest prompt version a span may name (a Postgres integer, as prompt versions are numbered). */
+export const MAX_PROMPT_VERSION = 2_147_483_647;
 
 const Id = z.string().min(1).max(128);
 const DateTime = z.iso.datetime({ offset: true, local: true, error: 'Invalid ISO date-time' });
@@ -110,6 +112,9 @@ export const SpanInputSchema = z
     dropped_attributes_count: TokenCount,
     /** Labels of the span's trace (a trace's tags are its spans' union). */
     tags: z.array(z.string().min(1).max(MAX_TAG_LENGTH)).max(MAX_TAGS).nullish(),
+    /** The prompt the span used (docs/prompts.md, "Linking spans"): its name and version number. */
+    prompt_name: ShortText,
+    prompt_version: z.int().min(1).max(MAX_PROMPT_VERSION).nullish(),
   })
   .superRefine((span, ctx) => {
     // Runs only once every field parsed, so both times are valid ISO strings here.
@@ -164,6 +169,10 @@ export interface NormalizedSpan {
   dropped_attributes_count: number;
   /** Distinct, in the order sent. */
   tags: string[];
+  /** `''` when the span names no prompt. */
+  prompt_name: string;
+  /** 0 when the span names no prompt version. */
+  prompt_version: number;
 }
 
 export interface RejectedSpan {
@@ -247,7 +256,15 @@ export function plainlyValid(item: unknown): item is SpanOutput {
     return false;
   if (!isNullishString(s.parent_span_id, 0, 128) || !isNullishString(s.kind, 1, MAX_KIND_LENGTH)) return false;
   if (!isNullishString(s.error_message, 0, MAX_ERROR_MESSAGE_LENGTH)) return false;
-  for (const field of ['error_type', 'model_name', 'environment', 'user_id', 'session_id', 'evaluation_run_id']) {
+  for (const field of [
+    'error_type',
+    'model_name',
+    'environment',
+    'user_id',
+    'session_id',
+    'evaluation_run_id',
+    'prompt_name',
+  ]) {
     if (!isNullishString(s[field], 0, MAX_SHORT_TEXT_LENGTH)) return false;
   }
   if (s.status != null && !STATUSES.has(s.status)) return false;
@@ -262,6 +279,15 @@ export function plainlyValid(item: unknown): item is SpanOutput {
   )
     return false;
   if (!isNullishCount(s.dropped_attributes_count)) return false;
+  if (
+    s.prompt_version != null &&
+    !(
+      isNullishCount(s.prompt_version) &&
+      (s.prompt_version as number) >= 1 &&
+      (s.prompt_version as number) <= MAX_PROMPT_VERSION
+    )
+  )
+    return false;
   if (s.time_to_first_token_ms != null && !isNumberIn(s.time_to_first_token_ms, 0, 2_147_483_647)) return false;
   if (s.output_tokens_per_second != null && !isNumberIn(s.output_tokens_per_second, 0, Number.MAX_VALUE)) return false;
   if (s.resource != null && !isStringMap(s.resource, MAX_METADATA_KEYS)) return false;
@@ -357,6 +383,8 @@ function normalizeSpan(span: SpanOutput): NormalizedSpan {
     resource: span.resource ?? {},
     dropped_attributes_count: span.dropped_attributes_count ?? 0,
     tags: span.tags?.length ? [...new Set(span.tags)] : [],
+    prompt_name: span.prompt_name ?? '',
+    prompt_version: span.prompt_version ?? 0,
   };
 }
 
@@ -407,6 +435,7 @@ const STRING_FIELDS = [
   'input',
   'output',
   'evaluation_run_id',
+  'prompt_name',
 ] as const satisfies readonly (keyof NormalizedSpan)[];
 
 /** docs/spans.md: input and output are "stored as text: a string as it is, anything else as its JSON". */

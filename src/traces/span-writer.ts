@@ -368,6 +368,9 @@ const SPAN_COLUMNS = [
   'dropped_attributes_count',
   // clickhouse/0020_span_tags.sql
   'tags',
+  // clickhouse/0019_span_prompt.sql
+  'prompt_name',
+  'prompt_version',
 ] as const;
 
 /**
@@ -422,6 +425,8 @@ export type SpanRow = [
   resource: Record<string, string>,
   dropped_attributes_count: number,
   tags: string[],
+  prompt_name: string,
+  prompt_version: number,
 ];
 
 function toRow(projectId: string, ttlDays: number, s: NormalizedSpan, traceHourMs: number): SpanRow {
@@ -462,6 +467,8 @@ function toRow(projectId: string, ttlDays: number, s: NormalizedSpan, traceHourM
     s.resource,
     s.dropped_attributes_count,
     s.tags,
+    s.prompt_name,
+    s.prompt_version,
   ];
 }
 

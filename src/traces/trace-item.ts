@@ -105,6 +105,8 @@ export function spanRecordOf(row: StoredSpanRow): SpanRecord {
     resource: row.resource,
     dropped_attributes_count: Number(row.dropped_attributes_count),
     tags: row.tags,
+    prompt_name: orNull(row.prompt_name),
+    prompt_version: Number(row.prompt_version) || null,
   };
 }
 

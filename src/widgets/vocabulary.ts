@@ -61,7 +61,19 @@ export const MEASURES: Record<View, readonly string[]> = {
 
 /** Fields a widget may group by (`metadata.<key>` too). */
 export const GROUP_FIELDS: Record<View, readonly string[]> = {
-  SPANS: ['model_name', 'environment', 'kind', 'status', 'name', 'error_type', 'user_id', 'session_id'],
+  SPANS: [
+    'model_name',
+    'environment',
+    'kind',
+    'status',
+    'name',
+    'error_type',
+    'user_id',
+    'session_id',
+    // The prompt version a span used (docs/prompts.md): compare latency, cost and tokens by version.
+    'prompt_name',
+    'prompt_version',
+  ],
   TRACES: ['name', 'user_id', 'session_id'],
 };
 

@@ -14,6 +14,7 @@ import {
   AGENT_NAME,
   TRACE_NAME,
   ANSWER,
+  LANGFUSE_PROMPT,
   FAILURE_MESSAGE,
   QUESTION,
   SENT_COST,
@@ -77,6 +78,13 @@ describe('Langfuse SDK into Sightline', () => {
     }
     expect(trace).toMatchObject({ total_input_tokens: 2 * USAGE.input, total_output_tokens: 2 * USAGE.output });
     expect(trace.total_cost).toBeCloseTo(2 * SENT_COST.total, 12);
+  });
+
+  it('links the generation made with a fetched prompt to its prompt version', () => {
+    const linked = spansNamed(trace, GENERATION).filter((s) => s.prompt_name !== null);
+    expect(linked.map((s) => [s.prompt_name, s.prompt_version])).toEqual([
+      [LANGFUSE_PROMPT.name, LANGFUSE_PROMPT.version],
+    ]);
   });
 
   it('shows input and output on the trace, the generations and the tool', () => {

@@ -91,6 +91,9 @@ const SPAN_COLUMNS = [
   ['reasoning_tokens', 'UInt64'],
   ['time_to_first_token_ms', 'Nullable(Float64)'],
   ['output_tokens_per_second', 'Nullable(Float64)'],
+  // issue 34: the prompt version a span used (docs/prompts.md).
+  ['prompt_name', 'String'],
+  ['prompt_version', 'Nullable(UInt32)'],
 ];
 const asColumns = (list: string[][]) => list.map(([name, type]) => ({ name, type }));
 const llm = SPANS.filter((s) => s.kind === 'llm');

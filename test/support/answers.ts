@@ -119,8 +119,8 @@ function answerProblem(
   if (!statusKey)
     return `status ${status} is not documented (documented: ${Object.keys(operation.responses ?? {}).join(', ')})`;
   const content = operation.responses![statusKey]!.content ?? {};
-  // 204 No Content: no body, and none documented.
-  if (status === '204') return Object.keys(content).length === 0 && !body ? null : '204 documented or sent with a body';
+  // A status documented without a body (204 No Content, 304 Not Modified) answers none.
+  if (!Object.keys(content).length && !body && !reply.getHeader('content-type')) return null;
   const mediaType = String(reply.getHeader('content-type') ?? '')
     .split(';')[0]!
     .trim()

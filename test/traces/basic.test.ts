@@ -83,6 +83,7 @@ describe('traces: ingest and read back', () => {
       total_output_tokens: 5,
       tags: [],
       model_names: ['gpt-4o'],
+      scores: [],
     });
     const filtered = await call(h().api, {
       method: 'GET',

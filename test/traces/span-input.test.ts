@@ -53,6 +53,8 @@ describe('validateSpans', () => {
         resource: {},
         dropped_attributes_count: 0,
         tags: [],
+        prompt_name: '',
+        prompt_version: 0,
       },
     ]);
   });

@@ -296,6 +296,46 @@ export interface paths {
     /** Score one trace or span now, storing nothing */
     post: operations['dryRunEvaluator'];
   };
+  '/api/v1/public/prompts': {
+    /** List prompts */
+    get: operations['listPrompts'];
+    /** Create a prompt version */
+    post: operations['createPrompt'];
+  };
+  '/api/v1/public/prompts/{name}': {
+    /**
+     * Get a prompt version (by version, label, or production)
+     * @description Without `version` or `label`: the version labelled `production`, else the newest. Answers an `ETag`; a request whose `If-None-Match` names it is answered 304 without a body.
+     */
+    get: operations['getPrompt'];
+    /** Delete a prompt and its versions */
+    delete: operations['deletePrompt'];
+  };
+  '/api/v1/public/prompts/{name}/versions': {
+    /** List a prompt's versions */
+    get: operations['listPromptVersions'];
+  };
+  '/api/v1/public/prompts/{name}/versions/{version}': {
+    /**
+     * Set a prompt version's labels
+     * @description Sets the version's labels to exactly `labels`: each moves here from the version it was on, and a label on this version that is not listed comes off. Moving `production` on or off needs ADMIN.
+     */
+    patch: operations['setPromptLabels'];
+  };
+  '/api/v1/public/prompts/{name}/metrics': {
+    /**
+     * Compare a prompt's versions over a window
+     * @description The versions side by side over a window (default: the 7 days before `end_time`, itself default now): per version, the traces and spans naming it, latency p50/p95, cost, tokens and error rate.
+     */
+    get: operations['comparePromptVersions'];
+  };
+  '/api/v1/public/prompts/{name}/compile': {
+    /**
+     * Fill a prompt version with variables
+     * @description Fills the `{{variable}}` placeholders of a version (chosen as by GET /prompts/{name}); a variable the prompt names and `variables` lacks is a 422 naming it. Values that are not strings are filled as JSON.
+     */
+    post: operations['compilePrompt'];
+  };
   '/api/v1/public/otel/v1/traces': {
     /** Ingest spans (OTLP/HTTP, protobuf or JSON) */
     post: operations['ingestOtlp'];
@@ -492,6 +532,8 @@ export interface components {
         } | null;
         dropped_attributes_count?: number | null;
         tags?: string[] | null;
+        prompt_name?: string | null;
+        prompt_version?: number | null;
       }[];
       /** @description the project the spans belong to; for an API key optional and must match the key's project */
       project_id?: string | null;
@@ -617,6 +659,20 @@ export interface components {
           op: 'eq' | 'contains';
           value: string;
           key: string;
+        }
+      | {
+          /** @constant */
+          field: 'prompt_name';
+          /** @constant */
+          op: 'in';
+          value: string[];
+        }
+      | {
+          /** @constant */
+          field: 'prompt_version';
+          /** @constant */
+          op: 'eq';
+          value: number;
         };
     WidgetSpec: {
       /** @enum {string} */
@@ -726,6 +782,20 @@ export interface components {
             op: 'eq' | 'contains';
             value: string;
             key: string;
+          }
+        | {
+            /** @constant */
+            field: 'prompt_name';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'prompt_version';
+            /** @constant */
+            op: 'eq';
+            value: number;
           }
       )[];
       limit?: number;
@@ -1187,6 +1257,10 @@ export interface components {
       dropped_attributes_count: number;
       /** @description the span's tags, as sent */
       tags: string[];
+      /** @description the prompt the span used (docs/prompts.md, "Linking spans") */
+      prompt_name: string | null;
+      /** @description the version of `prompt_name` the span used */
+      prompt_version: number | null;
     };
     TraceDetail: {
       trace_id: string;
@@ -2029,6 +2103,20 @@ export interface components {
             value: string;
             key: string;
           }
+        | {
+            /** @constant */
+            field: 'prompt_name';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'prompt_version';
+            /** @constant */
+            op: 'eq';
+            value: number;
+          }
       )[];
       sampling_rate: number;
       delay_seconds: number;
@@ -2119,6 +2207,80 @@ export interface components {
       } | null;
       /** @description why there is no score: a fixed sentence */
       error: string | null;
+    };
+    PromptVersion: {
+      name: string;
+      version: number;
+      /** @enum {string} */
+      type: 'text' | 'chat';
+      prompt:
+        | string
+        | {
+            role: string;
+            content: string;
+          }[];
+      config: {
+        [key: string]: unknown;
+      };
+      /** @description the labels on this version; `latest` on the newest one */
+      labels: string[];
+      commit_message: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** @description who created the version: 'user:<user id>' or 'api_key:<key id>' */
+      created_by: string;
+    };
+    PromptList: {
+      data: {
+        name: string;
+        /**
+         * @description the type of the newest version
+         * @enum {string}
+         */
+        type: 'text' | 'chat';
+        latest_version: number;
+        /** @description every label on a version of the name, `latest` included */
+        labels: string[];
+        /** Format: date-time */
+        updated_at: string;
+      }[];
+      meta: components['schemas']['PaginationMeta'];
+    };
+    PromptVersionList: {
+      data: components['schemas']['PromptVersion'][];
+      meta: components['schemas']['PaginationMeta'];
+    };
+    CompiledPrompt: {
+      /** @description the prompt with every `{{variable}}` filled */
+      prompt:
+        | string
+        | {
+            role: string;
+            content: string;
+          }[];
+    };
+    PromptMetrics: {
+      name: string;
+      /** Format: date-time */
+      start_time: string;
+      /** Format: date-time */
+      end_time: string;
+      /** @description newest version first; versions without spans in the window are left out */
+      versions: {
+        /** @description the version the spans named; 0 for spans naming the prompt without a version */
+        version: number;
+        traces: number;
+        spans: number;
+        /** @description of the spans that ended; null when none did */
+        latency_p50_ms: number | null;
+        latency_p95_ms: number | null;
+        cost: number;
+        input_tokens: number;
+        output_tokens: number;
+        total_tokens: number;
+        /** @description the share of the spans in error */
+        error_rate: number;
+      }[];
     };
     /** @description The error envelope */
     Error: {
@@ -8228,6 +8390,20 @@ export interface operations {
                 value: string;
                 key: string;
               }
+            | {
+                /** @enum {string} */
+                field: 'prompt_name';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'prompt_version';
+                /** @enum {string} */
+                op: 'eq';
+                value: number;
+              }
           )[];
           /** @default 1 */
           sampling_rate?: number;
@@ -8585,6 +8761,20 @@ export interface operations {
                 value: string;
                 key: string;
               }
+            | {
+                /** @enum {string} */
+                field: 'prompt_name';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'prompt_version';
+                /** @enum {string} */
+                op: 'eq';
+                value: number;
+              }
           )[];
           sampling_rate?: number;
           delay_seconds?: number;
@@ -8746,6 +8936,617 @@ export interface operations {
       200: {
         content: {
           'application/json': components['schemas']['EvaluatorDryRun'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** List prompts */
+  listPrompts: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        limit?: number;
+        page?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['PromptList'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Create a prompt version */
+  createPrompt: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      header?: {
+        /** @description Makes a retry of this create safe (docs/idempotency.md): for 24 hours, the same request with the same key from the same credential answers what the first answered (status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with a different request answers 409. 1 to 255 printable characters; use a UUID. */
+        'idempotency-key'?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          name: string;
+          /** @enum {string} */
+          type: 'text' | 'chat';
+          prompt:
+            | string
+            | {
+                role: string;
+                content: string;
+              }[];
+          config?: {
+            [key: string]: unknown;
+          };
+          labels?: string[];
+          commit_message?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          'application/json': components['schemas']['PromptVersion'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict; among them, an Idempotency-Key already used for a different request */
+      409: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /**
+   * Get a prompt version (by version, label, or production)
+   * @description Without `version` or `label`: the version labelled `production`, else the newest. Answers an `ETag`; a request whose `If-None-Match` names it is answered 304 without a body.
+   */
+  getPrompt: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        version?: number;
+        label?: string;
+      };
+      path: {
+        name: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['PromptVersion'];
+        };
+      };
+      /** @description Not Modified: `If-None-Match` names the current ETag (no body) */
+      304: {
+        content: never;
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Delete a prompt and its versions */
+  deletePrompt: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        name: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            deleted: true;
+            id: string;
+          };
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** List a prompt's versions */
+  listPromptVersions: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        limit?: number;
+        page?: number;
+      };
+      path: {
+        name: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['PromptVersionList'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /**
+   * Set a prompt version's labels
+   * @description Sets the version's labels to exactly `labels`: each moves here from the version it was on, and a label on this version that is not listed comes off. Moving `production` on or off needs ADMIN.
+   */
+  setPromptLabels: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        name: string;
+        version: number;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          labels: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['PromptVersion'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /**
+   * Compare a prompt's versions over a window
+   * @description The versions side by side over a window (default: the 7 days before `end_time`, itself default now): per version, the traces and spans naming it, latency p50/p95, cost, tokens and error rate.
+   */
+  comparePromptVersions: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        start_time?: string;
+        end_time?: string;
+      };
+      path: {
+        name: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['PromptMetrics'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /**
+   * Fill a prompt version with variables
+   * @description Fills the `{{variable}}` placeholders of a version (chosen as by GET /prompts/{name}); a variable the prompt names and `variables` lacks is a 422 naming it. Values that are not strings are filled as JSON.
+   */
+  compilePrompt: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        name: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          /** @default {} */
+          variables?: {
+            [key: string]: unknown;
+          };
+          version?: number;
+          label?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['CompiledPrompt'];
         };
       };
       /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */

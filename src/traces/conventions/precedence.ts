@@ -1,4 +1,14 @@
-import { amount, content, count, instantAfterStart, kindFrom, secondsAsMs, text, type Reader } from './values.js';
+import {
+  amount,
+  content,
+  count,
+  instantAfterStart,
+  kindFrom,
+  secondsAsMs,
+  text,
+  versionNumber,
+  type Reader,
+} from './values.js';
 import { langfuseCost, langfuseUsage } from './usage.js';
 import { vercelKind } from './vercel.js';
 import { traceloopEntity } from './messages.js';
@@ -248,6 +258,21 @@ export const PRECEDENCE = {
     row('ai.response.avgCompletionTokensPerSecond', 'vercel', amount),
   ],
   evaluation_run_id: [row('sightline.evaluation_run_id', 'sightline', text)],
+  // The prompt version a span used (docs/prompts.md, "Linking spans"): Langfuse's SDK sets these on a
+  // generation made with a fetched prompt; OpenInference names a prompt by id and its template's
+  // version; Traceloop's prompt registry by key and version.
+  prompt_name: [
+    row('sightline.prompt_name', 'sightline', text),
+    row('langfuse.observation.prompt.name', 'langfuse', text),
+    row('prompt.id', 'openinference', text),
+    row('traceloop.prompt.key', 'traceloop', text),
+  ],
+  prompt_version: [
+    row('sightline.prompt_version', 'sightline', versionNumber),
+    row('langfuse.observation.prompt.version', 'langfuse', versionNumber),
+    row('llm.prompt_template.version', 'openinference', versionNumber),
+    row('traceloop.prompt.version', 'traceloop', versionNumber),
+  ],
 } satisfies Record<string, readonly Row[]>;
 
 /**

@@ -32,6 +32,18 @@ export const count: Reader<number> = (value, ctx) => {
   return n !== undefined && Number.isSafeInteger(n) ? n : undefined;
 };
 
+/**
+ * A prompt version number: an integer ≥ 1 up to a Postgres integer, sent as a number or as its text
+ * (`"3"`, and `"v3"` as template versions are often written). Anything else (`"1.2"`, a hash) stays in metadata.
+ */
+export const versionNumber: Reader<number> = (value) => {
+  const digits =
+    typeof value === 'number' ? String(value) : typeof value === 'string' ? value.trim().replace(/^v/i, '') : '';
+  if (!/^\d{1,10}$/.test(digits)) return undefined;
+  const n = Number(digits);
+  return n >= 1 && n <= 2_147_483_647 ? n : undefined;
+};
+
 /** Seconds (the OTel GenAI conventions' unit for durations) as milliseconds. */
 export const secondsAsMs: Reader<number> = (value, ctx) => {
   const n = amount(value, ctx);

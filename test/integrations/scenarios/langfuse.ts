@@ -13,6 +13,7 @@ import {
   AGENT_NAME,
   ANSWER,
   FAILING_PROMPT,
+  LANGFUSE_PROMPT,
   FAILURE_MESSAGE,
   MODEL,
   QUESTION,
@@ -85,9 +86,10 @@ export async function runLangfuse(target: Target): Promise<ScenarioResult> {
             type: 'function',
             function: { name: TOOL_NAME, arguments: JSON.stringify(TOOL_ARGS) },
           };
+          // Made with a fetched prompt: the SDK sets langfuse.observation.prompt.name/.version (docs/prompts.md).
           startObservation(
             `chat ${MODEL}`,
-            { model: MODEL, input: messages, modelParameters: { temperature: 0 } },
+            { model: MODEL, input: messages, modelParameters: { temperature: 0 }, prompt: LANGFUSE_PROMPT },
             { asType: 'generation' },
           )
             .update({ output: { role: 'assistant', tool_calls: [toolCall] }, usageDetails, costDetails })

@@ -9,6 +9,8 @@ export const USER_ID = 'user-42';
 export const SESSION_ID = 'sess-7';
 export const TENANT = 'acme';
 export const MODEL = 'gpt-4o';
+/** The prompt version the Langfuse scenario's first generation names (docs/prompts.md, "Linking spans"). */
+export const LANGFUSE_PROMPT = { name: 'travel/planner', version: 3, isFallback: false };
 export const AGENT_NAME = 'travel-agent';
 /** The trace name a Langfuse user sets (`propagateAttributes({traceName})`), apart from the root observation's. */
 export const TRACE_NAME = 'travel-booking';

@@ -1,0 +1,176 @@
+// Prompt rows of the benchmark (issue 34): the prompt fetch under load (GET /prompts/{name} at a fixed
+// rate over real HTTP with autocannon; target p99 <= 20 ms at 200 fetches a second), and the
+// per-version comparison (GET /prompts/{name}/metrics) over 90 days of spans naming the prompt's
+// versions (target <= 300 ms at 1M spans).
+//
+// Alone, on fresh embedded stores: `npx tsx bench/prompts.ts [--spans 1000000] [--rate 200] [--duration 10] [--runs 10]`.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import type { AddressInfo } from 'node:net';
+import autocannon from 'autocannon';
+import type { FastifyInstance } from 'fastify';
+import type { Runtime } from '../src/runtime.js';
+import { median, percentile, printTable, time, type Row } from './measure.js';
+
+const PUBLIC = '/api/v1/public';
+const NAME = 'bench/support-answer';
+const VERSIONS = 5;
+const DAY_MS = 86_400_000;
+
+async function inject(api: FastifyInstance, method: 'GET' | 'POST', url: string, token: string, payload?: unknown) {
+  const res = await api.inject({
+    method,
+    url: `${PUBLIC}${url}`,
+    payload: payload as never,
+    headers: { authorization: `Bearer ${token}` },
+  });
+  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+  return res.json();
+}
+
+/** `spans` spans over the 90 days before now, naming the prompt's versions in turn (a tenth none). */
+async function loadSpans(ctx: Runtime, projectId: string, spans: number): Promise<void> {
+  const end = Date.now() - 60_000;
+  await ctx.ch.client.command({
+    query: `INSERT INTO spans (project_id, trace_id, span_id, parent_span_id, name, kind, start_time, end_time, status,
+                               cost, input_tokens, output_tokens, total_tokens, trace_start_hour, ttl_days,
+                               prompt_name, prompt_version)
+            SELECT {project:String}, concat('pt-', toString(number)), 's0', '', 'llm-call', 'llm',
+                   fromUnixTimestamp64Milli(toInt64({end:Int64} - number * {step:Int64})) AS start,
+                   start + toIntervalMillisecond(100 + number % 900),
+                   if(number % 50 = 0, 'error', 'ok'), 0.0001 * (number % 7), 100, 20 + number % 30, 120 + number % 30,
+                   toStartOfHour(start), 365,
+                   if(number % 10 = 0, '', {name:String}), if(number % 10 = 0, 0, 1 + number % ${VERSIONS})
+              FROM numbers({spans:UInt64})`,
+    query_params: { project: projectId, end, step: Math.max(1, Math.floor((90 * DAY_MS) / spans)), name: NAME, spans },
+  });
+}
+
+export async function benchPrompts(
+  ctx: Runtime,
+  api: FastifyInstance,
+  session: { token: string; projectId: string; key: string },
+  options: { spans: number; rate: number; duration: number; runs: number },
+  rows: Row[],
+) {
+  for (let v = 1; v <= VERSIONS; v++) {
+    await inject(api, 'POST', `/prompts?project_id=${session.projectId}`, session.token, {
+      name: NAME,
+      type: 'chat',
+      prompt: [
+        { role: 'system', content: `You answer support questions (v${v}). ${'Be precise. '.repeat(40)}` },
+        { role: 'user', content: '{{question}}' },
+      ],
+      config: { model: 'gpt-4o-mini', temperature: 0.2 },
+      labels: v === VERSIONS - 1 ? ['production'] : [],
+    });
+  }
+
+  // The fetch: a fixed rate over real HTTP, as SDKs fetch before their calls.
+  const address = await api.listen({ port: 0, host: '127.0.0.1' });
+  const port = (api.server.address() as AddressInfo).port;
+  const fetched = await autocannon({
+    url: `http://127.0.0.1:${port}${PUBLIC}/prompts/${encodeURIComponent(NAME)}?label=production`,
+    headers: { authorization: `Bearer ${session.key}` },
+    connections: 10,
+    overallRate: options.rate,
+    duration: options.duration,
+  });
+  const non2xx = fetched.non2xx + fetched.errors;
+  const fetch = {
+    address,
+    rate: options.rate,
+    requests: fetched.requests.total,
+    p50_ms: fetched.latency.p50,
+    p99_ms: fetched.latency.p99,
+    failed: non2xx,
+  };
+  rows.push({
+    work: `prompt fetch at ${options.rate}/s (p50 / p99, ${fetch.requests} requests, ${non2xx} failed)`,
+    api: `${fetch.p50_ms} / ${fetch.p99_ms} ms`,
+    reference: '',
+    ratio: '',
+    target: `p99 <= 20 ms: ${fetch.p99_ms <= 20 && non2xx === 0 ? 'met' : 'MISSED'}`,
+  });
+
+  // The comparison over 90 days.
+  await loadSpans(ctx, session.projectId, options.spans);
+  const window = `start_time=${new Date(Date.now() - 90 * DAY_MS).toISOString()}&end_time=${new Date().toISOString()}`;
+  const url = `/prompts/${encodeURIComponent(NAME)}/metrics?${window}`;
+  const first = await inject(api, 'GET', url, session.key);
+  const times: number[] = [];
+  for (let i = 0; i < options.runs; i++) times.push(await time(() => inject(api, 'GET', url, session.key)));
+  const compare = {
+    spans: options.spans,
+    versions: first.versions.length,
+    p50_ms: median(times),
+    p95_ms: percentile(times, 95),
+  };
+  rows.push({
+    work: `prompt version comparison, 90 days, ${options.spans.toLocaleString('en')} spans (p50 / p95)`,
+    api: `${compare.p50_ms.toFixed(1)} / ${compare.p95_ms.toFixed(1)} ms`,
+    reference: '',
+    ratio: '',
+    target: `<= 300 ms: ${compare.p50_ms <= 300 ? 'met' : 'MISSED'}`,
+  });
+  return { fetch, compare };
+}
+
+async function main(): Promise<void> {
+  const { values: args } = parseArgs({
+    options: {
+      spans: { type: 'string', default: '1000000' },
+      rate: { type: 'string', default: '200' },
+      duration: { type: 'string', default: '10' },
+      runs: { type: 'string', default: '10' },
+      dir: { type: 'string', default: 'bench/data/prompts' },
+    },
+  });
+  const dir = path.resolve(args.dir);
+  fs.rmSync(dir, { recursive: true, force: true });
+  const { loadConfig } = await import('../src/config.js');
+  const { openRuntime } = await import('../src/runtime.js');
+  const { buildApiApp } = await import('../src/app.js');
+  const { buildWebApp } = await import('../src/web/app.js');
+  const ctx = await openRuntime(loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', SEED_DEMO: 'false' }));
+  const api = buildApiApp(ctx);
+  const web = buildWebApp(ctx);
+  await Promise.all([api.ready(), web.ready()]);
+  const signup = (
+    await web.inject({
+      method: 'POST',
+      url: '/api/auth/signup',
+      payload: { email: `bench-${Date.now()}@sightline.local`, password: 'bench password 1', name: 'Bench' },
+    })
+  ).json();
+  const project = await inject(api, 'POST', '/projects', signup.session_token, {
+    name: 'bench',
+    workspace_id: signup.workspace.id,
+  });
+  const key = (await inject(api, 'POST', `/projects/${project.id}/api-keys`, signup.session_token, { name: 'bench' }))
+    .key;
+  const rows: Row[] = [];
+  const results = await benchPrompts(
+    ctx,
+    api,
+    { token: signup.session_token, projectId: project.id, key },
+    { spans: Number(args.spans), rate: Number(args.rate), duration: Number(args.duration), runs: Number(args.runs) },
+    rows,
+  );
+  printTable(rows);
+  const outFile = path.resolve('bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}-prompts.json`);
+  fs.mkdirSync(path.dirname(outFile), { recursive: true });
+  fs.writeFileSync(outFile, JSON.stringify({ ...results, rows }, null, 2));
+  console.log(`\nresults: ${path.relative(process.cwd(), outFile)}`);
+  await Promise.all([api.close(), web.close()]);
+  await ctx.close();
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

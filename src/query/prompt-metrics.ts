@@ -1,0 +1,55 @@
+import { DURATION_MS } from './expressions.js';
+import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from './limits.js';
+import { paramBuilder, type Query } from './params.js';
+
+/**
+ * The per-version comparison of one prompt (docs/prompts.md, "Comparing versions"): over the spans
+ * that name the prompt (clickhouse/0019_span_prompt.sql) in a window, a row per version with its
+ * traces, spans, latency p50/p95 (of the spans that ended), cost, tokens and error rate. One pass
+ * over the window's spans of the project, reading only the few columns named here. Pure.
+ */
+
+/** A row per version at most (a prompt has few), each a few numbers. */
+export const PROMPT_METRICS_LIMITS: QueryLimits = {
+  maxExecutionSeconds: 10,
+  maxMemoryBytes: READ_MEMORY_BYTES,
+  maxResultRows: 100_000,
+  maxResultBytes: 16 * MIB,
+};
+
+export type PromptMetricsRow = {
+  version: number | string;
+  traces: number | string;
+  spans: number | string;
+  latency: [number, number];
+  cost: number;
+  input_tokens: number | string;
+  output_tokens: number | string;
+  total_tokens: number | string;
+  errors: number | string;
+};
+
+/** Rows: PromptMetricsRow by version, newest first. Versions 0 (a span naming the prompt without a version) included. */
+export function promptMetricsQuery(projectId: string, name: string, startMs: number, endMs: number): Query {
+  const b = paramBuilder({ project: projectId });
+  const from = b.param("DateTime64(3, 'UTC')", startMs / 1000);
+  const to = b.param("DateTime64(3, 'UTC')", endMs / 1000);
+  return {
+    query: `SELECT prompt_version AS version,
+                   uniqExact(trace_id) AS traces,
+                   count() AS spans,
+                   quantilesIf(0.5, 0.95)(toFloat64(${DURATION_MS}), end_time IS NOT NULL) AS latency,
+                   sum(cost) AS cost,
+                   sum(input_tokens) AS input_tokens,
+                   sum(output_tokens) AS output_tokens,
+                   sum(total_tokens) AS total_tokens,
+                   countIf(status = 'error') AS errors
+              FROM spans
+             WHERE project_id = {project:String} AND start_time >= ${from} AND start_time < ${to}
+               AND prompt_name = ${b.param('String', name)}
+             GROUP BY version
+             ORDER BY version DESC
+             ${settingsClause(PROMPT_METRICS_LIMITS)}`,
+    query_params: b.params,
+  };
+}
