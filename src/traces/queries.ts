@@ -154,8 +154,7 @@ export function traceSpansQuery(projectId: string, traceId: string, limit: numbe
                    status, error_type, error_message, model_name, environment, user_id, session_id,
                    input, output, metadata, cost, input_tokens, output_tokens, total_tokens, evaluation_run_id,
                    cost_source, cache_read_tokens, cache_write_tokens, reasoning_tokens, time_to_first_token_ms,
-                   output_tokens_per_second, events, links, resource, dropped_attributes_count, tags
-                   output_tokens_per_second, events, links, resource, dropped_attributes_count,
+                   output_tokens_per_second, events, links, resource, dropped_attributes_count, tags,
                    prompt_name, prompt_version
               ${ONE_TRACE_SPANS}
              LIMIT {limit:UInt32}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { iso } from '../support/ingest.js';
-import { OTHER_TENANT_BOUND_MS } from '../support/other-tenant.js';
+import { OTHER_TENANT_BOUND_MS, whileHostile } from '../support/other-tenant.js';
 import { onlyLineComments } from '../../src/sql/lexer.js';
 import { NESTED_TOO_DEEP } from '../../src/traces/span-input.js';
 
@@ -13,28 +13,6 @@ import { NESTED_TOO_DEEP } from '../../src/traces/span-input.js';
 const h = useHarness();
 /** The availability bound of the earlier bounded-work tests (generous for a loaded machine). */
 const OTHER_BOUND_MS = OTHER_TENANT_BOUND_MS;
-
-type Tenant = Awaited<ReturnType<typeof projectWithKey>>;
-type Answer = { statusCode: number; body: string };
-
-/** Runs `hostile`; until it is answered, another tenant's list is asked for again and again. */
-async function whileHostile(bystander: Tenant, hostile: () => Promise<Answer>) {
-  let done = false;
-  const attack = hostile().finally(() => (done = true));
-  const answered: number[] = [];
-  do {
-    const t = performance.now();
-    const res = await call(h().api, {
-      method: 'GET',
-      url: `${PUBLIC}/traces`,
-      token: bystander.key.key,
-      query: { limit: '1' },
-    });
-    expect(res.statusCode, res.body).toBe(200);
-    answered.push(performance.now() - t);
-  } while (!done);
-  return { res: await attack, slowestOther: Math.max(...answered) };
-}
 
 const attr = (key: string, value: unknown) => ({ key, value });
 
@@ -70,7 +48,7 @@ describe('work a tenant can ask of the event loop', () => {
     const [attacker, bystander] = [await projectWithKey(h(), 'sql'), await projectWithKey(h(), 'bystander')];
     // 30 pairs held the loop for hours before; the query may be 100,000 characters.
     for (const tail of [`${'--'.repeat(30)}\nx`, `${'--'.repeat(49_000)}\nx`, `\n${' --'.repeat(33_000)}\nx`]) {
-      const { res, slowestOther } = await whileHostile(bystander, () =>
+      const { res, slowestOther } = await whileHostile(h(), bystander.key.key, () =>
         call(h().api, {
           method: 'POST',
           url: `${PUBLIC}/sql`,
@@ -111,7 +89,7 @@ describe('work a tenant can ask of the event loop', () => {
     const body = JSON.stringify(
       otlpSpan([attr('gen_ai.request.model', { stringValue: 'gpt-4o' }), attr('app.deep', 'DEEP')]),
     ).replace('"DEEP"', deep);
-    const { res, slowestOther } = await whileHostile(bystander, () =>
+    const { res, slowestOther } = await whileHostile(h(), bystander.key.key, () =>
       call(h().api, {
         method: 'POST',
         url: `${PUBLIC}/otel/v1/traces`,
@@ -137,7 +115,7 @@ describe('work a tenant can ask of the event loop', () => {
     const span = (id: string, input: string) =>
       `{"trace_id":"deep","span_id":"${id}","name":"chat","start_time":"${iso(t0)}","end_time":"${iso(t0 + 5)}","input":${input}}`;
     const deep = `${'['.repeat(20_000)}1${']'.repeat(20_000)}`;
-    const { res, slowestOther } = await whileHostile(bystander, () =>
+    const { res, slowestOther } = await whileHostile(h(), bystander.key.key, () =>
       call(h().api, {
         method: 'POST',
         url: `${PUBLIC}/traces`,
@@ -157,7 +135,7 @@ describe('work a tenant can ask of the event loop', () => {
   it('OTLP: a span of 100,000 attributes (10 MiB) is taken while another tenant is answered', async () => {
     const [attacker, bystander] = [await projectWithKey(h(), 'wide'), await projectWithKey(h(), 'bystander')];
     const attributes = Array.from({ length: 100_000 }, (_, i) => attr(`app.k${i}`, { stringValue: `v${i}` }));
-    const { res, slowestOther } = await whileHostile(bystander, () =>
+    const { res, slowestOther } = await whileHostile(h(), bystander.key.key, () =>
       call(h().api, {
         method: 'POST',
         url: `${PUBLIC}/otel/v1/traces`,
@@ -200,7 +178,7 @@ describe('work a tenant can ask of the event loop', () => {
       { search_query: `${'é🙂'.repeat(341)}a` },
     ];
     for (const ask of asks) {
-      const { res: answer, slowestOther } = await whileHostile(bystander, () =>
+      const { res: answer, slowestOther } = await whileHostile(h(), bystander.key.key, () =>
         call(h().api, {
           method: 'GET',
           url: `${PUBLIC}/traces`,

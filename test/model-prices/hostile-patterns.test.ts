@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { call, projectWithKey, PUBLIC, useHarness, type Harness } from '../support/harness.js';
+import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { iso } from '../support/ingest.js';
-import { OTHER_TENANT_BOUND_MS } from '../support/other-tenant.js';
+import { OTHER_TENANT_BOUND_MS, whileHostile } from '../support/other-tenant.js';
 import { MAX_OVERRIDES_PER_PROJECT } from '../../src/model-prices/service.js';
 
 /**
@@ -67,34 +67,6 @@ function otlpBody(count: number, nameLength: number) {
   return { resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 'hostile' }, spans }] }] };
 }
 
-/**
- * Runs `hostile` and, until it is answered, another tenant's `GET /traces?limit=1` one after another;
- * answers how long the hostile request took and the slowest of the other tenant's answers.
- */
-async function whileHostile(
-  harness: Harness,
-  bystander: Tenant,
-  hostile: () => Promise<{ statusCode: number; body: string }>,
-) {
-  let done = false;
-  const started = performance.now();
-  const attack = hostile().finally(() => (done = true));
-  const answered: number[] = [];
-  do {
-    const t = performance.now();
-    const res = await call(harness.api, {
-      method: 'GET',
-      url: `${PUBLIC}/traces`,
-      token: bystander.key.key,
-      query: { limit: '1' },
-    });
-    expect(res.statusCode, res.body).toBe(200);
-    answered.push(performance.now() - t);
-  } while (!done);
-  const res = await attack;
-  return { res, hostileMs: performance.now() - started, slowestOther: Math.max(...answered) };
-}
-
 describe('hostile price patterns', () => {
   for (const [label, pattern, nameLength] of [
     ['30 wildcards, 120-character names', ATTACK_30, 120],
@@ -105,7 +77,7 @@ describe('hostile price patterns', () => {
       const bystander = await projectWithKey(h(), 'bystander');
       await addPattern(attacker, pattern);
 
-      const native = await whileHostile(h(), bystander, () =>
+      const native = await whileHostile(h(), bystander.key.key, () =>
         call(h().api, {
           method: 'POST',
           url: `${PUBLIC}/traces`,
@@ -117,7 +89,7 @@ describe('hostile price patterns', () => {
       expect(native.hostileMs).toBeLessThan(2_000);
       expect(native.slowestOther).toBeLessThan(1_000);
 
-      const otlp = await whileHostile(h(), bystander, () =>
+      const otlp = await whileHostile(h(), bystander.key.key, () =>
         call(h().api, {
           method: 'POST',
           url: `${PUBLIC}/otel/v1/traces`,
@@ -167,7 +139,7 @@ describe('hostile price patterns', () => {
         .padStart(3, '0')
         .replace(/\d/g, (d) => 'bdfhjlnprt'[Number(d)]!);
     for (let i = 0; i < MAX_OVERRIDES_PER_PROJECT; i++) await addPattern(attacker, `a*${spell(i)}*a`);
-    const worst = await whileHostile(h(), bystander, () =>
+    const worst = await whileHostile(h(), bystander.key.key, () =>
       call(h().api, {
         method: 'POST',
         url: `${PUBLIC}/traces`,

@@ -100,6 +100,7 @@ function byHand(spans: Span[], projectId: string) {
     total_output_tokens: outTok,
     tags: [],
     model_names: [...new Set(spans.flatMap((s) => (s.model_name ? [s.model_name] : [])))].sort(),
+    scores: [],
   };
 }
 
