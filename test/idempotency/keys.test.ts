@@ -274,6 +274,12 @@ describe('the OpenAPI document', () => {
     'post /api/v1/public/evaluation-runs',
     'post /api/v1/public/evaluation-runs/{run_id}/results',
     'post /api/v1/public/evaluation-runs/{run_id}/complete',
+    // The quality loop's creates (quality.md: every create accepts Idempotency-Key).
+    'post /api/v1/public/scores',
+    'post /api/v1/public/score-configs',
+    'post /api/v1/public/llm-connections',
+    'post /api/v1/public/evaluators',
+    'post /api/v1/public/prompts',
   ];
   type Operation = {
     parameters?: { in: string; name: string; required?: boolean }[];
