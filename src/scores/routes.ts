@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { AppContext } from '../context.js';
 import { IsoDateOrDateTime, isoToEpochMs, Pagination, ProjectQuery } from '../edge-schemas.js';
@@ -56,14 +56,15 @@ const ConfigListQuery = ProjectQuery.extend(Pagination.shape);
 export function registerScoreRoutes(app: FastifyInstance, ctx: AppContext): void {
   const r = typed(app);
   const any = { onRequest: authenticate(ctx, 'any') };
+  /** The project a request acts on: the body's `project_id`, else the query's; writes need MEMBER. */
   const scope = (
-    request: { query: { project_id?: string } },
+    request: FastifyRequest<{ Querystring: { project_id?: string } }>,
     body: { project_id?: string } | undefined,
     write: boolean,
   ) =>
     resolveReadProject(
       ctx,
-      principalOf(request as never),
+      principalOf(request),
       body?.project_id ?? request.query.project_id,
       write ? 'MEMBER' : 'VIEWER',
     );
@@ -78,12 +79,7 @@ export function registerScoreRoutes(app: FastifyInstance, ctx: AppContext): void
     },
     async (request) => {
       const principal = principalOf(request);
-      const project = await resolveReadProject(
-        ctx,
-        principal,
-        request.body.project_id ?? request.query.project_id,
-        'MEMBER',
-      );
+      const project = await scope(request, request.body, true);
       const origin =
         principal.kind === 'user'
           ? { source: 'api' as const, authorUserId: principal.userId }

@@ -128,7 +128,15 @@ async function storeScores(
     });
   }
   const scores = [...last.values()];
-  const values = scores.map((s) => ({
+  const values = scores.map((s) => tableRow(project, s, s.version, 0, now));
+  // Settings stay out of the call: the embedded engine would keep them on its connection (docs/design.md).
+  await ctx.ch.client.insert({ table: 'scores', values, format: 'JSONEachRow' });
+  return scores.map(({ version: _v, ...s }) => s);
+}
+
+/** A score as the table holds it (clickhouse/0018_scores.sql): '' and 0 for what it lacks. */
+function tableRow(project: Project, s: Score, version: number, isDeleted: 0 | 1, updatedMs: number) {
+  return {
     project_id: project.projectId,
     score_id: s.score_id,
     trace_id: s.trace_id ?? '',
@@ -147,15 +155,12 @@ async function storeScores(
     config_id: s.config_id ?? '',
     metadata: s.metadata,
     environment: s.environment ?? '',
-    created_at: chTime(Date.parse(s.created_at)),
-    updated_at: chTime(now),
-    version: s.version,
-    is_deleted: 0,
+    created_at: chTime(Date.parse(String(s.created_at))),
+    updated_at: chTime(updatedMs),
+    version,
+    is_deleted: isDeleted,
     ttl_days: project.traceTtlDays,
-  }));
-  // Settings stay out of the call: the embedded engine would keep them on its connection (docs/design.md).
-  await ctx.ch.client.insert({ table: 'scores', values, format: 'JSONEachRow' });
-  return scores.map(({ version: _v, ...s }) => s);
+  };
 }
 
 function scoreIdOf(item: unknown): string | null {
@@ -228,23 +233,7 @@ export async function deleteScore(ctx: AppContext, project: Project, scoreId: st
   const now = Date.now();
   await ctx.ch.client.insert({
     table: 'scores',
-    values: [
-      {
-        project_id: project.projectId,
-        score_id: score.score_id,
-        trace_id: score.trace_id ?? '',
-        span_id: score.span_id ?? '',
-        session_id: score.session_id ?? '',
-        name: score.name,
-        data_type: score.data_type,
-        value: score.value,
-        created_at: chTime(Date.parse(String(score.created_at))),
-        updated_at: chTime(now),
-        version: nextVersion(),
-        is_deleted: 1,
-        ttl_days: project.traceTtlDays,
-      },
-    ],
+    values: [tableRow(project, score, nextVersion(), 1, now)],
     format: 'JSONEachRow',
   });
 }
