@@ -16,19 +16,7 @@ import type { EvaluatorRow } from './record.js';
  * is read through the traces service, handed in by the route, so this resource imports none of it.
  */
 
-type SpanForScoring = {
-  span_id: string;
-  name: string;
-  kind: string;
-  input: string | null;
-  output: string | null;
-  error_message: string | null;
-  model_name: string | null;
-  metadata: Record<string, string>;
-  duration_ms: number | null;
-  cost: number;
-  total_tokens: number;
-};
+type SpanForScoring = ScoredTarget & { span_id: string; kind: string };
 
 /** What a dry run reads of a trace (a structural slice of GET /traces/{trace_id}'s answer). */
 export type TraceForScoring = {

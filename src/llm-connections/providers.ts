@@ -195,13 +195,13 @@ export function readJudgeAnswer(provider: Provider, body: string): Omit<JudgeAns
   return { ok: true, answer, ...tokens(root.usage, 'prompt_tokens', 'completion_tokens') };
 }
 
-/** One judge call: the prompt, asking for `{score, reasoning}`. Never throws. */
-export async function callJudge(
+/** One POST to the provider: its 2xx answer, or the failure its exchange or status makes. Never throws. */
+async function postTo(
   connection: OpenConnection,
-  request: JudgeRequest,
+  path: string,
+  body: unknown,
   options: CallOptions,
-): Promise<JudgeAnswer | CallFailure> {
-  const { path, body } = requestOf(connection, request);
+): Promise<Extract<ExchangeResult, { ok: true }> | CallFailure> {
   const result = await exchange({
     url: `${baseUrlOf(connection)}${path}`,
     method: 'POST',
@@ -214,6 +214,18 @@ export async function callJudge(
   });
   if (!result.ok) return ofExchange(result);
   if (result.status < 200 || result.status >= 300) return classifyStatus(result.status, result.body);
+  return result;
+}
+
+/** One judge call: the prompt, asking for `{score, reasoning}`. Never throws. */
+export async function callJudge(
+  connection: OpenConnection,
+  request: JudgeRequest,
+  options: CallOptions,
+): Promise<JudgeAnswer | CallFailure> {
+  const { path, body } = requestOf(connection, request);
+  const result = await postTo(connection, path, body, options);
+  if (!result.ok) return result;
   const read = readJudgeAnswer(connection.provider, result.body);
   return read.ok ? { ...read, latencyMs: result.latencyMs } : read;
 }
@@ -232,17 +244,7 @@ export async function testCall(
     connection.provider === 'anthropic'
       ? ['/messages', { model, max_tokens: 1, messages: message }]
       : ['/chat/completions', { model, max_tokens: 1, messages: message }];
-  const result = await exchange({
-    url: `${baseUrlOf(connection)}${path}`,
-    method: 'POST',
-    body: JSON.stringify(body),
-    headers: headersOf(connection),
-    timeoutMs: options.timeoutMs,
-    allowPrivate: options.allowPrivate,
-    target: TARGET,
-    maxAnswerBytes: MAX_ANSWER_BYTES,
-  });
-  if (!result.ok) return ofExchange(result);
-  if (result.status < 200 || result.status >= 300) return classifyStatus(result.status, result.body);
+  const result = await postTo(connection, path, body, options);
+  if (!result.ok) return result;
   return { ok: true, latencyMs: result.latencyMs };
 }
