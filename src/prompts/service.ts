@@ -7,6 +7,7 @@ import type { AnswerOf } from '../answer-schemas.js';
 import type { PromptVersionAnswer } from './answers.js';
 import type { PromptValue } from './compile.js';
 import { withinLimits } from '../query/limits.js';
+import { promptReadCache } from './read-cache.js';
 import {
   PROMPT_METRICS_LIMITS,
   promptMetricsQuery,
@@ -89,6 +90,23 @@ export async function getVersion(db: Queryable, projectId: string, name: string,
   throw new NotFoundError(
     selector.label !== undefined ? `no version of this prompt has the label '${selector.label}'` : VERSION_NOT_FOUND,
   );
+}
+
+/**
+ * The fetch (`GET /prompts/{name}` and the Langfuse route): a version and its ETag, through the
+ * process's read cache (src/prompts/read-cache.ts). Not-found answers are never kept.
+ */
+export async function fetchVersion(
+  ctx: AppContext,
+  projectId: string,
+  name: string,
+  selector: Selector,
+): Promise<{ answer: PromptVersion; etag: string }> {
+  const key = selector.version !== undefined ? `version:${selector.version}` : `label:${selector.label ?? ''}`;
+  return promptReadCache<{ answer: PromptVersion; etag: string }>(ctx).read(projectId, name, key, async () => {
+    const answer = await getVersion(ctx.pg.pool, projectId, name, selector);
+    return { answer, etag: etagOf(answer) };
+  });
 }
 
 /** A strong ETag over the answer: it changes with anything the answer shows (a label moved, too). */
@@ -191,6 +209,7 @@ export async function createVersion(ctx: AppContext, projectId: string, input: C
     await moveLabels(client, projectId, input.name, next, labels);
     return next;
   });
+  promptReadCache(ctx).forget(projectId, input.name);
   return getVersion(ctx.pg.pool, projectId, input.name, { version });
 }
 
@@ -244,12 +263,17 @@ export async function setLabels(
     }
     await moveLabels(client, projectId, name, version, labels);
   });
+  promptReadCache(ctx).forget(projectId, name);
   return getVersion(ctx.pg.pool, projectId, name, { version });
 }
 
 /** Deletes a name and all its versions and labels. */
-export async function deletePrompt(db: Queryable, projectId: string, name: string) {
-  const { rowCount } = await db.query('DELETE FROM prompts WHERE project_id = $1 AND name = $2', [projectId, name]);
+export async function deletePrompt(ctx: AppContext, projectId: string, name: string) {
+  const { rowCount } = await ctx.pg.pool.query('DELETE FROM prompts WHERE project_id = $1 AND name = $2', [
+    projectId,
+    name,
+  ]);
+  promptReadCache(ctx).forget(projectId, name);
   if (!rowCount) throw new NotFoundError(PROMPT_NOT_FOUND);
   return { deleted: true as const, id: name };
 }
