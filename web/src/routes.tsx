@@ -14,6 +14,7 @@ import { SettingsPage } from './pages/settings-page';
 import { SignalsPage, SignalPage } from './pages/signals';
 import { AlertsPage, AlertPage } from './pages/alerts';
 import { EvaluationsRoutes } from './pages/evaluations';
+import { PromptsRoutes } from './pages/prompts';
 
 function ProjectIndex() {
   const { projectId } = useParams();
@@ -52,6 +53,7 @@ export function AppRoutes() {
           <Route path="alerts" element={<AlertsPage />} />
           <Route path="alerts/:alertId" element={<AlertPage />} />
           <Route path="evaluations/*" element={<EvaluationsRoutes />} />
+          <Route path="prompts/*" element={<PromptsRoutes />} />
           <Route path="settings" element={<SettingsPage />} />
           <Route path="*" element={<NotFound />} />
         </Route>

@@ -59,3 +59,7 @@ export type ScoreEntry = RunSummary['scores'][number];
 export type RunComparison = Schemas['RunComparison'];
 export type MeanDelta = RunComparison['scores'][number];
 export type CaseChange = RunComparison['regressions'][number];
+
+export type PromptItem = Item<Schemas['PromptList']>;
+export type PromptVersion = Schemas['PromptVersion'];
+export type PromptMetrics = Schemas['PromptMetrics'];
