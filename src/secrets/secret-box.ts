@@ -29,6 +29,12 @@ export type SecretBox = Readonly<{
   open(sealed: string): string;
   /** The id of the current key (not secret: a hash prefix), so an operator can see what a value needs. */
   keyId: string;
+  /**
+   * A 32-byte key for one purpose (`label`), derived from the current key (HMAC-SHA256): keyed hashes
+   * (masking's `hash`) use it, so the stores never hold what would reverse them. Rotating the key
+   * changes what it derives.
+   */
+  derive(label: string): Buffer;
 }>;
 
 /** A 32-byte key written as 64 hex digits or as base64/base64url (44 or 43 characters); null when neither. */
@@ -54,6 +60,9 @@ export function secretBox(current: Buffer, previous: readonly Buffer[] = []): Se
   const currentId = keyIdOf(current);
   return Object.freeze({
     keyId: currentId,
+    derive(label: string): Buffer {
+      return crypto.createHmac('sha256', current).update(`sightline-derive:${label}`).digest();
+    },
     seal(plaintext: string): string {
       const iv = crypto.randomBytes(IV_BYTES);
       const cipher = crypto.createCipheriv('aes-256-gcm', current, iv);

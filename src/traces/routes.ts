@@ -29,7 +29,16 @@ import {
   otlpJsonResponse,
   otlpToSpans,
 } from './otlp.js';
-import { getSession, getTrace, ingestSpans, listSessions, listTraces, storeSpans } from './service.js';
+import {
+  getSession,
+  getTrace,
+  ingestControlsOf,
+  ingestSpans,
+  listSessions,
+  listTraces,
+  storeSpans,
+} from './service.js';
+import { checkIngestQuotas } from '../controls/quotas.js';
 import { MAX_TEXT_QUERY_LENGTH, MAX_TEXT_TERMS, parseTextQuery, TEXT_SCOPES, type TextSearch } from './text-search.js';
 import {
   IngestAnswer,
@@ -113,19 +122,24 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
   // The process's one writer (src/runtime.ts), closed at stop after the servers.
   const writer = ctx.spanWriter;
   const prices = priceBookOf(ctx.pg);
+  const controls = ingestControlsOf(ctx);
   const r = typed(app);
   const reader = { onRequest: authenticate(ctx, 'any') };
 
   // Ingest: native JSON and OTLP/HTTP, in a child context of their own for the parsers and hooks.
   // Admission to the bounded queue comes after authentication and before the body is read.
   const admitted = {
-    onRequest: [authenticate(ctx, 'api_key'), admitIngest(writer, MAX_INGEST_BODY_BYTES)],
+    onRequest: [authenticate(ctx, 'api_key'), checkIngestQuotas(ctx), admitIngest(writer, MAX_INGEST_BODY_BYTES)],
     onResponse: releaseIngest,
   };
   // OTLP exporters that only do Basic auth (and the Langfuse SDK) send the API key as its password.
   const otlpAdmitted = {
     ...admitted,
-    onRequest: [authenticate(ctx, 'api_key', { basic: true }), admitIngest(writer, MAX_INGEST_BODY_BYTES)],
+    onRequest: [
+      authenticate(ctx, 'api_key', { basic: true }),
+      checkIngestQuotas(ctx),
+      admitIngest(writer, MAX_INGEST_BODY_BYTES),
+    ],
   };
   app.register(async (ingest) => {
     ingest.addHook('preParsing', gunzipBody);
@@ -151,7 +165,9 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
           throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
         }
         return storing(request, () =>
-          ingesting(writer, request, () => ingestSpans(writer, apiKeyOf(request), request.body.spans, prices)),
+          ingesting(writer, request, () =>
+            ingestSpans(writer, apiKeyOf(request), request.body.spans, prices, controls),
+          ),
         );
       },
     );
@@ -172,7 +188,7 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
           throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
         const { accepted, rejected } = validateSpans(otlpToSpans(decoded));
         await storing(request, () =>
-          ingesting(writer, request, () => storeSpans(writer, apiKeyOf(request), accepted, prices)),
+          ingesting(writer, request, () => storeSpans(writer, apiKeyOf(request), accepted, prices, controls)),
         );
         const message = rejected.length
           ? rejected

@@ -29,6 +29,8 @@ import type { Predicate } from './filters.js';
 import { signalMembers } from '../signals/service.js';
 import { snippetOf, textMatchQuery, type TextField, type TextSearch } from './text-search.js';
 import { settingsClause } from '../query/limits.js';
+import { controlsOf, type ControlsBook } from '../controls/settings.js';
+import { usageMeterOf, type UsageMeter } from '../controls/usage.js';
 import type { AnswerOf } from '../answer-schemas.js';
 import type { SessionSummaryAnswer, TextMatchAnswer } from './answers.js';
 import {
@@ -44,6 +46,14 @@ import {
   type SessionBounds,
 } from './read-bounds.js';
 
+/** What the ingest path reads of a project's producer controls, and counts its usage into. */
+export type IngestControls = { book: ControlsBook; meter: UsageMeter };
+
+/** The process's ingest controls for a running context. */
+export function ingestControlsOf(ctx: AppContext): IngestControls {
+  return { book: controlsOf(ctx), meter: usageMeterOf(ctx) };
+}
+
 export type IngestResult = { accepted: number; rejected: RejectedSpan[] };
 
 /** `POST /traces`: validates each span, stores the valid ones (partial success, docs/spans.md). */
@@ -52,26 +62,33 @@ export async function ingestSpans(
   key: ApiKeyPrincipal,
   raw: readonly unknown[],
   prices: PriceBook,
+  controls: IngestControls,
 ): Promise<IngestResult> {
   const { accepted, rejected } = validateSpans(raw);
-  await storeSpans(writer, key, accepted, prices);
+  await storeSpans(writer, key, accepted, prices, controls);
   return { accepted: accepted.length, rejected };
 }
 
 /**
- * Stores accepted spans (native and OTLP ingest). Spans without a sent cost are priced first from the
- * key's project's prices (docs/model-prices.md): cost is fixed at ingest, so a later price change
- * touches only spans ingested after it.
+ * Stores accepted spans (every ingest protocol comes through here). The project's masking runs first
+ * (docs/producer-controls.md): nothing unmasked reaches a store or an index. Spans without a sent
+ * cost are then priced from the key's project's prices (docs/model-prices.md): cost is fixed at
+ * ingest, so a later price change touches only spans ingested after it. What was stored and masked
+ * is counted in the project's usage.
  */
 export async function storeSpans(
   writer: SpanWriter,
   key: ApiKeyPrincipal,
   spans: NormalizedSpan[],
   prices: PriceBook,
+  controls: IngestControls,
 ): Promise<void> {
   replaceUnpairedSurrogates(spans);
+  const { masker } = await controls.book.of(key.projectId);
+  const masked = masker ? masker.maskSpans(spans) : 0;
   await prices.price(key.projectId, spans);
-  return writer.write(key.projectId, key.traceTtlDays, spans);
+  await writer.write(key.projectId, key.traceTtlDays, spans);
+  controls.meter.add(key.projectId, { spans: spans.length, masked });
 }
 
 async function rows<T>(ctx: AppContext, q: Query, limits: QueryLimits, advice: string): Promise<T[]> {

@@ -336,6 +336,26 @@ export interface paths {
      */
     post: operations['compilePrompt'];
   };
+  '/api/v1/public/projects/{project_id}/masking': {
+    /** Get a project's masking */
+    get: operations['getMasking'];
+    /** Replace a project's masking */
+    put: operations['putMasking'];
+  };
+  '/api/v1/public/projects/{project_id}/quotas': {
+    /** Get a project's ingest quotas */
+    get: operations['getQuotas'];
+    /** Replace a project's ingest quotas */
+    put: operations['putQuotas'];
+  };
+  '/api/v1/public/projects/{project_id}/usage': {
+    /** A project's usage per day */
+    get: operations['getProjectUsage'];
+  };
+  '/api/v1/public/workspaces/{workspace_id}/usage': {
+    /** A workspace's usage per day, with its projects */
+    get: operations['getWorkspaceUsage'];
+  };
   '/api/v1/public/otel/v1/traces': {
     /** Ingest spans (OTLP/HTTP, protobuf or JSON) */
     post: operations['ingestOtlp'];
@@ -2286,6 +2306,97 @@ export interface components {
           avg: number | null;
           count: number;
         }[];
+      }[];
+    };
+    MaskingSetting: {
+      /** @default [] */
+      detectors: ('email' | 'phone' | 'payment_card' | 'iban' | 'ip' | 'secret' | 'jwt')[];
+      /** @default [] */
+      patterns: {
+        name: string;
+        pattern: string;
+      }[];
+      /**
+       * @default mask
+       * @enum {string}
+       */
+      action: 'mask' | 'hash' | 'drop';
+    };
+    QuotasSetting: {
+      /** @description spans accepted per UTC day */
+      spans_per_day?: number;
+      /** @description ingest requests per minute (every protocol counts) */
+      ingest_requests_per_minute?: number;
+    };
+    ProjectUsage: {
+      /** @description every UTC day of the window, oldest first */
+      data: {
+        /** @description the UTC day, YYYY-MM-DD */
+        date: string;
+        /** @description spans ingest accepted */
+        spans: number;
+        /** @description traces that started that day */
+        traces: number;
+        /** @description ingest request bytes as sent (compressed when sent compressed) */
+        bytes: number;
+        sampled_out_spans: number;
+        /** @description values masking replaced or dropped */
+        masked_values: number;
+        /** @description scores written */
+        scores: number;
+        /** @description online evaluators' judge calls */
+        judge_calls: number;
+        /** @description the judge calls' cost, priced by the model price table */
+        judge_cost: number;
+      }[];
+      /** @description the project's share of the span and score tables on disk, now */
+      storage_bytes: number;
+    };
+    WorkspaceUsage: {
+      /** @description every UTC day of the window, the workspace's projects summed */
+      data: {
+        /** @description the UTC day, YYYY-MM-DD */
+        date: string;
+        /** @description spans ingest accepted */
+        spans: number;
+        /** @description traces that started that day */
+        traces: number;
+        /** @description ingest request bytes as sent (compressed when sent compressed) */
+        bytes: number;
+        sampled_out_spans: number;
+        /** @description values masking replaced or dropped */
+        masked_values: number;
+        /** @description scores written */
+        scores: number;
+        /** @description online evaluators' judge calls */
+        judge_calls: number;
+        /** @description the judge calls' cost, priced by the model price table */
+        judge_cost: number;
+      }[];
+      storage_bytes: number;
+      projects: {
+        project_id: string;
+        name: string;
+        data: {
+          /** @description the UTC day, YYYY-MM-DD */
+          date: string;
+          /** @description spans ingest accepted */
+          spans: number;
+          /** @description traces that started that day */
+          traces: number;
+          /** @description ingest request bytes as sent (compressed when sent compressed) */
+          bytes: number;
+          sampled_out_spans: number;
+          /** @description values masking replaced or dropped */
+          masked_values: number;
+          /** @description scores written */
+          scores: number;
+          /** @description online evaluators' judge calls */
+          judge_calls: number;
+          /** @description the judge calls' cost, priced by the model price table */
+          judge_cost: number;
+        }[];
+        storage_bytes: number;
       }[];
     };
     /** @description The error envelope */
@@ -9553,6 +9664,426 @@ export interface operations {
       200: {
         content: {
           'application/json': components['schemas']['CompiledPrompt'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Get a project's masking */
+  getMasking: {
+    parameters: {
+      path: {
+        project_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['MaskingSetting'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Replace a project's masking */
+  putMasking: {
+    parameters: {
+      path: {
+        project_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @default [] */
+          detectors?: ('email' | 'phone' | 'payment_card' | 'iban' | 'ip' | 'secret' | 'jwt')[];
+          /** @default [] */
+          patterns?: {
+            name: string;
+            pattern: string;
+          }[];
+          /**
+           * @default mask
+           * @enum {string}
+           */
+          action?: 'mask' | 'hash' | 'drop';
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['MaskingSetting'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Get a project's ingest quotas */
+  getQuotas: {
+    parameters: {
+      path: {
+        project_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['QuotasSetting'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Replace a project's ingest quotas */
+  putQuotas: {
+    parameters: {
+      path: {
+        project_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description spans accepted per UTC day */
+          spans_per_day?: number;
+          /** @description ingest requests per minute (every protocol counts) */
+          ingest_requests_per_minute?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['QuotasSetting'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** A project's usage per day */
+  getProjectUsage: {
+    parameters: {
+      query?: {
+        start_time?: string;
+        end_time?: string;
+      };
+      path: {
+        project_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['ProjectUsage'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** A workspace's usage per day, with its projects */
+  getWorkspaceUsage: {
+    parameters: {
+      query?: {
+        start_time?: string;
+        end_time?: string;
+      };
+      path: {
+        workspace_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['WorkspaceUsage'];
         };
       };
       /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */

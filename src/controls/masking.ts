@@ -1,0 +1,282 @@
+import crypto from 'node:crypto';
+import RE2 from 're2';
+import { z } from 'zod';
+import type { NormalizedSpan } from '../traces/span-input.js';
+
+/**
+ * PII masking at ingest (quality.md §6, docs/producer-controls.md "Masking"): a project's detectors and
+ * patterns run over each span's input, output, error message, metadata values and event attribute
+ * values before anything is stored or indexed. Every expression runs on RE2, so matching is linear in
+ * the text whatever the pattern; a pattern RE2 can't run (back-references, look-around) is refused
+ * when the setting is written. Pure: the caller gives the project's hash key.
+ *
+ * Replacement texts hold only `[`, `]`, `:`, capitals and hex digits, and no expression matches a
+ * quote or a backslash, so masking a JSON text (a span's input or output) leaves it valid JSON.
+ */
+
+export const DETECTORS = ['email', 'phone', 'payment_card', 'iban', 'ip', 'secret', 'jwt'] as const;
+export type Detector = (typeof DETECTORS)[number];
+export const ACTIONS = ['mask', 'hash', 'drop'] as const;
+export type MaskAction = (typeof ACTIONS)[number];
+
+/** A custom pattern's source at most this long: RE2 compiles it to a bounded program. */
+export const MAX_PATTERN_LENGTH = 1_000;
+export const MAX_PATTERNS = 20;
+/** RE2's compiled-program budget for a custom pattern (bytes of its automaton). */
+const MAX_PROGRAM_MEMORY = 1 << 20;
+
+const PatternName = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a pattern name is 1-64 of A-Z, a-z, 0-9, `_` and `-`');
+
+export const MaskingSetting = z
+  .object({
+    detectors: z.array(z.enum(DETECTORS)).max(DETECTORS.length).default([]),
+    patterns: z
+      .array(z.object({ name: PatternName, pattern: z.string().min(1).max(MAX_PATTERN_LENGTH) }))
+      .max(MAX_PATTERNS)
+      .default([]),
+    action: z.enum(ACTIONS).default('mask'),
+  })
+  .superRefine((setting, issue) => {
+    const names = new Set<string>();
+    setting.patterns.forEach((p, i) => {
+      if (names.has(p.name)) issue.addIssue({ code: 'custom', path: ['patterns', i, 'name'], message: 'names repeat' });
+      names.add(p.name);
+      const refusal = patternRefusal(p.pattern);
+      if (refusal) issue.addIssue({ code: 'custom', path: ['patterns', i, 'pattern'], message: refusal });
+    });
+  });
+export type MaskingSetting = z.infer<typeof MaskingSetting>;
+
+/** Why RE2 can't run a pattern, or null when it can (and matches no empty string). */
+export function patternRefusal(pattern: string): string | null {
+  let re: RE2;
+  try {
+    re = new RE2(pattern, 'gu');
+  } catch (error) {
+    return `the linear-time engine can't run this pattern (${error instanceof Error ? error.message : 'invalid'}); back-references and look-around are not supported`;
+  }
+  if (re.test('')) return 'the pattern matches the empty text; it must match at least one character';
+  if (pattern.length * 64 > MAX_PROGRAM_MEMORY) return 'the pattern is too large';
+  return null;
+}
+
+/** Digits of a candidate card number pass the Luhn check. */
+export function luhnValid(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return digits.length >= 13 && digits.length <= 19 && sum % 10 === 0;
+}
+
+/** An IBAN (spaces removed) passes its ISO 13616 mod-97 check. */
+export function ibanValid(iban: string): boolean {
+  const s = iban.replace(/ /g, '');
+  if (s.length < 15 || s.length > 34) return false;
+  const moved = s.slice(4) + s.slice(0, 4);
+  let rest = 0;
+  for (const ch of moved) {
+    const code = ch.charCodeAt(0);
+    const value = code >= 65 ? String(code - 55) : ch;
+    for (const digit of value) rest = (rest * 10 + (digit.charCodeAt(0) - 48)) % 97;
+  }
+  return rest === 1;
+}
+
+const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
+const isWordChar = (c: string | undefined) => c !== undefined && /[A-Za-z0-9_]/.test(c);
+
+type Rule = {
+  label: string;
+  re: RE2;
+  /** Whether a match is one (a checksum, the characters around it). */
+  accept?: (match: string, before: string | undefined, after: string | undefined) => boolean;
+};
+
+/**
+ * The detectors in the order they run: tokens first (a bearer token may hold a JWT, a JWT's parts
+ * look like nothing else), then the rest.
+ */
+const DETECTOR_RULES: Record<Detector, () => Rule[]> = {
+  jwt: () => [{ label: 'JWT', re: new RE2('eyJ[A-Za-z0-9_-]{5,}\\.eyJ[A-Za-z0-9_-]{5,}\\.[A-Za-z0-9_-]{5,}', 'g') }],
+  secret: () => [
+    {
+      label: 'SECRET',
+      re: new RE2(
+        [
+          '[Bb]earer[ ]+[A-Za-z0-9._~+/-]{16,}=*',
+          'sk-ant-[A-Za-z0-9_-]{20,}',
+          'sk-(?:proj-)?[A-Za-z0-9_-]{20,}',
+          '(?:AKIA|ASIA)[0-9A-Z]{16}',
+          'gh[pousr]_[A-Za-z0-9]{36,}',
+          'github_pat_[A-Za-z0-9_]{40,}',
+          'xox[abprs]-[A-Za-z0-9-]{10,}',
+          'AIza[0-9A-Za-z_-]{35}',
+          '[rs]k_(?:live|test)_[A-Za-z0-9]{16,}',
+          'sl_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}',
+        ].join('|'),
+        'g',
+      ),
+    },
+  ],
+  email: () => [
+    {
+      label: 'EMAIL',
+      re: new RE2('[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)*\\.[A-Za-z]{2,}', 'g'),
+    },
+  ],
+  iban: () => [
+    {
+      label: 'IBAN',
+      re: new RE2('[A-Z]{2}[0-9]{2}(?: ?[A-Z0-9]){11,30}', 'g'),
+      accept: (m, before, after) => !isWordChar(before) && !isWordChar(after) && ibanValid(m),
+    },
+  ],
+  payment_card: () => [
+    {
+      label: 'CARD',
+      re: new RE2('[0-9](?:[ -]?[0-9]){12,18}', 'g'),
+      accept: (m, before, after) => !isDigit(before) && !isDigit(after) && luhnValid(m.replace(/[ -]/g, '')),
+    },
+  ],
+  phone: () => [
+    {
+      label: 'PHONE',
+      re: new RE2(
+        [
+          '\\+[0-9]{1,3}[ .-]?(?:\\([0-9]{1,4}\\)[ .-]?)?[0-9]{2,4}(?:[ .-]?[0-9]{2,4}){1,4}',
+          '\\([0-9]{2,4}\\)[ .-]?[0-9]{3,4}[ .-]?[0-9]{3,4}',
+          '[0-9]{3}[.-][0-9]{3}[.-][0-9]{4}',
+        ].join('|'),
+        'g',
+      ),
+      accept: (m, before, after) => !isDigit(before) && !isDigit(after) && m.replace(/[^0-9]/g, '').length >= 7,
+    },
+  ],
+  ip: () => [
+    {
+      label: 'IP',
+      re: new RE2('(?:(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])\\.){3}(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])', 'g'),
+      accept: (_m, before, after) => !isDigit(before) && before !== '.' && !isDigit(after) && after !== '.',
+    },
+    {
+      label: 'IP',
+      re: new RE2(
+        '(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){1,7}:(?:[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){0,6})?',
+        'g',
+      ),
+      accept: (m, before, after) => !isWordChar(before) && before !== ':' && !isWordChar(after) && m.length >= 6,
+    },
+  ],
+};
+
+export type Masker = {
+  /** Masks the spans in place; answers how many values were masked. */
+  maskSpans(spans: NormalizedSpan[]): number;
+  /** One text, masked; null when the action drops it. `json`: the text is a JSON text (input, output). */
+  maskText(text: string, json?: boolean): { text: string | null; count: number };
+};
+
+/** The project's masker, or null when its setting masks nothing. `hashKey`: the project's keyed-hash key. */
+export function compileMasking(setting: MaskingSetting, hashKey: Buffer): Masker | null {
+  const rules: Rule[] = [];
+  const order: Detector[] = ['jwt', 'secret', 'email', 'iban', 'payment_card', 'phone', 'ip'];
+  for (const d of order) if (setting.detectors.includes(d)) rules.push(...DETECTOR_RULES[d]());
+  for (const p of setting.patterns) rules.push({ label: `PATTERN:${p.name}`, re: new RE2(p.pattern, 'gu') });
+  if (rules.length === 0) return null;
+  const action = setting.action;
+  const hash = (value: string) => crypto.createHmac('sha256', hashKey).update(value).digest('hex').slice(0, 8);
+
+  function maskPlain(text: string): { text: string; count: number } {
+    let count = 0;
+    let out = text;
+    for (const rule of rules) {
+      out = out.replace(rule.re, (match: string, ...rest: unknown[]) => {
+        // (match, ...groups, offset, whole): the offset is the second-to-last argument.
+        const offset = rest[rest.length - 2] as number;
+        const whole = rest[rest.length - 1] as string;
+        if (rule.accept && !rule.accept(match, whole[offset - 1], whole[offset + match.length])) return match;
+        count++;
+        return action === 'hash' ? `[${rule.label}:${hash(match)}]` : `[${rule.label}]`;
+      });
+    }
+    return { text: out, count };
+  }
+
+  /**
+   * A JSON text (an input or output) is masked value by value: its escapes (`\n`) would otherwise
+   * join the text around them (`\nann@x.com` reads `nann@x.com`). Texts with no match as sent are
+   * left as they are, unparsed; numbers are masked as their digits (a card sent as a number).
+   */
+  function maskJson(text: string): { text: string; count: number } | null {
+    if (maskPlain(text).count === 0) return { text, count: 0 };
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return null;
+    }
+    let count = 0;
+    const walk = (v: unknown): unknown => {
+      if (typeof v === 'string' || typeof v === 'number') {
+        if (typeof v === 'number' && !Number.isInteger(v)) return v;
+        const r = maskPlain(String(v));
+        count += r.count;
+        return r.count ? r.text : v;
+      }
+      if (Array.isArray(v)) return v.map(walk);
+      if (v && typeof v === 'object')
+        return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, walk(x)]));
+      return v;
+    };
+    const masked = walk(value);
+    return { text: count ? JSON.stringify(masked) : text, count };
+  }
+
+  function maskText(text: string, json = false): { text: string | null; count: number } {
+    const first = json ? text.trimStart()[0] : undefined;
+    const r = (first === '{' || first === '[' || first === '"' ? maskJson(text) : null) ?? maskPlain(text);
+    if (r.count > 0 && action === 'drop') return { text: null, count: r.count };
+    return r;
+  }
+
+  return {
+    maskText,
+    maskSpans(spans) {
+      let masked = 0;
+      for (const span of spans) {
+        for (const field of ['input', 'output'] as const) {
+          const value = span[field];
+          if (value === null || value === '') continue;
+          const r = maskText(value, true);
+          masked += r.count;
+          span[field] = r.text;
+        }
+        if (span.error_message) {
+          const r = maskText(span.error_message);
+          masked += r.count;
+          span.error_message = r.text ?? '';
+        }
+        for (const [key, value] of Object.entries(span.metadata)) {
+          const r = maskText(value);
+          if (!r.count) continue;
+          masked += r.count;
+          if (r.text === null) delete span.metadata[key];
+          else span.metadata[key] = r.text;
+        }
+        for (const event of span.events) {
+          for (const [key, value] of Object.entries(event.attributes)) {
+            const r = maskText(value);
+            if (!r.count) continue;
+            masked += r.count;
+            if (r.text === null) delete event.attributes[key];
+            else event.attributes[key] = r.text;
+          }
+        }
+      }
+      return masked;
+    },
+  };
+}
