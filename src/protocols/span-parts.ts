@@ -11,7 +11,7 @@ import {
 } from '../traces/span-input.js';
 
 /**
- * Spans sent in pieces (quality.md §5; docs/span-parts.md): producers' own protocols send one span as
+ * Spans sent in pieces (quality.md §5; docs/integrations/langfuse-api.md, "Order, re-sending"): producers' own protocols send one span as
  * a create and one or more updates (Langfuse's `span-create` / `span-update`, LangSmith's run post and
  * patch), in any order, across requests and processes. This module is protocol-neutral: a protocol
  * maps its events to `SpanPart`s (native span fields, docs/spans.md) and hands them to

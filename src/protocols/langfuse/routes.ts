@@ -7,10 +7,12 @@ import {
   BadRequestError,
   isStoreUnreachable,
   RequestValidationError,
+  TooManyRequestsError,
   UnauthorizedError,
 } from '../../errors.js';
 import { listScores, writeScores, type Score } from '../../scores/service.js';
 import { createVersion, getVersion, listPrompts, setLabels, type PromptVersion } from '../../prompts/service.js';
+import { admitIngest, countIngestBody, releaseIngest } from '../../traces/ingest-admission.js';
 import { storeSpanParts, startSpanPartsSweeper, type SpanPart } from '../span-parts.js';
 import { envelopeOf, mapEvent, scoreOf } from './events.js';
 
@@ -70,7 +72,13 @@ export function registerLangfuseRoutes(app: FastifyInstance, ctx: AppContext): v
 
       const authed = { onRequest: langfuseAuth(ctx) };
 
-      lf.post('/ingestion', { ...authed, bodyLimit: MAX_LANGFUSE_BODY_BYTES }, async (request, reply) => {
+      // Admitted into the span writer's bounded queue like native ingest (429/503 with Retry-After).
+      const admitted = {
+        onRequest: [langfuseAuth(ctx), admitIngest(ctx.spanWriter, MAX_LANGFUSE_BODY_BYTES)],
+        preParsing: countIngestBody(ctx.spanWriter),
+        onResponse: releaseIngest,
+      };
+      lf.post('/ingestion', { ...admitted, bodyLimit: MAX_LANGFUSE_BODY_BYTES }, async (request, reply) => {
         const { key, scoresOnly } = request.langfuse!;
         const body = request.body as { batch?: unknown } | null;
         if (!body || typeof body !== 'object' || !Array.isArray(body.batch))
@@ -284,6 +292,7 @@ function langfuseAuth(ctx: AppContext) {
       );
     const principal = await resolvePrincipal(ctx, token);
     if (principal.kind !== 'api_key') throw new UnauthorizedError();
+    request.principal = principal;
     request.langfuse = { key: principal, scoresOnly: basic === undefined };
   };
 }
@@ -312,7 +321,8 @@ function langfuseError(error: FastifyError | Error, request: FastifyRequest, rep
     } else request.log.error({ err: error }, 'unhandled error');
   }
   if (status === 401) reply.header('www-authenticate', 'Basic realm="Langfuse"');
-  if (status === 503 || status === 429) reply.header('retry-after', '5');
+  if (error instanceof TooManyRequestsError) reply.header('retry-after', String(error.retryAfterSeconds));
+  else if (status === 503) reply.header('retry-after', '5');
   return reply
     .status(status)
     .send({ message, error: ERROR_NAMES[status] ?? (status >= 500 ? 'InternalServerError' : 'InvalidRequestError') });
