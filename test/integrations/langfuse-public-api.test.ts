@@ -152,6 +152,34 @@ describe('Langfuse SDK v3 into the Langfuse public API', () => {
     expect(body.meta).toMatchObject({ page: 1, totalItems: 2, totalPages: 1 });
   });
 
+  it("takes POST /api/public/scores (the v4/v5 clients' route), TEXT scores included, and replaces a re-sent id", async () => {
+    const id = crypto.randomUUID();
+    const post = (value: string) =>
+      fetch(`${origin}/api/public/scores`, {
+        method: 'POST',
+        headers: { ...basic(token), 'content-type': 'application/json' },
+        body: JSON.stringify({ id, traceId, name: 'reviewer-note', value, dataType: 'TEXT' }),
+      });
+    expect((await post('first')).status).toBe(200);
+    const again = await post('too terse');
+    expect(await again.json()).toEqual({ id });
+    const lf = await fetch(`${origin}/api/public/scores?traceId=${traceId}&name=reviewer-note`, {
+      headers: basic(token),
+    });
+    const body = (await lf.json()) as { data: { id: string; dataType: string; stringValue: string }[] };
+    expect(body.data).toMatchObject([{ id, dataType: 'TEXT', stringValue: 'too terse' }]);
+    const bad = await fetch(`${origin}/api/public/scores`, {
+      method: 'POST',
+      headers: { ...basic(token), 'content-type': 'application/json' },
+      body: JSON.stringify({ traceId, name: 'x', value: 1, dataType: 'BOOLEAN_ISH' }),
+    });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({
+      error: 'InvalidRequestError',
+      message: expect.stringContaining('dataType'),
+    });
+  });
+
   it('round-trips prompts through the SDK, a name with / included; a missing one is LangfuseNotFoundError', async () => {
     const langfuse = sdk(token);
     const v2 = await langfuse.createPrompt({
