@@ -62,6 +62,8 @@ export const SPAN_PARTS_DEFAULTS: SpanPartsOptions = { quietMs: 10_000, maxHoldM
 /** Spans settled per sweep at most; the next sweep takes the rest. */
 const SETTLE_BATCH = 10_000;
 const WRITTEN = 'written';
+/** The marker's part id: no producer's event id starts with a NUL. */
+const WRITTEN_PART_ID = '\u0000written';
 
 /**
  * Keeps the pieces: checks each one alone (a bad piece is rejected with the native ingest's
@@ -171,7 +173,7 @@ export async function settleSpanParts(
         project_id: projectId,
         span_id: spanId,
         trace_id: traceId,
-        part_id: WRITTEN,
+        part_id: WRITTEN_PART_ID,
         kind: WRITTEN,
         fields: '',
         event_time: now,
