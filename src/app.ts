@@ -25,6 +25,7 @@ import { registerEvaluatorRoutes } from './evaluators/routes.js';
 import { registerPromptRoutes } from './prompts/routes.js';
 import { registerControlRoutes } from './controls/routes.js';
 import { registerIdempotency } from './idempotency/plugin.js';
+import { registerLangfuseRoutes } from './protocols/langfuse/routes.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
 
@@ -54,6 +55,8 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
   registerOpenApi(app, PUBLIC_PREFIX, ctx.config.baseUrl);
   registerRateLimits(app, ctx.config);
   app.register(async (api) => registerPublicRoutes(api, ctx), { prefix: PUBLIC_PREFIX });
+  // Another product's protocol at the root, where its SDKs look (quality.md §5).
+  registerLangfuseRoutes(app, ctx);
   return app;
 }
 
