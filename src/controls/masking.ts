@@ -177,6 +177,18 @@ export type Masker = {
   maskSpans(spans: NormalizedSpan[]): number;
   /** One text, masked; null when the action drops it. `json`: the text is a JSON text (input, output). */
   maskText(text: string, json?: boolean): { text: string | null; count: number };
+  /**
+   * The text fields of a span as a producer sent them (native span fields: input and output as any
+   * JSON value, error message, metadata and event attribute values), masked in place before they are
+   * kept anywhere (span pieces: src/protocols/span-parts.ts). Answers how many values were masked.
+   */
+  maskFields(fields: {
+    input?: unknown;
+    output?: unknown;
+    error_message?: string | null;
+    metadata?: Record<string, unknown> | null;
+    events?: { attributes?: Record<string, unknown> | null }[] | null;
+  }): number;
 };
 
 /** The project's masker, or null when its setting masks nothing. `hashKey`: the project's keyed-hash key. */
@@ -189,18 +201,39 @@ export function compileMasking(setting: MaskingSetting, hashKey: Buffer): Masker
   const action = setting.action;
   const hash = (value: string) => crypto.createHmac('sha256', hashKey).update(value).digest('hex').slice(0, 8);
 
+  // The detectors run as one expression (one pass over a text, whatever how many are on): each is an
+  // alternative in its own group, so a match says which detector it is. They hold no groups of their
+  // own. Custom patterns keep their own expressions (they may hold groups).
+  const builtIn = rules.filter((r) => !r.label.startsWith('PATTERN:'));
+  const custom = rules.filter((r) => r.label.startsWith('PATTERN:'));
+  const combined = builtIn.length ? new RE2(builtIn.map((r) => `(${r.re.source})`).join('|'), 'g') : null;
+
+  function replaceWith(re: RE2, text: string, ruleOf: (groups: unknown[]) => Rule): { text: string; count: number } {
+    let count = 0;
+    const out = text.replace(re, (match: string, ...rest: unknown[]) => {
+      // (match, ...groups, offset, whole): the offset is the second-to-last argument.
+      const offset = rest[rest.length - 2] as number;
+      const whole = rest[rest.length - 1] as string;
+      const rule = ruleOf(rest.slice(0, -2));
+      if (rule.accept && !rule.accept(match, whole[offset - 1], whole[offset + match.length])) return match;
+      count++;
+      return action === 'hash' ? `[${rule.label}:${hash(match)}]` : `[${rule.label}]`;
+    });
+    return { text: out, count };
+  }
+
   function maskPlain(text: string): { text: string; count: number } {
     let count = 0;
     let out = text;
-    for (const rule of rules) {
-      out = out.replace(rule.re, (match: string, ...rest: unknown[]) => {
-        // (match, ...groups, offset, whole): the offset is the second-to-last argument.
-        const offset = rest[rest.length - 2] as number;
-        const whole = rest[rest.length - 1] as string;
-        if (rule.accept && !rule.accept(match, whole[offset - 1], whole[offset + match.length])) return match;
-        count++;
-        return action === 'hash' ? `[${rule.label}:${hash(match)}]` : `[${rule.label}]`;
-      });
+    if (combined) {
+      const r = replaceWith(combined, out, (groups) => builtIn[groups.findIndex((g) => g !== undefined)]!);
+      out = r.text;
+      count += r.count;
+    }
+    for (const rule of custom) {
+      const r = replaceWith(rule.re, out, () => rule);
+      out = r.text;
+      count += r.count;
     }
     return { text: out, count };
   }
@@ -242,8 +275,58 @@ export function compileMasking(setting: MaskingSetting, hashKey: Buffer): Masker
     return r;
   }
 
+  /** A JSON value, masked string by string (integers as their digits); null when the action drops it. */
+  function maskValue(value: unknown): { value: unknown; count: number } {
+    let count = 0;
+    const walk = (v: unknown): unknown => {
+      if (typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))) {
+        const r = maskPlain(String(v));
+        count += r.count;
+        return r.count ? r.text : v;
+      }
+      if (Array.isArray(v)) return v.map(walk);
+      if (v && typeof v === 'object')
+        return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, walk(x)]));
+      return v;
+    };
+    const masked = walk(value);
+    if (count > 0 && action === 'drop') return { value: null, count };
+    return { value: masked, count };
+  }
+
+  function maskRecord(record: Record<string, unknown> | null | undefined): number {
+    if (!record) return 0;
+    let count = 0;
+    for (const [key, value] of Object.entries(record)) {
+      if (typeof value !== 'string') continue;
+      const r = maskText(value);
+      if (!r.count) continue;
+      count += r.count;
+      if (r.text === null) delete record[key];
+      else record[key] = r.text;
+    }
+    return count;
+  }
+
   return {
     maskText,
+    maskFields(fields) {
+      let count = 0;
+      for (const field of ['input', 'output'] as const) {
+        if (fields[field] === undefined || fields[field] === null) continue;
+        const r = maskValue(fields[field]);
+        count += r.count;
+        fields[field] = r.value;
+      }
+      if (typeof fields.error_message === 'string' && fields.error_message) {
+        const r = maskText(fields.error_message);
+        count += r.count;
+        fields.error_message = r.text ?? '';
+      }
+      count += maskRecord(fields.metadata);
+      for (const event of fields.events ?? []) count += maskRecord(event.attributes);
+      return count;
+    },
     maskSpans(spans) {
       let masked = 0;
       for (const span of spans) {

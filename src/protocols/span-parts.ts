@@ -1,14 +1,9 @@
 import crypto from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { priceBookOf } from '../model-prices/pricing.js';
+import { ingestControlsOf, storeSpans } from '../traces/service.js';
 import { issueLines } from '../zod-issues.js';
-import {
-  replaceUnpairedSurrogates,
-  SpanInputSchema,
-  validateSpans,
-  type NormalizedSpan,
-  type SpanInput,
-} from '../traces/span-input.js';
+import { SpanInputSchema, validateSpans, type NormalizedSpan, type SpanInput } from '../traces/span-input.js';
 
 /**
  * Spans sent in pieces (quality.md §5; docs/integrations/langfuse-api.md, "Order, re-sending"): producers' own protocols send one span as
@@ -71,19 +66,25 @@ const WRITTEN_PART_ID = '\u0000written';
  * are durably stored; the spans they belong to are written when they settle.
  */
 export async function storeSpanParts(
-  ctx: Pick<AppContext, 'ch'>,
+  ctx: AppContext,
   project: PartsProject,
   parts: readonly SpanPart[],
 ): Promise<{ stored: number; rejected: RejectedPart[] }> {
   const rejected: RejectedPart[] = [];
   const rows: PartRow[] = [];
+  // The project's masking runs before a piece is kept (docs/producer-controls.md): span_parts is a store too.
+  const controls = ingestControlsOf(ctx);
+  const { masker } = await controls.book.of(project.projectId);
+  let masked = 0;
   parts.forEach((part, index) => {
     const errors = checkPart(part);
     if (errors.length) {
       rejected.push({ index, span_id: part.span_id, errors });
       return;
     }
-    const fields = JSON.stringify(cleanFields(part.fields));
+    const clean = cleanFields(part.fields);
+    if (masker) masked += masker.maskFields(clean);
+    const fields = JSON.stringify(clean);
     rows.push({
       project_id: project.projectId,
       span_id: part.span_id,
@@ -97,6 +98,7 @@ export async function storeSpanParts(
     });
   });
   if (rows.length) await ctx.ch.client.insert({ table: 'span_parts', values: rows, format: 'JSONEachRow' });
+  if (masked) controls.meter.add(project.projectId, { masked });
   return { stored: rows.length, rejected };
 }
 
@@ -105,7 +107,7 @@ export async function storeSpanParts(
  * many spans were written. The sweeper calls it; tests call it with a `now` past the window.
  */
 export async function settleSpanParts(
-  ctx: Pick<AppContext, 'ch' | 'pg' | 'spanWriter'>,
+  ctx: AppContext,
   options: Partial<SpanPartsOptions> & { now?: number; projectId?: string } = {},
 ): Promise<{ written: number; invalid: number }> {
   const { quietMs, maxHoldMs } = { ...SPAN_PARTS_DEFAULTS, ...options };
@@ -182,9 +184,15 @@ export async function settleSpanParts(
       });
     }
     if (spans.length) {
-      replaceUnpairedSurrogates(spans);
-      await priceBookOf(ctx.pg).price(projectId, spans);
-      await ctx.spanWriter.write(projectId, ttlDays, spans);
+      // The native path's store: masking again changes nothing (the pieces were masked when kept)
+      // unless the setting changed meanwhile; then pricing, the writer, and the day's usage.
+      await storeSpans(
+        ctx.spanWriter,
+        { projectId, traceTtlDays: ttlDays },
+        spans,
+        priceBookOf(ctx.pg),
+        ingestControlsOf(ctx),
+      );
       written += spans.length;
     }
     if (marks.length) await ctx.ch.client.insert({ table: 'span_parts', values: marks, format: 'JSONEachRow' });
@@ -197,7 +205,7 @@ export async function settleSpanParts(
  * (a store down) is retried by the next one: nothing is marked written until its span is stored.
  */
 export function startSpanPartsSweeper(
-  ctx: Pick<AppContext, 'ch' | 'pg' | 'spanWriter'>,
+  ctx: AppContext,
   options: Partial<SpanPartsOptions> & { everyMs?: number; onError?: (error: unknown) => void } = {},
 ): () => Promise<void> {
   let running: Promise<unknown> | null = null;

@@ -78,7 +78,7 @@ export async function ingestSpans(
  */
 export async function storeSpans(
   writer: SpanWriter,
-  key: ApiKeyPrincipal,
+  key: Pick<ApiKeyPrincipal, 'projectId' | 'traceTtlDays'>,
   spans: NormalizedSpan[],
   prices: PriceBook,
   controls: IngestControls,
