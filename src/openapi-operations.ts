@@ -147,6 +147,16 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     'Evaluators',
     'Score one trace or span now, storing nothing',
   ),
+  'POST /evaluators/{evaluator_id}/backfill': op(
+    'backfillEvaluator',
+    'Evaluators',
+    'Score the traces of a past window (progress in the answer)',
+  ),
+  'GET /evaluators/{evaluator_id}/backfills/{backfill_id}': op(
+    'getEvaluatorBackfill',
+    'Evaluators',
+    "Get a backfill's progress",
+  ),
   'GET /prompts': op('listPrompts', 'Prompts', 'List prompts'),
   'POST /prompts': op('createPrompt', 'Prompts', 'Create a prompt version'),
   'GET /prompts/{name}': op('getPrompt', 'Prompts', 'Get a prompt version (by version, label, or production)'),
