@@ -57,6 +57,7 @@ import { guardSql, guardUncached } from '../src/sql/guard.js';
 import { benchDashboards, benchMetadataDashboards } from './dashboards.js';
 import { benchDetection } from './detection.js';
 import { benchEvaluations } from './evaluations.js';
+import { benchEvaluatorThroughput } from './evaluator-throughput.js';
 import { benchAlerts } from './alerts.js';
 import { benchReady } from './ready.js';
 import { benchCliStart } from './cli-start.js';
@@ -181,6 +182,8 @@ async function main(): Promise<void> {
     SEED_DEMO: 'false',
     WEB_URL: 'http://localhost:3000',
     ALERT_WEBHOOK_ALLOW_PRIVATE: 'true',
+    // The evaluator throughput row's judge is a fake provider on 127.0.0.1 (bench/evaluator-throughput.ts).
+    LLM_CONNECTION_ALLOW_PRIVATE: 'true',
   });
   const ctx = await openRuntime(config);
   const api = buildApiApp(ctx);
@@ -268,6 +271,13 @@ async function main(): Promise<void> {
     results.detection = await benchDetection(ctx, api, session, Number(args['detection-samples']), rows);
   }
   results.evaluations = await benchEvaluations(ctx, api, dataset.keys[0]!, RUNS, rows);
+  results.evaluator_throughput = await benchEvaluatorThroughput(
+    ctx,
+    api,
+    web,
+    { traces: 600, projects: 2, delayMs: 200 },
+    rows,
+  );
   results.alerts = await benchAlerts(ctx, api, web, dataset, rows);
   results.prompts = await benchPrompts(
     ctx,

@@ -93,6 +93,9 @@ const envSchema = z.object({
   ),
   LLM_CONNECTION_ALLOW_PRIVATE: booleanFlag(false),
   LLM_CONNECTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(60_000),
+  EVALUATOR_CONCURRENCY_PER_PROJECT: z.coerce.number().int().min(1).max(1_000).default(4),
+  EVALUATOR_DAILY_CALLS_PER_PROJECT: z.coerce.number().int().min(0).max(100_000_000).default(10_000),
+  EVALUATOR_RETRY_BACKOFF_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
   IDEMPOTENCY_TEST_CRASH: z.enum(['before_commit', 'after_commit']).optional(),
   INGEST_QUEUE_MAX_SPANS: z.coerce.number().int().min(1).default(30_000),
   INGEST_QUEUE_MAX_BYTES: z.coerce
@@ -181,6 +184,11 @@ export type Config = Readonly<{
    */
   llmConnections: Readonly<{ allowPrivate: boolean; timeoutMs: number }>;
   /**
+   * Online evaluators' bounds (docs/evaluators.md, "Caps and retries"): judge calls of one project
+   * in flight at once and per UTC day, and the first retry's wait (doubled each retry).
+   */
+  evaluators: Readonly<{ concurrencyPerProject: number; dailyCallsPerProject: number; retryBackoffMs: number }>;
+  /**
    * Tests only (test/faults/idempotency-crash.test.ts): the process SIGKILLs itself in a keyed create,
    * right before or right after its commit, so a test can show what a retry finds. Unset in real use.
    */
@@ -268,6 +276,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     llmConnections: Object.freeze({
       allowPrivate: e.LLM_CONNECTION_ALLOW_PRIVATE,
       timeoutMs: e.LLM_CONNECTION_TIMEOUT_MS,
+    }),
+    evaluators: Object.freeze({
+      concurrencyPerProject: e.EVALUATOR_CONCURRENCY_PER_PROJECT,
+      dailyCallsPerProject: e.EVALUATOR_DAILY_CALLS_PER_PROJECT,
+      retryBackoffMs: e.EVALUATOR_RETRY_BACKOFF_MS,
     }),
     idempotencyTestCrash: e.IDEMPOTENCY_TEST_CRASH,
     ingest: Object.freeze({ queueMaxSpans: e.INGEST_QUEUE_MAX_SPANS, queueMaxBytes: e.INGEST_QUEUE_MAX_BYTES }),

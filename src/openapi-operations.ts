@@ -148,6 +148,16 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     'Evaluators',
     'Score one trace or span now, storing nothing',
   ),
+  'POST /evaluators/{evaluator_id}/backfill': op(
+    'backfillEvaluator',
+    'Evaluators',
+    'Score the traces of a past window (progress in the answer)',
+  ),
+  'GET /evaluators/{evaluator_id}/backfills/{backfill_id}': op(
+    'getEvaluatorBackfill',
+    'Evaluators',
+    "Get a backfill's progress",
+  ),
   'GET /prompts': op('listPrompts', 'Prompts', 'List prompts'),
   'GET /projects/{project_id}/masking': op('getMasking', 'Producer controls', "Get a project's masking"),
   'PUT /projects/{project_id}/masking': op('putMasking', 'Producer controls', "Replace a project's masking"),

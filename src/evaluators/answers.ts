@@ -57,6 +57,12 @@ export const EvaluatorExecutionAnswer = z
     score_id: z.string().nullable(),
     attempts: Count,
     judge_model: z.string().nullable(),
+    judge_trace_id: z
+      .string()
+      .nullable()
+      .describe("the judge's own call, a trace in environment `sightline-evaluator`; null for a check or no call"),
+    evaluator_version: z.number().int().min(1).describe('the evaluator version that ran (and stamped the score)'),
+    backfill_id: z.string().nullable().describe('the backfill that (re-)ran this execution, if any'),
     input_tokens: Count,
     output_tokens: Count,
     cost: z.number(),
@@ -91,3 +97,18 @@ export const DryRunAnswer = z
     error: z.string().nullable().describe('why there is no score: a fixed sentence'),
   })
   .meta({ id: 'EvaluatorDryRun' });
+
+export const BackfillAnswer = z
+  .object({
+    backfill_id: z.string(),
+    evaluator_id: z.string(),
+    status: z.enum(['pending', 'running', 'completed', 'cancelled']),
+    start_time: DateTime,
+    end_time: DateTime,
+    total: Count.describe('executions the backfill enrolled (0 while pending)'),
+    done: Count.describe('of those, the ones finished (completed, error or skipped)'),
+    truncated: z.boolean().describe('whether the window held more matching traces than a backfill takes'),
+    created_at: DateTime,
+    finished_at: DateTime.nullable(),
+  })
+  .meta({ id: 'EvaluatorBackfill' });

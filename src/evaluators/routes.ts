@@ -5,11 +5,17 @@ import { typed } from '../http.js';
 import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import type { Role } from '../auth/roles.js';
-import { Pagination, ProjectQuery } from '../edge-schemas.js';
+import { IsoDateTime, isoToEpochMs, Pagination, ProjectQuery } from '../edge-schemas.js';
 import { Deleted } from '../answer-schemas.js';
 import { getTrace } from '../traces/service.js';
 import { CreateEvaluatorBody, UpdateEvaluatorBody } from './schema.js';
-import { DryRunAnswer, EvaluatorAnswer, EvaluatorExecutionListAnswer, EvaluatorListAnswer } from './answers.js';
+import {
+  BackfillAnswer,
+  DryRunAnswer,
+  EvaluatorAnswer,
+  EvaluatorExecutionListAnswer,
+  EvaluatorListAnswer,
+} from './answers.js';
 import { EXECUTION_STATUSES } from './record.js';
 import {
   createEvaluator,
@@ -20,10 +26,17 @@ import {
   updateEvaluator,
 } from './service.js';
 import { dryRun, type TraceReader } from './dry-run.js';
+import { createBackfill, getBackfill } from './backfill.js';
 
 const ListQuery = ProjectQuery.extend(Pagination.shape);
 const ExecutionsQuery = ProjectQuery.extend({ status: z.enum(EXECUTION_STATUSES).optional(), ...Pagination.shape });
 const Params = z.object({ evaluator_id: z.string().min(1).max(64) });
+const BackfillParams = Params.extend({ backfill_id: z.string().min(1).max(64) });
+const BackfillBody = z.object({
+  project_id: z.string().optional(),
+  start_time: IsoDateTime,
+  end_time: IsoDateTime,
+});
 const DryRunBody = z.object({
   project_id: z.string().optional(),
   trace_id: z.string().min(1).max(128),
@@ -129,6 +142,34 @@ export function registerEvaluatorRoutes(app: FastifyInstance, ctx: AppContext): 
         trace_id,
         ...(span_id !== undefined ? { span_id } : {}),
       });
+    },
+  );
+
+  r.post(
+    '/evaluators/:evaluator_id/backfill',
+    {
+      ...any,
+      config: { idempotent: true },
+      schema: { params: Params, querystring: ProjectQuery, body: BackfillBody, response: { 202: BackfillAnswer } },
+    },
+    async (request, reply) => {
+      const scope = await project(request, 'MEMBER', request.body.project_id);
+      const { start_time, end_time } = request.body;
+      return reply.status(202).send(
+        await createBackfill(ctx, scope.projectId, request.params.evaluator_id, createdBy(request), {
+          start_ms: isoToEpochMs(start_time),
+          end_ms: isoToEpochMs(end_time),
+        }),
+      );
+    },
+  );
+
+  r.get(
+    '/evaluators/:evaluator_id/backfills/:backfill_id',
+    { ...any, schema: { params: BackfillParams, querystring: ProjectQuery, response: { 200: BackfillAnswer } } },
+    async (request) => {
+      const scope = await project(request, 'VIEWER');
+      return getBackfill(ctx.pg.pool, scope.projectId, request.params.evaluator_id, request.params.backfill_id);
     },
   );
 }

@@ -3,6 +3,7 @@ import { isUuid, newId } from '../ids.js';
 import { ConflictError, NotFoundError, RequestValidationError } from '../errors.js';
 import type { Queryable } from '../stores/postgres.js';
 import { connectionExists } from '../llm-connections/service.js';
+import { configsFor } from '../scores/configs.js';
 import type { CreateEvaluatorInput, Scorer, SpanFilter, UpdateEvaluatorInput } from './schema.js';
 import {
   EVALUATOR_COLUMNS,
@@ -114,6 +115,51 @@ async function checkConnection(db: Queryable, projectId: string, scorer: Scorer)
   return scorer.connection_id;
 }
 
+const configIssue = (field: string, msg: string, input?: unknown): never => {
+  throw new RequestValidationError([
+    { loc: ['body', field], msg, type: 'value_error', ...(input !== undefined ? { input } : {}) },
+  ]);
+};
+
+/**
+ * `score_config_id` names a score config of this project, for scores of `score_name`, not archived,
+ * and the scorer's output fits it (quality spec §2): the same data type; a numeric judge's range
+ * within the config's; a categorical judge's categories among the config's labels; a check (boolean)
+ * only a boolean config. 422 at the field otherwise.
+ */
+async function checkScoreConfig(
+  db: Queryable,
+  projectId: string,
+  configId: string | null,
+  scoreName: string,
+  scorer: Scorer,
+): Promise<void> {
+  if (configId === null) return;
+  const { byId } = await configsFor(db, projectId, [configId], []);
+  const config = byId.get(configId);
+  if (!config) configIssue('score_config_id', 'no score config of this project has this id', configId);
+  const c = config!;
+  if (c.archived) configIssue('score_config_id', 'the score config is archived');
+  if (c.name !== scoreName) configIssue('score_name', `the score config is for scores named '${c.name}'`, scoreName);
+  const output =
+    scorer.type === 'check'
+      ? { data_type: 'boolean' as const, categories: undefined, min_value: undefined, max_value: undefined }
+      : scorer.output;
+  if (output.data_type !== c.data_type)
+    configIssue('scorer', `the scorer gives ${output.data_type} scores; the score config is ${c.data_type}`);
+  if (c.data_type === 'numeric') {
+    if (c.min_value != null && (output.min_value === undefined || output.min_value < c.min_value))
+      configIssue('scorer', `the judge's output must set min_value at least the config's ${c.min_value}`);
+    if (c.max_value != null && (output.max_value === undefined || output.max_value > c.max_value))
+      configIssue('scorer', `the judge's output must set max_value at most the config's ${c.max_value}`);
+  }
+  if (c.data_type === 'categorical') {
+    const labels = new Set((c.categories ?? []).map((x) => x.label));
+    const stray = (output.categories ?? []).find((label) => !labels.has(label));
+    if (stray !== undefined) configIssue('scorer', `the category '${stray}' is not one of the score config's`);
+  }
+}
+
 function spanFilterIssue(target: string, spanFilter: SpanFilter | null | undefined): void {
   if (target === 'trace' && spanFilter)
     throw new RequestValidationError([
@@ -134,6 +180,7 @@ export async function createEvaluator(
 ): Promise<EvaluatorRecord> {
   const db = ctx.pg.pool;
   const connectionId = await checkConnection(db, projectId, input.scorer);
+  await checkScoreConfig(db, projectId, input.score_config_id ?? null, input.score_name, input.scorer);
   const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM evaluators WHERE project_id = $1', [
     projectId,
   ]);
@@ -205,11 +252,21 @@ export async function updateEvaluator(
   const connectionId = input.scorer ? await checkConnection(db, projectId, input.scorer) : row.connection_id;
   const newVersion = input.scorer !== undefined && canonical(input.scorer) !== canonical(row.scorer);
   const enabled = input.enabled ?? row.enabled;
+  if (input.score_config_id !== undefined || input.scorer !== undefined || input.score_name !== undefined)
+    await checkScoreConfig(
+      db,
+      projectId,
+      input.score_config_id !== undefined ? input.score_config_id : row.score_config_id,
+      input.score_name ?? row.score_name,
+      scorer,
+    );
   try {
     await db.query(
       `UPDATE evaluators SET name = $3, target = $4, span_filter = $5::jsonb, filters = $6::jsonb, sampling_rate = $7,
               delay_seconds = $8, scorer = $9::jsonb, connection_id = $10, score_name = $11, score_config_id = $12,
               enabled = $13, paused_reason = CASE WHEN $13 THEN NULL ELSE paused_reason END,
+              enrol_from = CASE WHEN $13 AND NOT enabled THEN now() ELSE enrol_from END,
+              enrol_watermark_ms = CASE WHEN $13 AND NOT enabled THEN NULL ELSE enrol_watermark_ms END,
               version = version + CASE WHEN $14 THEN 1 ELSE 0 END, updated_at = now()
         WHERE id = $1 AND project_id = $2`,
       [
@@ -266,6 +323,9 @@ type ExecutionRow = {
   score_id: string | null;
   attempts: number;
   judge_model: string | null;
+  judge_trace_id: string | null;
+  evaluator_version: number;
+  backfill_id: string | null;
   input_tokens: string | number;
   output_tokens: string | number;
   cost: number;
@@ -284,7 +344,8 @@ export async function listExecutions(
   const where = 'evaluator_id = $1 AND ($2::text IS NULL OR status = $2)';
   const [{ rows }, count] = await Promise.all([
     db.query<ExecutionRow>(
-      `SELECT execution_id, trace_id, span_id, status, error, score_id, attempts, judge_model, input_tokens,
+      `SELECT execution_id, trace_id, span_id, status, error, score_id, attempts, judge_model, judge_trace_id,
+              evaluator_version, backfill_id, input_tokens,
               output_tokens, cost, created_at, finished_at
          FROM evaluator_executions WHERE ${where} ORDER BY created_at DESC, execution_id LIMIT $3 OFFSET $4`,
       [evaluator.id, q.status ?? null, q.limit, q.page * q.limit],

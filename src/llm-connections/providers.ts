@@ -41,7 +41,19 @@ export type CallOptions = { timeoutMs: number; allowPrivate: boolean };
  * connection); otherwise no retry can fix it (401, 403, unknown model, billing) and the evaluator is
  * paused with `error` as its reason. `status` is the provider's HTTP status when it answered.
  */
-export type CallFailure = { ok: false; retryable: boolean; status: number | null; error: string };
+export type CallFailure = {
+  ok: false;
+  retryable: boolean;
+  status: number | null;
+  error: string;
+  /** A 429's `Retry-After` in seconds, when the provider sent one (delta-seconds or an HTTP date). */
+  retryAfterS?: number;
+  /**
+   * No retry can fix it and no other call will go better until someone acts (a refused key, a model
+   * the provider doesn't know, billing): an evaluator meeting it pauses itself.
+   */
+  pauses?: boolean;
+};
 
 export type JudgeRequest = {
   model: string;
@@ -101,8 +113,10 @@ function providerErrorCode(body: string): string | null {
 export function classifyStatus(status: number, body: string): CallFailure {
   const code = providerErrorCode(body);
   if (code === 'insufficient_quota' || code === 'billing_hard_limit_reached' || code === 'billing_error')
-    return failure(status, false, STATUS_SENTENCES[402]!);
-  if (code === 'model_not_found') return failure(status, false, STATUS_SENTENCES[404]!);
+    return { ...failure(status, false, STATUS_SENTENCES[402]!), pauses: true };
+  if (code === 'model_not_found') return { ...failure(status, false, STATUS_SENTENCES[404]!), pauses: true };
+  if (status === 401 || status === 402 || status === 403 || status === 404)
+    return { ...failure(status, false, STATUS_SENTENCES[status]!), pauses: true };
   if (status === 429 || status === 408) return failure(status, true, STATUS_SENTENCES[status]!);
   if (status >= 500) return failure(status, true, 'the provider had an internal error');
   // Anthropic's overload answer (529) is a 5xx above; 400 with an unknown model is a 404 at both providers.
@@ -195,6 +209,15 @@ export function readJudgeAnswer(provider: Provider, body: string): Omit<JudgeAns
   return { ok: true, answer, ...tokens(root.usage, 'prompt_tokens', 'completion_tokens') };
 }
 
+/** `Retry-After` as seconds: delta-seconds or an HTTP date; null when absent or unreadable. */
+export function retryAfterSeconds(header: string | undefined, now = Date.now()): number | null {
+  if (header === undefined) return null;
+  const text = header.trim();
+  if (/^\d{1,9}$/.test(text)) return Number(text);
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - now) / 1000));
+}
+
 /** One POST to the provider: its 2xx answer, or the failure its exchange or status makes. Never throws. */
 async function postTo(
   connection: OpenConnection,
@@ -213,7 +236,11 @@ async function postTo(
     maxAnswerBytes: MAX_ANSWER_BYTES,
   });
   if (!result.ok) return ofExchange(result);
-  if (result.status < 200 || result.status >= 300) return classifyStatus(result.status, result.body);
+  if (result.status < 200 || result.status >= 300) {
+    const failed = classifyStatus(result.status, result.body);
+    const after = retryAfterSeconds(result.retryAfter);
+    return after === null ? failed : { ...failed, retryAfterS: after };
+  }
   return result;
 }
 

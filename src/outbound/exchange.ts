@@ -28,7 +28,7 @@ export type ExchangeRequest = {
 };
 
 export type ExchangeResult =
-  | { ok: true; status: number; body: string; latencyMs: number }
+  | { ok: true; status: number; body: string; latencyMs: number; retryAfter?: string }
   /**
    * `timedOut`: the deadline passed. `retry`: another attempt may succeed (a network failure, a
    * timeout); false when it can't (a refused address, a bad URL or header, an answer over the bound).
@@ -102,6 +102,7 @@ export function exchange(request: ExchangeRequest): Promise<ExchangeResult> {
               status: res.statusCode ?? 0,
               body: Buffer.concat(chunks).toString('utf8'),
               latencyMs: Math.round(performance.now() - started),
+              ...(typeof res.headers['retry-after'] === 'string' ? { retryAfter: res.headers['retry-after'] } : {}),
             }),
           );
           res.on('error', () => settle(failed('the connection was closed before an answer', true)));

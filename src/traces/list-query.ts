@@ -13,6 +13,7 @@ import {
 } from '../query/expressions.js';
 import { settingsClause, type QueryLimits } from '../query/limits.js';
 import { textTraceKeysSubquery, traceKeyOf, type TextSearch } from './text-search.js';
+import { JUDGE_ENVIRONMENT } from './vocabulary.js';
 
 /**
  * SQL for listing traces from the rollup (pure; see queries.ts for the tables). Two queries:
@@ -45,6 +46,11 @@ export type TraceListParams = {
   /** Exclusive, epoch ms. */
   endBefore?: number;
   includeEvaluations: boolean;
+  /**
+   * Judge traces (environment JUDGE_ENVIRONMENT, docs/evaluators.md): true keeps them, false leaves
+   * them out; unset, they are left out unless an `environment` filter names that environment.
+   */
+  includeJudgeTraces?: boolean;
   name?: string;
   userId?: string;
   searchQuery?: string;
@@ -104,6 +110,7 @@ function build(p: TraceListParams): Built {
     b.where.push(traceHourBefore(to), `start_time < ${to}`);
   }
   if (!p.includeEvaluations) b.where.push('is_evaluation = 0');
+  if (!includesJudgeTraces(p)) b.where.push(`NOT has(environments, ${param('String', JUDGE_ENVIRONMENT)})`);
   if (p.traceIds) b.where.push(`trace_id IN ${param('Array(String)', p.traceIds)}`);
   if (p.sessionId !== undefined) {
     const session = param('String', p.sessionId);
@@ -125,6 +132,11 @@ function build(p: TraceListParams): Built {
   }
   if (p.text) b.where.push(textCondition(p, p.text, param));
   return b;
+}
+
+function includesJudgeTraces(p: TraceListParams): boolean {
+  if (p.includeJudgeTraces !== undefined) return p.includeJudgeTraces;
+  return p.filters.some((f) => f.field === 'environment' && f.value.includes(JUDGE_ENVIRONMENT));
 }
 
 /**

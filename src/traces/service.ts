@@ -251,6 +251,7 @@ export async function getTrace(
     limit: 1,
     page: 0,
     includeEvaluations: true,
+    includeJudgeTraces: true,
     filters: [],
     traceIds: [traceId],
   });

@@ -103,7 +103,6 @@ describe('evaluators', () => {
         span_filter: { kind: ['llm'] },
         scorer: { type: 'check', check: 'regex', params: { pattern: '^\\{', field: 'output' } },
         score_name: 'json-ish',
-        score_config_id: 'cfg-1',
         delay_seconds: 0,
       }),
     );
@@ -111,7 +110,7 @@ describe('evaluators', () => {
     expect(res.json()).toMatchObject({
       target: 'span',
       span_filter: { kind: ['llm'] },
-      score_config_id: 'cfg-1',
+      score_config_id: null,
       delay_seconds: 0,
     });
   });

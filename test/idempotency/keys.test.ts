@@ -279,6 +279,7 @@ describe('the OpenAPI document', () => {
     'post /api/v1/public/score-configs',
     'post /api/v1/public/llm-connections',
     'post /api/v1/public/evaluators',
+    'post /api/v1/public/evaluators/{evaluator_id}/backfill',
     'post /api/v1/public/prompts',
   ];
   type Operation = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { baseUrlOf, classifyStatus, readJudgeAnswer } from '../../src/llm-connections/providers.js';
+import { baseUrlOf, classifyStatus, readJudgeAnswer, retryAfterSeconds } from '../../src/llm-connections/providers.js';
 import { keyPreview } from '../../src/llm-connections/service.js';
 
 describe('provider failures', () => {
@@ -13,7 +13,16 @@ describe('provider failures', () => {
       retryable: false,
       status: 429,
       error: 'HTTP 429: the provider account has no credit or no billing set up',
+      pauses: true,
     });
+    // What pauses an evaluator (docs/evaluators.md, "Auto-pause"): key, billing, access, unknown model.
+    const pauses = (status: number) => classifyStatus(status, '').pauses === true;
+    expect([401, 402, 403, 404].map(pauses)).toEqual([true, true, true, true]);
+    expect([400, 408, 429, 500, 418].map(pauses)).toEqual([false, false, false, false, false]);
+    expect(retryAfterSeconds('7')).toBe(7);
+    expect(retryAfterSeconds(new Date(Date.now() + 10_000).toUTCString())).toBeGreaterThanOrEqual(9);
+    expect(retryAfterSeconds('soon')).toBeNull();
+    expect(retryAfterSeconds(undefined)).toBeNull();
     expect(classifyStatus(400, JSON.stringify({ error: { code: 'model_not_found' } })).error).toBe(
       'HTTP 400: the provider does not know this model or endpoint',
     );

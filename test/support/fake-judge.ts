@@ -19,8 +19,8 @@ export type FakeReply =
       inputTokens?: number;
       outputTokens?: number;
     }
-  /** An HTTP status with a provider-style error body (`code` goes in `error.code`). */
-  | { kind: 'status'; status: number; code?: string; message?: string }
+  /** An HTTP status with a provider-style error body (`code` goes in `error.code`), maybe a Retry-After. */
+  | { kind: 'status'; status: number; code?: string; message?: string; retryAfter?: string }
   /** 200 whose judgement text is not JSON (OpenAI) or that has no tool call (Anthropic). */
   | { kind: 'malformed' }
   /** Holds the answer until the server closes or `release()` is called: a slow provider. */
@@ -36,6 +36,13 @@ export type FakeJudge = {
   fallback: FakeReply;
   /** Answers every held request (with the fallback). */
   release(): void;
+  /** Held requests right now. */
+  held(): number;
+  /** Every reply waits this long first (a slow provider; the bench's 200 ms judge). */
+  delayMs: number;
+  /** Requests being answered right now, and the most there ever were at once. */
+  inFlight: number;
+  maxInFlight: number;
   close(): Promise<void>;
 };
 
@@ -49,6 +56,10 @@ export async function startFakeJudge(): Promise<FakeJudge> {
     script: (...replies) => void queue.push(...replies),
     fallback: { kind: 'judgement', score: 1, reasoning: 'looks right' },
     release: () => held.splice(0).forEach((answer) => answer()),
+    held: () => held.length,
+    delayMs: 0,
+    inFlight: 0,
+    maxInFlight: 0,
     close: async () => {
       judge.release();
       server.closeAllConnections();
@@ -69,8 +80,14 @@ export async function startFakeJudge(): Promise<FakeJudge> {
       requests.push({ path, headers: req.headers, body });
       const anthropic = path.endsWith('/messages');
       const reply = queue.shift() ?? judge.fallback;
-      const send = (r: FakeReply) => answer(res, r, anthropic);
+      judge.inFlight++;
+      judge.maxInFlight = Math.max(judge.maxInFlight, judge.inFlight);
+      const send = (r: FakeReply) => {
+        judge.inFlight--;
+        answer(res, r, anthropic);
+      };
       if (reply.kind === 'hang') held.push(() => send(judge.fallback));
+      else if (judge.delayMs > 0) setTimeout(() => send(reply), judge.delayMs);
       else send(reply);
     });
   });
@@ -81,7 +98,9 @@ export async function startFakeJudge(): Promise<FakeJudge> {
 
 function answer(res: http.ServerResponse, reply: FakeReply, anthropic: boolean): void {
   const json = (status: number, body: unknown) => {
-    res.writeHead(status, { 'content-type': 'application/json' });
+    const retryAfter =
+      reply.kind === 'status' && reply.retryAfter !== undefined ? { 'retry-after': reply.retryAfter } : {};
+    res.writeHead(status, { 'content-type': 'application/json', ...retryAfter });
     res.end(JSON.stringify(body));
   };
   if (reply.kind === 'status') {

@@ -296,6 +296,14 @@ export interface paths {
     /** Score one trace or span now, storing nothing */
     post: operations['dryRunEvaluator'];
   };
+  '/api/v1/public/evaluators/{evaluator_id}/backfill': {
+    /** Score the traces of a past window (progress in the answer) */
+    post: operations['backfillEvaluator'];
+  };
+  '/api/v1/public/evaluators/{evaluator_id}/backfills/{backfill_id}': {
+    /** Get a backfill's progress */
+    get: operations['getEvaluatorBackfill'];
+  };
   '/api/v1/public/prompts': {
     /** List prompts */
     get: operations['listPrompts'];
@@ -2190,6 +2198,12 @@ export interface components {
       score_id: string | null;
       attempts: number;
       judge_model: string | null;
+      /** @description the judge's own call, a trace in environment `sightline-evaluator`; null for a check or no call */
+      judge_trace_id: string | null;
+      /** @description the evaluator version that ran (and stamped the score) */
+      evaluator_version: number;
+      /** @description the backfill that (re-)ran this execution, if any */
+      backfill_id: string | null;
       input_tokens: number;
       output_tokens: number;
       cost: number;
@@ -2227,6 +2241,25 @@ export interface components {
       } | null;
       /** @description why there is no score: a fixed sentence */
       error: string | null;
+    };
+    EvaluatorBackfill: {
+      backfill_id: string;
+      evaluator_id: string;
+      /** @enum {string} */
+      status: 'pending' | 'running' | 'completed' | 'cancelled';
+      /** Format: date-time */
+      start_time: string;
+      /** Format: date-time */
+      end_time: string;
+      /** @description executions the backfill enrolled (0 while pending) */
+      total: number;
+      /** @description of those, the ones finished (completed, error or skipped) */
+      done: number;
+      /** @description whether the window held more matching traces than a backfill takes */
+      truncated: boolean;
+      /** Format: date-time */
+      created_at: string;
+      finished_at: string | null;
     };
     PromptVersion: {
       name: string;
@@ -9053,6 +9086,160 @@ export interface operations {
       200: {
         content: {
           'application/json': components['schemas']['EvaluatorDryRun'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Score the traces of a past window (progress in the answer) */
+  backfillEvaluator: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      header?: {
+        /** @description Makes a retry of this create safe (docs/idempotency.md): for 24 hours, the same request with the same key from the same credential answers what the first answered (status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with a different request answers 409. 1 to 255 printable characters; use a UUID. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        evaluator_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          start_time: string;
+          end_time: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      202: {
+        content: {
+          'application/json': components['schemas']['EvaluatorBackfill'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict; among them, an Idempotency-Key already used for a different request */
+      409: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Get a backfill's progress */
+  getEvaluatorBackfill: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        evaluator_id: string;
+        backfill_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['EvaluatorBackfill'];
         };
       };
       /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
