@@ -59,3 +59,23 @@ export type ScoreEntry = RunSummary['scores'][number];
 export type RunComparison = Schemas['RunComparison'];
 export type MeanDelta = RunComparison['scores'][number];
 export type CaseChange = RunComparison['regressions'][number];
+
+export type ScoreConfig = Schemas['ScoreConfig'];
+export type LlmConnection = Schemas['LlmConnection'];
+export type LlmConnectionTest = Schemas['LlmConnectionTest'];
+export type Evaluator = Schemas['Evaluator'];
+export type EvaluatorScorer = Schemas['EvaluatorScorer'];
+export type EvaluatorExecution = Schemas['EvaluatorExecution'];
+export type EvaluatorDryRun = Schemas['EvaluatorDryRun'];
+/**
+ * A backfill's progress (quality.md §2: `POST /evaluators/{id}/backfill` → 202, and
+ * `GET /evaluators/{id}/backfills/{backfill_id}`): written by hand until the routes are in the served
+ * document; the fields past the spec's four are read when present.
+ */
+export type EvaluatorBackfill = {
+  backfill_id: string;
+  status: string;
+  total: number;
+  done: number;
+  error?: string | null;
+};
