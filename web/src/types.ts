@@ -74,8 +74,12 @@ export type EvaluatorDryRun = Schemas['EvaluatorDryRun'];
  */
 export type EvaluatorBackfill = {
   backfill_id: string;
+  /** pending, running, completed or cancelled (the evaluator was disabled or deleted) */
   status: string;
   total: number;
   done: number;
-  error?: string | null;
+  /** the window held more matching traces than one backfill takes */
+  truncated?: boolean;
 };
+/** An execution, with the fields the evaluator runtime adds when present (the judge's own trace). */
+export type EvaluatorExecutionRow = EvaluatorExecution & { judge_trace_id?: string | null; evaluator_version?: number };

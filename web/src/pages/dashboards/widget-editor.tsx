@@ -43,6 +43,12 @@ function cleanSpec(type: WidgetType, spec: EditorSpec): EditorSpec {
   return out;
 }
 
+/** Whether a settled preview's spec can be asked: a SCORES spec only once it names its score. */
+function hasScoreName(previewKey: string): boolean {
+  const { body } = JSON.parse(previewKey) as { body: EditorSpec };
+  return body.view !== SCORES_VIEW || Boolean(body.score_name);
+}
+
 /**
  * Add or edit a widget: a form over its spec (view, measure, aggregation, group by, filters,
  * interval, limit) with a live preview answered by `POST /widgets/query` for the dashboard's window.
@@ -85,8 +91,9 @@ export function WidgetEditor({
     queryKey: ['widget-preview', projectId, previewKey],
     placeholderData: keepPreviousData,
     retry: false,
-    // A SCORES spec needs its score name before it can be answered.
-    enabled: type !== 'markdown' && (!scores || Boolean(spec.score_name?.trim())),
+    // A SCORES spec needs its score name before it can be answered (read from the settled spec, which
+    // is what the query sends).
+    enabled: type !== 'markdown' && hasScoreName(previewKey),
     queryFn: ({ signal }) => {
       const {
         type: t,

@@ -6,7 +6,15 @@ import { useProject } from '../../project';
 import { fmtCost, fmtInt, fmtNumber } from '../../format';
 import { describePredicate } from '../../filters';
 import { Badge, Empty, ErrorBox, Loading, NotFound, Pager, Time, useTitle } from '../../components/ui';
-import type { Evaluator, EvaluatorBackfill, EvaluatorDryRun, EvaluatorExecution, Page, Predicate } from '../../types';
+import type {
+  Evaluator,
+  EvaluatorBackfill,
+  EvaluatorDryRun,
+  EvaluatorExecution,
+  EvaluatorExecutionRow,
+  Page,
+  Predicate,
+} from '../../types';
 import { draftFromEvaluator, draftFromTemplate, EvaluatorForm, TEMPLATES } from './evaluator-form';
 
 const LIMIT = 50;
@@ -424,9 +432,13 @@ function Backfill({ evaluator }: { evaluator: Evaluator }) {
           </div>
           <span>
             {fmtInt(b.done)} / {fmtInt(b.total)} ·{' '}
-            <Badge tone={b.status === 'completed' ? 'ok' : b.status === 'failed' ? 'error' : 'info'}>{b.status}</Badge>
+            <Badge tone={b.status === 'completed' ? 'ok' : b.status === 'cancelled' ? 'warn' : 'info'}>
+              {b.status}
+            </Badge>
           </span>
-          {b.error && <span className="form-error">{b.error}</span>}
+          {b.truncated && (
+            <span className="muted">The window held more traces than one backfill takes: narrow it for the rest.</span>
+          )}
         </div>
       )}
     </section>
@@ -456,7 +468,7 @@ function Executions({ evaluator }: { evaluator: Evaluator }) {
     placeholderData: keepPreviousData,
     refetchInterval: 10_000,
     queryFn: () =>
-      api<Page<EvaluatorExecution>>(`/evaluators/${encodeURIComponent(evaluator.id)}/executions`, {
+      api<Page<EvaluatorExecutionRow>>(`/evaluators/${encodeURIComponent(evaluator.id)}/executions`, {
         query: { project_id: projectId, status: status || undefined, limit: LIMIT, page },
       }),
   });
@@ -523,7 +535,18 @@ function Executions({ evaluator }: { evaluator: Evaluator }) {
                     </td>
                     <td>{x.error ?? <span className="muted">–</span>}</td>
                     <td className="num">{fmtInt(x.attempts)}</td>
-                    <td className="hide-phone">{x.judge_model ?? <span className="muted">–</span>}</td>
+                    <td className="hide-phone">
+                      {x.judge_trace_id ? (
+                        <Link
+                          to={`/projects/${projectId}/traces/${encodeURIComponent(x.judge_trace_id)}`}
+                          title="The judge's own call, a trace in environment sightline-evaluator"
+                        >
+                          {x.judge_model ?? 'judge call'}
+                        </Link>
+                      ) : (
+                        (x.judge_model ?? <span className="muted">–</span>)
+                      )}
+                    </td>
                     <td className="num">
                       {fmtInt(x.input_tokens)} / {fmtInt(x.output_tokens)}
                     </td>
