@@ -345,8 +345,10 @@ function DryRun({ evaluator }: { evaluator: Evaluator }) {
   );
 }
 
+/** A `datetime-local` value (the browser's zone, as the input reads it) `days` ago. */
 function isoDaysAgo(days: number): string {
-  return new Date(Date.now() - days * 86_400_000).toISOString().slice(0, 16);
+  const d = new Date(Date.now() - days * 86_400_000);
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 }
 
 /** A backfill: score a past window's traces, with progress polled until it ends. */
