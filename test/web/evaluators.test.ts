@@ -186,6 +186,28 @@ describe('web application: evaluators', () => {
     await context.close();
   });
 
+  it("shows a paused evaluator's reason in the list and on its page", async () => {
+    const s = server();
+    // The runtime pauses an evaluator on a provider answer no retry fixes; set that state as it would.
+    const reason = 'The provider refused the API key (401): the evaluator is paused until the connection is fixed.';
+    const { rowCount } = await s.h.ctx.pg.pool.query(
+      'UPDATE evaluators SET enabled = false, paused_reason = $1 WHERE project_id = $2 AND name = $3',
+      [reason, s.demo.projectId, `json ${tag}`],
+    );
+    expect(rowCount).toBe(1);
+    const { context, page } = await newPage(s);
+    await logIn(page, s.demo.email, s.demo.password);
+    await page.goto(`/projects/${s.demo.projectId}/evaluators`);
+    const row = page.getByTestId('evaluator-row').filter({ hasText: `json ${tag}` });
+    await row.getByTestId('paused-reason').waitFor();
+    await expect(row.getByTestId('paused-reason').textContent()).resolves.toBe(reason);
+    await expect(row.textContent()).resolves.toContain('paused');
+    await row.getByRole('link', { name: `json ${tag}` }).click();
+    await page.getByRole('alert').filter({ hasText: reason }).waitFor();
+    await page.getByRole('button', { name: 'Enable' }).waitFor();
+    await context.close();
+  });
+
   it("does not open another project's evaluator", async () => {
     const s = server();
     const other = await projectWithKey(s.h, 'other');
