@@ -19,6 +19,8 @@
 //   npm run bench -- --only cli           # start time of `sightline --help` (bench/cli-start.ts)
 //   npm run bench -- --only ready --spans 1000000 --keep   # time to ready (and to stop) of a server
 //                                         # process on the data set (bench/ready.ts)
+//   npx tsx bench/prompts.ts --spans 1000000   # the prompt rows alone (fetch under load, version
+//                                         # comparison over 90 days), on fresh stores of their own
 //   npm run bench -- --only storage --storage-spans 100000   # bytes on disk per realistic span, merged,
 //                                         # against raw JSON and gzip (bench/storage.ts)
 //   npm run bench -- --only ingest --ingest-rounds 5 --ingest-before-0015 --ingest-writers ''
@@ -61,6 +63,7 @@ import { benchCliStart } from './cli-start.js';
 import { benchTextSearch, compareTextStructures, type TextIndexBuild } from './text-search.js';
 import { benchStorage } from './storage.js';
 import { benchWriters } from './ingest-writers.js';
+import { benchPrompts } from './prompts.js';
 import { catchUpSeal } from '../src/rollups/seal.js';
 import { clickHouseMigrations, ROOT_DIR } from '../src/stores/migrate.js';
 import { runMonthMergePass } from '../src/traces/month-merge.js';
@@ -106,6 +109,8 @@ const { values: args } = parseArgs({
     // The realistic data set's spans when both corpora run (default: 1M, at most --spans; loading it
     // goes through the spans views, far slower than the default corpus's in-engine load).
     'realistic-spans': { type: 'string' },
+    // The spans naming the bench prompt's versions over 90 days, beside the data set (bench/prompts.ts).
+    'prompt-spans': { type: 'string', default: '1000000' },
     // `--only storage`: spans of the realistic corpus sent, and the request size (bench/storage.ts).
     'storage-spans': { type: 'string', default: '100000' },
     'storage-batch': { type: 'string', default: '500' },
@@ -264,6 +269,13 @@ async function main(): Promise<void> {
   }
   results.evaluations = await benchEvaluations(ctx, api, dataset.keys[0]!, RUNS, rows);
   results.alerts = await benchAlerts(ctx, api, web, dataset, rows);
+  results.prompts = await benchPrompts(
+    ctx,
+    api,
+    await benchSession(web, dataset),
+    { spans: Number(args['prompt-spans']), rate: 200, duration: 10, runs: RUNS },
+    rows,
+  );
   // One embedded data directory per process: close this one before the growth data set opens its own.
   await Promise.all([api.close(), web.close()]);
   await ctx.close();

@@ -50,6 +50,9 @@ const VersionMetrics = z.object({
   output_tokens: Count,
   total_tokens: Count,
   error_rate: z.number().min(0).max(1).describe('the share of the spans in error'),
+  scores: z
+    .array(z.object({ name: z.string(), avg: z.number().nullable(), count: Count }))
+    .describe("the average of each numeric or boolean score of the version's traces (trace and span level), by name"),
 });
 
 export const PromptMetricsAnswer = z

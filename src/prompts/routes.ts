@@ -11,7 +11,7 @@ import { Deleted } from '../answer-schemas.js';
 import {
   createVersion,
   deletePrompt,
-  etagOf,
+  fetchVersion,
   getVersion,
   LATEST,
   listPrompts,
@@ -147,8 +147,7 @@ export function registerPromptRoutes(app: FastifyInstance, ctx: AppContext): voi
     async (request, reply) => {
       const scope = await project(request);
       const { version, label } = request.query;
-      const answer = await getVersion(ctx.pg.pool, scope.projectId, request.params.name, { version, label });
-      const etag = etagOf(answer);
+      const { answer, etag } = await fetchVersion(ctx, scope.projectId, request.params.name, { version, label });
       reply.header('etag', etag).header('cache-control', 'private, no-cache');
       if (matchesEtag(request.headers['if-none-match'], etag))
         return reply.status(304).send(undefined as unknown as null);
@@ -196,7 +195,7 @@ export function registerPromptRoutes(app: FastifyInstance, ctx: AppContext): voi
       const principal = principalOf(request);
       if (principal.kind === 'api_key') throw new ForbiddenError(roleRefusal('ADMIN'));
       const scope = await resolveReadProject(ctx, principal, request.query.project_id, 'ADMIN');
-      return deletePrompt(ctx.pg.pool, scope.projectId, request.params.name);
+      return deletePrompt(ctx, scope.projectId, request.params.name);
     },
   );
 

@@ -7,7 +7,14 @@ import type { AnswerOf } from '../answer-schemas.js';
 import type { PromptVersionAnswer } from './answers.js';
 import type { PromptValue } from './compile.js';
 import { withinLimits } from '../query/limits.js';
-import { PROMPT_METRICS_LIMITS, promptMetricsQuery, type PromptMetricsRow } from '../query/prompt-metrics.js';
+import { promptReadCache } from './read-cache.js';
+import {
+  PROMPT_METRICS_LIMITS,
+  promptMetricsQuery,
+  promptScoresQuery,
+  type PromptMetricsRow,
+  type PromptScoreRow,
+} from '../query/prompt-metrics.js';
 
 /**
  * Prompts (docs/prompts.md): names with numbered, immutable versions, and labels that point at one
@@ -83,6 +90,23 @@ export async function getVersion(db: Queryable, projectId: string, name: string,
   throw new NotFoundError(
     selector.label !== undefined ? `no version of this prompt has the label '${selector.label}'` : VERSION_NOT_FOUND,
   );
+}
+
+/**
+ * The fetch (`GET /prompts/{name}` and the Langfuse route): a version and its ETag, through the
+ * process's read cache (src/prompts/read-cache.ts). Not-found answers are never kept.
+ */
+export async function fetchVersion(
+  ctx: AppContext,
+  projectId: string,
+  name: string,
+  selector: Selector,
+): Promise<{ answer: PromptVersion; etag: string }> {
+  const key = selector.version !== undefined ? `version:${selector.version}` : `label:${selector.label ?? ''}`;
+  return promptReadCache<{ answer: PromptVersion; etag: string }>(ctx).read(projectId, name, key, async () => {
+    const answer = await getVersion(ctx.pg.pool, projectId, name, selector);
+    return { answer, etag: etagOf(answer) };
+  });
 }
 
 /** A strong ETag over the answer: it changes with anything the answer shows (a label moved, too). */
@@ -185,6 +209,7 @@ export async function createVersion(ctx: AppContext, projectId: string, input: C
     await moveLabels(client, projectId, input.name, next, labels);
     return next;
   });
+  promptReadCache(ctx).forget(projectId, input.name);
   return getVersion(ctx.pg.pool, projectId, input.name, { version });
 }
 
@@ -238,12 +263,17 @@ export async function setLabels(
     }
     await moveLabels(client, projectId, name, version, labels);
   });
+  promptReadCache(ctx).forget(projectId, name);
   return getVersion(ctx.pg.pool, projectId, name, { version });
 }
 
 /** Deletes a name and all its versions and labels. */
-export async function deletePrompt(db: Queryable, projectId: string, name: string) {
-  const { rowCount } = await db.query('DELETE FROM prompts WHERE project_id = $1 AND name = $2', [projectId, name]);
+export async function deletePrompt(ctx: AppContext, projectId: string, name: string) {
+  const { rowCount } = await ctx.pg.pool.query('DELETE FROM prompts WHERE project_id = $1 AND name = $2', [
+    projectId,
+    name,
+  ]);
+  promptReadCache(ctx).forget(projectId, name);
   if (!rowCount) throw new NotFoundError(PROMPT_NOT_FOUND);
   return { deleted: true as const, id: name };
 }
@@ -256,8 +286,14 @@ export async function deletePrompt(db: Queryable, projectId: string, name: strin
 export async function promptMetrics(ctx: AppContext, projectId: string, name: string, startMs: number, endMs: number) {
   const named = await ctx.pg.pool.query('SELECT 1 FROM prompts WHERE project_id = $1 AND name = $2', [projectId, name]);
   if (!named.rows[0]) throw new NotFoundError(PROMPT_NOT_FOUND);
-  const rows = await withinLimits(PROMPT_METRICS_LIMITS, 'ask for a narrower window (start_time, end_time)', () =>
-    ctx.ch.rows<PromptMetricsRow>(promptMetricsQuery(projectId, name, startMs, endMs)),
+  const [rows, scoreRows] = await withinLimits(
+    PROMPT_METRICS_LIMITS,
+    'ask for a narrower window (start_time, end_time)',
+    () =>
+      Promise.all([
+        ctx.ch.rows<PromptMetricsRow>(promptMetricsQuery(projectId, name, startMs, endMs)),
+        ctx.ch.rows<PromptScoreRow>(promptScoresQuery(projectId, name, startMs, endMs)),
+      ]),
   );
   const finite = (n: number | undefined) =>
     n === undefined || !Number.isFinite(n) ? null : Math.round(n * 1000) / 1000;
@@ -278,6 +314,9 @@ export async function promptMetrics(ctx: AppContext, projectId: string, name: st
         output_tokens: Number(row.output_tokens),
         total_tokens: Number(row.total_tokens),
         error_rate: spans ? Number(row.errors) / spans : 0,
+        scores: scoreRows
+          .filter((score) => Number(score.version) === Number(row.version))
+          .map((score) => ({ name: score.name, avg: finite(score.avg), count: Number(score.count) })),
       };
     }),
   };

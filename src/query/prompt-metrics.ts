@@ -1,6 +1,7 @@
 import { DURATION_MS } from './expressions.js';
 import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from './limits.js';
 import { paramBuilder, type Query } from './params.js';
+import { currentScores } from './scores.js';
 
 /**
  * The per-version comparison of one prompt (docs/prompts.md, "Comparing versions"): over the spans
@@ -49,6 +50,37 @@ export function promptMetricsQuery(projectId: string, name: string, startMs: num
                AND prompt_name = ${b.param('String', name)}
              GROUP BY version
              ORDER BY version DESC
+             ${settingsClause(PROMPT_METRICS_LIMITS)}`,
+    query_params: b.params,
+  };
+}
+
+export type PromptScoreRow = { version: number | string; name: string; avg: number; count: number | string };
+
+/**
+ * Rows: the average of each numeric or boolean score per version, over the traces whose spans name the
+ * prompt in the window (a trace naming two versions counts for both). A score is read when it is about
+ * such a trace (trace or span level) and was written from the window's start on: a score follows its
+ * trace, so that bound drops nothing and spares the read every older score of the project.
+ */
+export function promptScoresQuery(projectId: string, name: string, startMs: number, endMs: number): Query {
+  const b = paramBuilder({ project: projectId });
+  const from = b.param("DateTime64(3, 'UTC')", startMs / 1000);
+  const to = b.param("DateTime64(3, 'UTC')", endMs / 1000);
+  const traces = `SELECT DISTINCT prompt_version AS version, trace_id FROM spans
+             WHERE project_id = {project:String} AND start_time >= ${from} AND start_time < ${to}
+               AND prompt_name = ${b.param('String', name)}`;
+  const scores = currentScores(
+    '{project:String}',
+    [`created_at >= ${from}`, `data_type IN ('numeric', 'boolean')`, `trace_id IN (SELECT trace_id FROM named)`],
+    'trace_id, name, value, data_type, created_at, is_deleted',
+  );
+  return {
+    query: `WITH named AS (${traces})
+            SELECT named.version AS version, s.name AS name, avg(s.value) AS avg, count() AS count
+              FROM named INNER JOIN (SELECT trace_id, name, value FROM ${scores}) AS s ON s.trace_id = named.trace_id
+             GROUP BY version, name
+             ORDER BY version DESC, name
              ${settingsClause(PROMPT_METRICS_LIMITS)}`,
     query_params: b.params,
   };

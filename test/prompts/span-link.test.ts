@@ -162,7 +162,7 @@ describe('spans linked to prompt versions', () => {
     expect(one[0]![0]).toBe(2);
   });
 
-  it('compare by version over a window: traces, latency p50/p95, cost, tokens, error rate', async () => {
+  it('compare by version over a window: traces, latency p50/p95, cost, tokens, error rate, scores', async () => {
     const created = await call(h().api, {
       method: 'POST',
       url: `${PUBLIC}/prompts`,
@@ -170,6 +170,26 @@ describe('spans linked to prompt versions', () => {
       payload: { name: 'support/faq', type: 'text', prompt: 'Q: {{q}}' },
     });
     expect(created.statusCode, created.body).toBe(201);
+    // Scores of the versions' traces: numeric and boolean ones are averaged by name; a categorical one is
+    // not; a deleted one is gone; a span-level one counts for its trace.
+    const scored = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/scores`,
+      token: key,
+      payload: {
+        scores: [
+          { trace_id: 't-1', name: 'helpfulness', value: 1 },
+          { trace_id: 't-2', name: 'helpfulness', value: 0.5 },
+          { trace_id: 't-3', span_id: 'c', name: 'helpfulness', value: 0 },
+          { trace_id: 't-3', name: 'correct', data_type: 'boolean', value: 1 },
+          { trace_id: 't-3', name: 'tone', data_type: 'categorical', string_value: 'warm' },
+          { score_id: 'gone', trace_id: 't-2', name: 'helpfulness', value: 100 },
+        ],
+      },
+    });
+    expect(scored.json().accepted, scored.body).toBe(6);
+    const deleted = await call(h().api, { method: 'DELETE', url: `${PUBLIC}/scores/gone`, token: key });
+    expect(deleted.statusCode).toBe(204);
     const res = await get(`/prompts/${encodeURIComponent('support/faq')}/metrics`, {
       start_time: iso(E - 10 * MIN),
       end_time: iso(E),
@@ -191,6 +211,10 @@ describe('spans linked to prompt versions', () => {
           output_tokens: 0,
           total_tokens: 0,
           error_rate: 0,
+          scores: [
+            { name: 'correct', avg: 1, count: 1 },
+            { name: 'helpfulness', avg: 0.25, count: 2 },
+          ],
         },
         {
           version: 1,
@@ -203,6 +227,7 @@ describe('spans linked to prompt versions', () => {
           output_tokens: 0,
           total_tokens: 0,
           error_rate: 0,
+          scores: [{ name: 'helpfulness', avg: 1, count: 1 }],
         },
       ],
     });

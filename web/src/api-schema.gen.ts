@@ -2280,6 +2280,12 @@ export interface components {
         total_tokens: number;
         /** @description the share of the spans in error */
         error_rate: number;
+        /** @description the average of each numeric or boolean score of the version's traces (trace and span level), by name */
+        scores: {
+          name: string;
+          avg: number | null;
+          count: number;
+        }[];
       }[];
     };
     /** @description The error envelope */

@@ -16,6 +16,7 @@ const SECTIONS = [
   ['alerts', 'Alerts'],
   ['evaluations', 'Evaluations'],
   ['evaluators', 'Evaluators'],
+  ['prompts', 'Prompts'],
   ['settings', 'Settings'],
 ] as const;
 

@@ -15,6 +15,7 @@ import { SignalsPage, SignalPage } from './pages/signals';
 import { AlertsPage, AlertPage } from './pages/alerts';
 import { EvaluationsRoutes } from './pages/evaluations';
 import { EvaluatorsRoutes } from './pages/evaluators/evaluators-page';
+import { PromptsRoutes } from './pages/prompts';
 
 function ProjectIndex() {
   const { projectId } = useParams();
@@ -54,6 +55,7 @@ export function AppRoutes() {
           <Route path="alerts/:alertId" element={<AlertPage />} />
           <Route path="evaluations/*" element={<EvaluationsRoutes />} />
           <Route path="evaluators/*" element={<EvaluatorsRoutes />} />
+          <Route path="prompts/*" element={<PromptsRoutes />} />
           <Route path="settings" element={<SettingsPage />} />
           <Route path="*" element={<NotFound />} />
         </Route>

@@ -83,3 +83,6 @@ export type EvaluatorBackfill = {
 };
 /** An execution, with the fields the evaluator runtime adds when present (the judge's own trace). */
 export type EvaluatorExecutionRow = EvaluatorExecution & { judge_trace_id?: string | null; evaluator_version?: number };
+export type PromptItem = Item<Schemas['PromptList']>;
+export type PromptVersion = Schemas['PromptVersion'];
+export type PromptMetrics = Schemas['PromptMetrics'];

@@ -56,6 +56,22 @@ export function SpanPanel({
             <dd>{span.model_name}</dd>
           </>
         )}
+        {span.prompt_name && (
+          <>
+            <dt>Prompt</dt>
+            <dd>
+              <Link
+                to={`/projects/${projectId}/prompts/${encodeURIComponent(span.prompt_name)}${
+                  span.prompt_version ? `?v=${span.prompt_version}` : ''
+                }`}
+                data-testid="span-prompt"
+              >
+                {span.prompt_name}
+                {span.prompt_version ? ` v${span.prompt_version}` : ''}
+              </Link>
+            </dd>
+          </>
+        )}
         {withChildren && (
           <>
             <dt>With children</dt>
