@@ -27,9 +27,16 @@ function ensureBuilt(): void {
   if (result.status !== 0) throw new Error(`web build failed:\n${result.stdout}\n${result.stderr}`);
 }
 
-export function useWebServer(): () => WebServer {
+/** `env`: more settings for the server (e.g. LLM_CONNECTION_ALLOW_PRIVATE for a judge on loopback). */
+export function useWebServer(env: Record<string, string> = {}): () => WebServer {
   // Embedded stores, whatever DATABASE_URL/REDIS_URL say: a fresh store gets the demo account.
-  const h = useHarness({ DATABASE_URL: undefined, REDIS_URL: undefined, WEB_URL: undefined, BASE_URL: undefined });
+  const h = useHarness({
+    ...env,
+    DATABASE_URL: undefined,
+    REDIS_URL: undefined,
+    WEB_URL: undefined,
+    BASE_URL: undefined,
+  });
   let server: WebServer | undefined;
   beforeAll(async () => {
     ensureBuilt();

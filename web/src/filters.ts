@@ -5,7 +5,7 @@ import { COMMON_SPAN_KINDS, SPAN_STATUSES } from '../../src/traces/vocabulary';
  * The predicate table (docs/filters.md) as the filter menus present it. One
  * description per field: its label, its operators and what kind of value it takes.
  */
-export type FieldKind = 'text' | 'set' | 'number' | 'metadata';
+export type FieldKind = 'text' | 'set' | 'number' | 'metadata' | 'score';
 export type FieldDef = {
   field: Predicate['field'];
   label: string;
@@ -17,8 +17,13 @@ export type FieldDef = {
 };
 
 export const NUMERIC_OPS = ['gt', 'gte', 'lt', 'lte', 'eq'];
+/** The score predicate's operators (docs/filters.md, `score`): on the value, on the label (`in`), or presence. */
+export const SCORE_OPS = ['gte', 'gt', 'lte', 'lt', 'eq', 'neq', 'in', 'is_set', 'is_not_set'];
 export const OP_LABELS: Record<string, string> = {
   eq: '=',
+  neq: '≠',
+  is_set: 'is set',
+  is_not_set: 'is not set',
   contains: 'contains',
   in: 'is',
   gt: '>',
@@ -48,6 +53,7 @@ export const FILTER_FIELDS: FieldDef[] = [
   { field: 'time_to_first_token_ms', label: 'Time to first token', kind: 'number', ops: NUMERIC_OPS, unit: 'ms' },
   { field: 'output_tokens_per_second', label: 'Output tokens/s', kind: 'number', ops: NUMERIC_OPS },
   { field: 'metadata', label: 'Metadata', kind: 'metadata', ops: ['eq', 'contains'] },
+  { field: 'score', label: 'Score', kind: 'score', ops: SCORE_OPS },
   { field: 'trace_id', label: 'Trace ID', kind: 'text', ops: ['eq', 'contains'] },
   { field: 'signal_id', label: 'Signal', kind: 'text', ops: ['eq'] },
 ];
@@ -67,6 +73,12 @@ export const SUGGEST_COLUMN: Partial<Record<Predicate['field'], string>> = {
 export function describePredicate(p: Predicate): string {
   const def = fieldDef(p.field);
   if (p.field === 'metadata') return `${p.key} ${OP_LABELS[p.op]} ${p.value}`;
+  if (p.field === 'score') {
+    if (p.op === 'is_set' || p.op === 'is_not_set') return `Score ${p.key} ${OP_LABELS[p.op]}`;
+    if (Array.isArray(p.value))
+      return `Score ${p.key} ${p.value.length > 1 ? 'is one of' : 'is'} ${p.value.join(', ')}`;
+    return `Score ${p.key} ${OP_LABELS[p.op]} ${p.value}`;
+  }
   if (Array.isArray(p.value)) return `${def.label} ${p.value.length > 1 ? 'is one of' : 'is'} ${p.value.join(', ')}`;
   if (p.field === 'cost') return `${def.label} ${OP_LABELS[p.op]} $${p.value}`;
   if (p.field === 'duration_ms' || p.field === 'time_to_first_token_ms')

@@ -15,6 +15,7 @@ const SECTIONS = [
   ['signals', 'Signals'],
   ['alerts', 'Alerts'],
   ['evaluations', 'Evaluations'],
+  ['evaluators', 'Evaluators'],
   ['prompts', 'Prompts'],
   ['settings', 'Settings'],
 ] as const;

@@ -14,6 +14,7 @@ import { SettingsPage } from './pages/settings-page';
 import { SignalsPage, SignalPage } from './pages/signals';
 import { AlertsPage, AlertPage } from './pages/alerts';
 import { EvaluationsRoutes } from './pages/evaluations';
+import { EvaluatorsRoutes } from './pages/evaluators/evaluators-page';
 import { PromptsRoutes } from './pages/prompts';
 
 function ProjectIndex() {
@@ -53,6 +54,7 @@ export function AppRoutes() {
           <Route path="alerts" element={<AlertsPage />} />
           <Route path="alerts/:alertId" element={<AlertPage />} />
           <Route path="evaluations/*" element={<EvaluationsRoutes />} />
+          <Route path="evaluators/*" element={<EvaluatorsRoutes />} />
           <Route path="prompts/*" element={<PromptsRoutes />} />
           <Route path="settings" element={<SettingsPage />} />
           <Route path="*" element={<NotFound />} />

@@ -60,6 +60,29 @@ export type RunComparison = Schemas['RunComparison'];
 export type MeanDelta = RunComparison['scores'][number];
 export type CaseChange = RunComparison['regressions'][number];
 
+export type ScoreConfig = Schemas['ScoreConfig'];
+export type LlmConnection = Schemas['LlmConnection'];
+export type LlmConnectionTest = Schemas['LlmConnectionTest'];
+export type Evaluator = Schemas['Evaluator'];
+export type EvaluatorScorer = Schemas['EvaluatorScorer'];
+export type EvaluatorExecution = Schemas['EvaluatorExecution'];
+export type EvaluatorDryRun = Schemas['EvaluatorDryRun'];
+/**
+ * A backfill's progress (quality.md §2: `POST /evaluators/{id}/backfill` → 202, and
+ * `GET /evaluators/{id}/backfills/{backfill_id}`): written by hand until the routes are in the served
+ * document; the fields past the spec's four are read when present.
+ */
+export type EvaluatorBackfill = {
+  backfill_id: string;
+  /** pending, running, completed or cancelled (the evaluator was disabled or deleted) */
+  status: string;
+  total: number;
+  done: number;
+  /** the window held more matching traces than one backfill takes */
+  truncated?: boolean;
+};
+/** An execution, with the fields the evaluator runtime adds when present (the judge's own trace). */
+export type EvaluatorExecutionRow = EvaluatorExecution & { judge_trace_id?: string | null; evaluator_version?: number };
 export type PromptItem = Item<Schemas['PromptList']>;
 export type PromptVersion = Schemas['PromptVersion'];
 export type PromptMetrics = Schemas['PromptMetrics'];

@@ -1,7 +1,16 @@
 import { useEffect, useRef, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../api';
-import { describePredicate, fieldDef, FILTER_FIELDS, OP_LABELS, SUGGEST_COLUMN, type FieldDef } from '../filters';
+import {
+  describePredicate,
+  fieldDef,
+  FILTER_FIELDS,
+  OP_LABELS,
+  SCORE_OPS,
+  SUGGEST_COLUMN,
+  type FieldDef,
+} from '../filters';
+import { useScoreNames } from '../scores';
 import type { Predicate, SqlResult } from '../types';
 
 /** Closes a popover on a click outside it or Escape. */
@@ -79,6 +88,7 @@ function PredicateEditor({
     return text ? ({ field: def.field, op, value: text } as Predicate) : null;
   };
   const built = build();
+  if (def.kind === 'score') return <ScorePredicateEditor projectId={projectId} initial={initial} onApply={onApply} />;
   return (
     // Not a <form>: the bar sits inside other forms (widget, alert), and forms don't nest.
     <div
@@ -154,6 +164,108 @@ function PredicateEditor({
   );
 }
 
+/**
+ * The `score` predicate: a score name (the project's known names offered), then a comparison of the
+ * value, a choice of labels (`in`), or whether the trace has such a score at all.
+ */
+function ScorePredicateEditor({
+  projectId,
+  initial,
+  onApply,
+}: {
+  projectId: string;
+  initial?: Predicate;
+  onApply: (p: Predicate) => void;
+}) {
+  const init = initial?.field === 'score' ? initial : undefined;
+  const names = useScoreNames(projectId);
+  const [key, setKey] = useState(init?.key ?? '');
+  const [op, setOp] = useState<string>(init?.op ?? 'gte');
+  const [text, setText] = useState(init && typeof init.value === 'number' ? String(init.value) : '');
+  const [labels, setLabels] = useState(init && Array.isArray(init.value) ? init.value.join(', ') : '');
+  const known = names.find((n) => n.name === key.trim());
+  const build = (): Predicate | null => {
+    const name = key.trim();
+    if (!name) return null;
+    if (op === 'is_set' || op === 'is_not_set') return { field: 'score', key: name, op } as Predicate;
+    if (op === 'in') {
+      const values = [
+        ...new Set(
+          labels
+            .split(',')
+            .map((v) => v.trim())
+            .filter(Boolean),
+        ),
+      ];
+      return values.length ? ({ field: 'score', key: name, op, value: values } as Predicate) : null;
+    }
+    const n = Number(text);
+    return text.trim() !== '' && Number.isFinite(n) ? ({ field: 'score', key: name, op, value: n } as Predicate) : null;
+  };
+  const built = build();
+  const listId = `score-names-${projectId}`;
+  return (
+    <div
+      className="stack"
+      data-testid="score-filter-editor"
+      onKeyDown={(e) => {
+        if (e.key === 'Enter' && (e.target as HTMLElement).tagName === 'INPUT') {
+          e.preventDefault();
+          if (built) onApply(built);
+        }
+      }}
+    >
+      <strong>Score</strong>
+      <input
+        aria-label="Score name"
+        placeholder="score name"
+        list={listId}
+        value={key}
+        onChange={(e) => setKey(e.target.value)}
+        autoFocus
+      />
+      <datalist id={listId}>
+        {names.map((n) => (
+          <option key={n.name} value={n.name}>
+            {n.data_type}
+          </option>
+        ))}
+      </datalist>
+      <div className="row">
+        <select aria-label="Operator" value={op} onChange={(e) => setOp(e.target.value)}>
+          {SCORE_OPS.map((o) => (
+            <option key={o} value={o}>
+              {o === 'in' ? 'label is one of' : OP_LABELS[o]}
+            </option>
+          ))}
+        </select>
+        {op === 'in' ? (
+          <input
+            aria-label="Score labels"
+            className="grow"
+            placeholder={known?.categories?.length ? known.categories.join(', ') : 'labels, comma-separated'}
+            value={labels}
+            onChange={(e) => setLabels(e.target.value)}
+          />
+        ) : op === 'is_set' || op === 'is_not_set' ? null : (
+          <input
+            aria-label="Score value"
+            className="grow"
+            type="number"
+            step="any"
+            placeholder="value"
+            value={text}
+            onChange={(e) => setText(e.target.value)}
+          />
+        )}
+      </div>
+      <button className="primary" type="button" disabled={!built} onClick={() => built && onApply(built)}>
+        Apply
+      </button>
+    </div>
+  );
+}
+
 /** Filters as chips: click one to edit it, × removes it, "Add filter" offers every field of the predicate table. */
 export function FilterBar({
   projectId,
@@ -222,7 +334,7 @@ export function FilterBar({
                   >
                     {f.label}{' '}
                     <span className="muted">
-                      {f.kind === 'set' ? 'is one of' : f.kind === 'number' ? 'compare' : 'match'}
+                      {f.kind === 'set' ? 'is one of' : f.kind === 'number' || f.kind === 'score' ? 'compare' : 'match'}
                     </span>
                   </button>
                 ))}

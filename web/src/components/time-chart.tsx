@@ -1,5 +1,6 @@
-import { useEffect, useRef } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import uPlot from 'uplot';
+import { fmtInt } from '../format';
 
 const PALETTE = [
   '#3b6fe0',
@@ -14,7 +15,16 @@ const PALETTE = [
   '#65a30d',
 ];
 
-export type Series = { label: string; values: (number | null)[] };
+/** A point's sample, when the answer carries it (SCORES): the count and, for an average, a 95% interval. */
+export type PointDetail = { count: number | null; ciLow: number | null; ciHigh: number | null };
+export type Series = { label: string; values: (number | null)[]; details?: (PointDetail | null)[] };
+
+export function detailText(d: PointDetail, format: (v: number | null) => string): string {
+  const parts: string[] = [];
+  if (d.count !== null) parts.push(`n = ${fmtInt(d.count)}`);
+  if (d.ciLow !== null && d.ciHigh !== null) parts.push(`95% CI ${format(d.ciLow)} – ${format(d.ciHigh)}`);
+  return parts.join(' · ');
+}
 
 /**
  * A time series drawn by uPlot (canvas; fast on thousands of points), sized to its container and
@@ -32,6 +42,9 @@ export function TimeChart({
   height?: number;
 }) {
   const box = useRef<HTMLDivElement>(null);
+  const withDetails = series.some((s) => s.details);
+  // The hovered point's sample (count, interval) for answers that carry one; uPlot's legend shows values only.
+  const [hover, setHover] = useState<number | null>(null);
   useEffect(() => {
     const el = box.current;
     if (!el) return;
@@ -40,6 +53,7 @@ export function TimeChart({
       height,
       legend: { show: series.length > 1, live: true },
       cursor: { drag: { x: false, y: false } },
+      hooks: withDetails ? { setCursor: [(u: uPlot) => setHover(u.cursor.idx ?? null)] } : {},
       scales: { x: { time: true } },
       axes: [
         { stroke: '#667085', grid: { stroke: '#eef0f3' }, ticks: { stroke: '#e3e6eb' } },
@@ -70,6 +84,28 @@ export function TimeChart({
       observer.disconnect();
       plot.destroy();
     };
-  }, [times, series, format, height]);
-  return <div className="chart" ref={box} data-testid="time-chart" />;
+  }, [times, series, format, height, withDetails]);
+  const tip =
+    withDetails && hover !== null && times[hover] !== undefined
+      ? series
+          .map((s) => {
+            const d = s.details?.[hover];
+            const v = s.values[hover];
+            if (v === null || v === undefined) return null;
+            return `${series.length > 1 ? `${s.label}: ` : ''}${format(v)}${d ? ` (${detailText(d, format)})` : ''}`;
+          })
+          .filter(Boolean)
+      : [];
+  return (
+    <div className="chart-wrap">
+      <div className="chart" ref={box} data-testid="time-chart" />
+      {withDetails && (
+        <div className="chart-tooltip muted" data-testid="chart-tooltip" aria-live="polite">
+          {tip.length
+            ? `${new Date(times[hover!]! * 1000).toLocaleString()} · ${tip.join(' · ')}`
+            : 'Hover the chart for a point’s count and 95% interval.'}
+        </div>
+      )}
+    </div>
+  );
 }

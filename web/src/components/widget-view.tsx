@@ -2,17 +2,40 @@ import { useMemo } from 'react';
 import { fmtCell } from '../format';
 import { asSpec, valueFormatter } from '../widget-spec';
 import type { AnsweredWidget, WidgetSpec } from '../types';
-import { TimeChart, type Series } from './time-chart';
+import { TimeChart, type PointDetail, type Series } from './time-chart';
 import { Empty } from './ui';
+import { detailText } from './time-chart';
 
 const MAX_SERIES = 10;
 
-/** Series rows `[time, ...groups, value]` as uPlot's aligned columns, one series per group. */
+/**
+ * Where an answer's value sits: the column named `value` (a SCORES answer carries `count` and, for
+ * `avg`, `ci_low`/`ci_high` after it), else the last column.
+ */
+function valueIndex(columns: string[]): number {
+  const i = columns.indexOf('value');
+  return i >= 0 ? i : columns.length - 1;
+}
+
+/** A SCORES point's sample: how many scores and, for an average, its 95% interval. */
+function pointDetail(columns: string[], row: unknown[]): PointDetail | null {
+  const at = (name: string) => {
+    const i = columns.indexOf(name);
+    const v = i >= 0 && i !== valueIndex(columns) ? row[i] : undefined;
+    return v === null || v === undefined || v === '' ? null : Number(v);
+  };
+  const detail = { count: at('count'), ciLow: at('ci_low'), ciHigh: at('ci_high') };
+  return detail.count === null && detail.ciLow === null && detail.ciHigh === null ? null : detail;
+}
+
+/** Series rows `[time, ...groups, value, ...]` as uPlot's aligned columns, one series per group. */
 function toSeries(answer: AnsweredWidget): { times: number[]; series: Series[] } {
-  const groupCount = answer.columns.length - 2;
+  const vi = valueIndex(answer.columns);
+  const groupCount = vi - 1;
   const times: number[] = [];
   const index = new Map<string, number>();
   const byGroup = new Map<string, Map<number, number | null>>();
+  const details = new Map<string, Map<number, PointDetail>>();
   for (const row of answer.rows) {
     const t = Math.floor(Date.parse(String(row[0])) / 1000);
     if (!index.has(String(t))) {
@@ -27,28 +50,37 @@ function toSeries(answer: AnsweredWidget): { times: number[]; series: Series[] }
             .join(' · ')
         : 'value';
     if (!byGroup.has(key)) byGroup.set(key, new Map());
-    const v = row[row.length - 1];
+    const v = row[vi];
     byGroup.get(key)!.set(t, v === null || v === undefined ? null : Number(v));
+    const detail = pointDetail(answer.columns, row);
+    if (detail) {
+      if (!details.has(key)) details.set(key, new Map());
+      details.get(key)!.set(t, detail);
+    }
   }
   // The biggest groups first; the rest would only be noise in a legend.
   const totals = [...byGroup.entries()].map(
     ([k, m]) => [k, [...m.values()].reduce<number>((a, v) => a + (v ?? 0), 0)] as const,
   );
   totals.sort((a, b) => b[1] - a[1]);
-  const series = totals
-    .slice(0, MAX_SERIES)
-    .map(([label]) => ({ label, values: times.map((t) => byGroup.get(label)!.get(t) ?? null) }));
+  const series = totals.slice(0, MAX_SERIES).map(([label]) => ({
+    label,
+    values: times.map((t) => byGroup.get(label)!.get(t) ?? null),
+    ...(details.has(label) ? { details: times.map((t) => details.get(label)!.get(t) ?? null) } : {}),
+  }));
   return { times, series };
 }
 
 function Bars({ answer, format }: { answer: AnsweredWidget; format: (v: number | null) => string }) {
+  const vi = valueIndex(answer.columns);
   const rows = answer.rows.map((r) => ({
     label:
       r
-        .slice(0, -1)
+        .slice(0, vi)
         .map((v) => (v === '' || v === null ? '(none)' : String(v)))
         .join(' · ') || 'value',
-    value: Number(r[r.length - 1]) || 0,
+    value: Number(r[vi]) || 0,
+    detail: pointDetail(answer.columns, r),
   }));
   const max = Math.max(...rows.map((r) => Math.abs(r.value)), 0) || 1;
   if (!rows.length) return <Empty title="No data in this window" />;
@@ -61,7 +93,10 @@ function Bars({ answer, format }: { answer: AnsweredWidget; format: (v: number |
           </span>
           <span className="bar-track">
             <span className="bar-fill" style={{ width: `${(Math.abs(r.value) / max) * 100}%` }} />
-            <span className="bar-value">{format(r.value)}</span>
+            <span className="bar-value">
+              {format(r.value)}
+              {r.detail ? <span className="muted"> {detailText(r.detail, format)}</span> : null}
+            </span>
           </span>
         </div>
       ))}
@@ -174,10 +209,17 @@ export function WidgetBody({
     );
   }
   if (type === 'stat') {
-    const v = answer.rows[0]?.[answer.rows[0].length - 1];
+    const row = answer.rows[0];
+    const v = row?.[valueIndex(answer.columns)];
+    const detail = row ? pointDetail(answer.columns, row) : null;
     return (
       <div className="stat-value" data-testid="stat-value">
         {format(v === null || v === undefined ? null : Number(v))}
+        {detail && (
+          <div className="muted stat-detail" data-testid="stat-detail">
+            {detailText(detail, format)}
+          </div>
+        )}
       </div>
     );
   }

@@ -9,6 +9,7 @@ import { fmtCost, fmtInt, fmtMs } from '../format';
 import { Empty, ErrorBox, Loading, NotFound, Pager, Time, useTitle } from '../components/ui';
 import type { Page, Predicate, SessionDetail, SessionSummary, TraceItem } from '../types';
 import { TEXT_SCOPES, TextSearchInputs, type TextScope } from './traces/text-match';
+import { TraceScores } from '../components/scores';
 
 const LIMIT = 50;
 
@@ -236,6 +237,7 @@ export function SessionPage() {
           As a trace list
         </Link>
       </div>
+      <TraceScores scores={s.scores ?? []} />
       <div className="conversation card">
         {s.traces.map((t) => (
           <Turn key={t.trace_id} trace={t} projectId={projectId} />

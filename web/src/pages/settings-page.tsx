@@ -7,12 +7,15 @@ import { useProject } from '../project';
 import { Badge, CopyButton, Empty, ErrorBox, Loading, Modal, Time, useTitle } from '../components/ui';
 import type { ApiKey, Member, Role } from '../types';
 import { ModelPricesTab } from './model-prices-tab';
+import { LlmConnectionsTab, ScoreConfigsTab } from './quality-settings';
 
 const TABS = [
   ['keys', 'API keys'],
   ['members', 'Members'],
   ['project', 'Project'],
   ['prices', 'Model prices'],
+  ['score-configs', 'Score configs'],
+  ['llm-connections', 'LLM connections'],
   ['account', 'Account'],
 ] as const;
 
@@ -425,6 +428,10 @@ export function SettingsPage() {
         <Members />
       ) : tab === 'prices' ? (
         <ModelPricesTab />
+      ) : tab === 'score-configs' ? (
+        <ScoreConfigsTab />
+      ) : tab === 'llm-connections' ? (
+        <LlmConnectionsTab />
       ) : tab === 'account' ? (
         <AccountSettings />
       ) : (

@@ -9,12 +9,17 @@ import {
   AGGREGATIONS,
   asSpec,
   defaultSpec,
-  GROUP_FIELDS,
+  EDITOR_VIEWS,
+  groupFieldsOf,
   IDENTITY_MEASURES,
   INTERVALS,
-  MEASURES,
-  VIEWS,
+  measuresOf,
+  SCORE_AGGREGATIONS,
+  SCORES_VIEW,
+  VIEW_LABELS,
+  type EditorSpec,
 } from '../../widget-spec';
+import { useScoreNames } from '../../scores';
 import type { AnsweredWidget, Predicate, Widget, WidgetSpec, WidgetType } from '../../types';
 
 const TYPES: { value: WidgetType; label: string }[] = [
@@ -28,13 +33,20 @@ const TYPES: { value: WidgetType; label: string }[] = [
 export type WindowQuery = { range?: string; start_time?: string; end_time?: string };
 
 /** The spec as the server wants it for a type: no interval outside series, no limit on series or stats. */
-function cleanSpec(type: WidgetType, spec: WidgetSpec): WidgetSpec {
-  const out: WidgetSpec = { view: spec.view, measure: spec.measure, aggregation: spec.aggregation };
+function cleanSpec(type: WidgetType, spec: EditorSpec): EditorSpec {
+  const out: EditorSpec = { view: spec.view, measure: spec.measure, aggregation: spec.aggregation };
+  if (spec.view === SCORES_VIEW) out.score_name = spec.score_name?.trim() ?? '';
   if (spec.group_by?.length && type !== 'stat') out.group_by = spec.group_by;
   if (type === 'timeseries') out.interval = spec.interval ?? 'auto';
   if (spec.filters?.length) out.filters = spec.filters;
   if ((type === 'table' || type === 'bar') && spec.limit) out.limit = spec.limit;
   return out;
+}
+
+/** Whether a settled preview's spec can be asked: a SCORES spec only once it names its score. */
+function hasScoreName(previewKey: string): boolean {
+  const { body } = JSON.parse(previewKey) as { body: EditorSpec };
+  return body.view !== SCORES_VIEW || Boolean(body.score_name);
 }
 
 /**
@@ -57,30 +69,37 @@ export function WidgetEditor({
   const client = useQueryClient();
   const [title, setTitle] = useState(widget?.title ?? '');
   const [type, setType] = useState<WidgetType>(widget?.type ?? 'timeseries');
-  const [spec, setSpec] = useState<WidgetSpec>(asSpec(widget?.spec) ?? defaultSpec());
+  const [spec, setSpec] = useState<EditorSpec>((asSpec(widget?.spec) as EditorSpec | undefined) ?? defaultSpec());
+  const scoreNames = useScoreNames(projectId);
   const [text, setText] = useState<string>(
     widget?.type === 'markdown'
       ? String((widget.spec as { text?: string })?.text ?? (typeof widget.spec === 'string' ? widget.spec : ''))
       : '',
   );
   const [metaKey, setMetaKey] = useState('');
-  const patch = (p: Partial<WidgetSpec>) => setSpec((s) => ({ ...s, ...p }));
+  const patch = (p: Partial<EditorSpec>) => setSpec((s) => ({ ...s, ...p }));
   const identity = IDENTITY_MEASURES.includes(spec.measure);
-  const groupOptions = GROUP_FIELDS[spec.view];
+  const scores = spec.view === SCORES_VIEW;
+  const groupOptions = groupFieldsOf(spec.view);
+  const aggregations = scores
+    ? SCORE_AGGREGATIONS
+    : AGGREGATIONS.filter((a) => !identity || a === 'uniq' || a === 'count');
 
   const body = useMemo(() => (type === 'markdown' ? { text } : cleanSpec(type, spec)), [type, spec, text]);
   const previewKey = useDebounced(JSON.stringify({ type, body, window }), 400);
   const preview = useQuery({
     queryKey: ['widget-preview', projectId, previewKey],
-    enabled: type !== 'markdown',
     placeholderData: keepPreviousData,
     retry: false,
+    // A SCORES spec needs its score name before it can be answered (read from the settled spec, which
+    // is what the query sends).
+    enabled: type !== 'markdown' && hasScoreName(previewKey),
     queryFn: ({ signal }) => {
       const {
         type: t,
         body: b,
         window: w,
-      } = JSON.parse(previewKey) as { type: WidgetType; body: WidgetSpec; window: WindowQuery };
+      } = JSON.parse(previewKey) as { type: WidgetType; body: EditorSpec; window: WindowQuery };
       return api<AnsweredWidget>('/widgets/query', {
         method: 'POST',
         signal,
@@ -152,23 +171,52 @@ export function WidgetEditor({
                   <select
                     value={spec.view}
                     onChange={(e) => {
-                      const view = e.target.value as WidgetSpec['view'];
+                      const view = e.target.value as EditorSpec['view'];
+                      const measures = measuresOf(view);
+                      const measure = measures.includes(spec.measure) ? spec.measure : measures[0]!;
                       patch({
                         view,
-                        measure: MEASURES[view].includes(spec.measure) ? spec.measure : 'count',
+                        measure,
+                        aggregation:
+                          view === SCORES_VIEW
+                            ? // A score's count is a measure of its own; its average is what one looks for first.
+                              SCORE_AGGREGATIONS.includes(spec.aggregation) && spec.aggregation !== 'count'
+                              ? spec.aggregation
+                              : 'avg'
+                            : measure === 'count'
+                              ? 'count'
+                              : spec.aggregation,
                         group_by: spec.group_by?.filter(
-                          (g) => GROUP_FIELDS[view].includes(g) || g.startsWith('metadata.'),
+                          (g) => groupFieldsOf(view).includes(g) || g.startsWith('metadata.'),
                         ),
                       });
                     }}
                   >
-                    {VIEWS.map((v) => (
+                    {EDITOR_VIEWS.map((v) => (
                       <option key={v} value={v}>
-                        {v === 'SPANS' ? 'Spans' : 'Traces'}
+                        {VIEW_LABELS[v] ?? v}
                       </option>
                     ))}
                   </select>
                 </label>
+                {scores && (
+                  <label>
+                    Score name
+                    <input
+                      value={spec.score_name ?? ''}
+                      list="widget-score-names"
+                      required
+                      maxLength={128}
+                      placeholder="e.g. helpfulness"
+                      onChange={(e) => patch({ score_name: e.target.value })}
+                    />
+                    <datalist id="widget-score-names">
+                      {scoreNames.map((n) => (
+                        <option key={n.name} value={n.name} />
+                      ))}
+                    </datalist>
+                  </label>
+                )}
                 <label>
                   Measure
                   <select
@@ -188,7 +236,7 @@ export function WidgetEditor({
                       });
                     }}
                   >
-                    {MEASURES[spec.view].map((m) => (
+                    {measuresOf(spec.view).map((m) => (
                       <option key={m} value={m}>
                         {m}
                       </option>
@@ -201,7 +249,7 @@ export function WidgetEditor({
                     value={spec.aggregation}
                     onChange={(e) => patch({ aggregation: e.target.value as WidgetSpec['aggregation'] })}
                   >
-                    {AGGREGATIONS.filter((a) => !identity || a === 'uniq' || a === 'count').map((a) => (
+                    {aggregations.map((a) => (
                       <option key={a} value={a}>
                         {a}
                       </option>
@@ -301,7 +349,7 @@ export function WidgetEditor({
                   filters={spec.filters ?? []}
                   onChange={(filters: Predicate[]) =>
                     // The bar offers the trace list's predicates less signal_id and tags: those a widget takes too.
-                    patch({ filters: filters as WidgetSpec['filters'] })
+                    patch({ filters: filters as EditorSpec['filters'] })
                   }
                   exclude={['signal_id', 'tags']}
                 />

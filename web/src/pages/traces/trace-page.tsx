@@ -10,6 +10,7 @@ import { buildTree, flatten, traceBounds } from './span-tree';
 import { Waterfall } from './waterfall';
 import { SpanPanel } from './span-panel';
 import { textTerms } from '../../components/highlight';
+import { TraceScores } from '../../components/scores';
 
 function Stat({ label, value, title }: { label: string; value: React.ReactNode; title?: string }) {
   return (
@@ -118,6 +119,12 @@ export function TracePage() {
         {models.length > 0 && <Stat label={models.length > 1 ? 'Models' : 'Model'} value={models.join(', ')} />}
         {t.user_id && <Stat label="User" value={t.user_id} />}
       </div>
+      <TraceScores
+        scores={t.scores ?? []}
+        spanNames={new Map(t.spans.map((s) => [s.span_id, s.name]))}
+        selectedSpanId={selectedId}
+        onSelectSpan={onSelect}
+      />
       {t.truncated && (
         <div className="refusal">
           This trace is too large to show whole: the first {fmtInt(t.spans.length)} of {fmtInt(t.span_count)} spans are

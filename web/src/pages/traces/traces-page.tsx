@@ -9,6 +9,8 @@ import { FilterBar } from '../../components/filter-bar';
 import { TimeRange, type TimeValue } from '../../components/time-range';
 import { Empty, ErrorBox, Loading, Pager, Time, useTitle } from '../../components/ui';
 import type { Page, Predicate, TraceItem } from '../../types';
+import { ScoreChips } from '../../components/scores';
+import { useScoreNames } from '../../scores';
 import { Snippet, TEXT_SCOPES, TextSearchInputs, type TextScope } from './text-match';
 
 const PRESETS = ['1h', '24h', '7d', '30d', '90d', 'all'];
@@ -51,7 +53,10 @@ const COLUMNS: Column[] = [
   { id: 'user', label: 'User', className: 'hide-phone', shown: true },
   { id: 'session', label: 'Session', className: 'hide-phone', shown: false },
   { id: 'metadata', label: 'Metadata', className: 'hide-phone', shown: false },
+  { id: 'scores', label: 'Scores', shown: true },
 ];
+/** A column of one score name's summary (`score:<name>`), offered for every score name the project knows. */
+const SCORE_COLUMN = 'score:';
 const COLUMNS_KEY = 'sightline.traceColumns';
 
 /** The shown columns' ids: the user's choice, else each column's default. */
@@ -77,12 +82,20 @@ function useColumns(): [Set<string>, (id: string, on: boolean) => void] {
 }
 
 /** The "Columns" menu: a checkbox per column. */
-function ColumnChooser({ shown, onToggle }: { shown: Set<string>; onToggle: (id: string, on: boolean) => void }) {
+function ColumnChooser({
+  columns,
+  shown,
+  onToggle,
+}: {
+  columns: Column[];
+  shown: Set<string>;
+  onToggle: (id: string, on: boolean) => void;
+}) {
   return (
     <details className="column-chooser">
       <summary className="button small">Columns</summary>
       <div className="card column-menu" role="group" aria-label="Columns">
-        {COLUMNS.map((c) => (
+        {columns.map((c) => (
           <label key={c.id} className="inline">
             <input type="checkbox" checked={shown.has(c.id)} onChange={(e) => onToggle(c.id, e.target.checked)} />
             {c.label}
@@ -195,7 +208,16 @@ export function TracesPage() {
     `/projects/${projectId}/traces/${encodeURIComponent(t.trace_id)}${t.text_match ? `?${new URLSearchParams({ span: t.text_match.span_id, text: state.text })}` : ''}`;
   const open = (t: TraceItem) => navigate(traceLink(t));
   const [shown, toggleColumn] = useColumns();
-  const columns = COLUMNS.filter((c) => shown.has(c.id));
+  const scoreNames = useScoreNames(projectId);
+  const allColumns: Column[] = [
+    ...COLUMNS,
+    ...scoreNames.map((n) => ({ id: `${SCORE_COLUMN}${n.name}`, label: `Score: ${n.name}`, shown: false })),
+  ];
+  // A chosen score column stays while its name is unknown (no score of it lately), so the choice isn't lost.
+  for (const id of shown)
+    if (id.startsWith(SCORE_COLUMN) && !allColumns.some((c) => c.id === id))
+      allColumns.push({ id, label: `Score: ${id.slice(SCORE_COLUMN.length)}`, shown: false });
+  const columns = allColumns.filter((c) => shown.has(c.id));
   // A sortable header: first click sorts descending, the next flips; "Started" descending is the default.
   const sortBy = (field: SortField) => {
     const current = state.sort ?? 'start_time';
@@ -287,8 +309,12 @@ export function TracesPage() {
         );
       case 'metadata':
         return <MetadataCell map={t.metadata_map} />;
+      case 'scores':
+        return <ScoreChips summaries={t.scores} />;
       default:
-        return null;
+        return id.startsWith(SCORE_COLUMN) ? (
+          <ScoreChips summaries={t.scores} only={id.slice(SCORE_COLUMN.length)} />
+        ) : null;
     }
   };
   return (
@@ -330,7 +356,7 @@ export function TracesPage() {
           />
           Include evaluation traces
         </label>
-        <ColumnChooser shown={shown} onToggle={toggleColumn} />
+        <ColumnChooser columns={allColumns} shown={shown} onToggle={toggleColumn} />
       </div>
       <FilterBar
         projectId={projectId}
