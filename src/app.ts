@@ -22,6 +22,7 @@ import { registerModelPriceRoutes } from './model-prices/routes.js';
 import { registerScoreRoutes } from './scores/routes.js';
 import { registerLlmConnectionRoutes } from './llm-connections/routes.js';
 import { registerEvaluatorRoutes } from './evaluators/routes.js';
+import { registerEvaluatorAgreementRoutes } from './evaluators/agreement-routes.js';
 import { registerPromptRoutes } from './prompts/routes.js';
 import { registerControlRoutes } from './controls/routes.js';
 import { registerIdempotency } from './idempotency/plugin.js';
@@ -83,6 +84,7 @@ export function registerPublicRoutes(api: FastifyInstance, ctx: AppContext): voi
   registerScoreRoutes(api, ctx);
   registerLlmConnectionRoutes(api, ctx);
   registerEvaluatorRoutes(api, ctx);
+  registerEvaluatorAgreementRoutes(api, ctx);
   registerPromptRoutes(api, ctx);
   registerControlRoutes(api, ctx);
 }

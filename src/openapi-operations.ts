@@ -143,6 +143,11 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     'Evaluators',
     "List an evaluator's executions",
   ),
+  'GET /evaluators/{evaluator_id}/agreement': op(
+    'getEvaluatorAgreement',
+    'Evaluators',
+    "How far an evaluator's scores agree with people's annotation scores",
+  ),
   'POST /evaluators/{evaluator_id}/dry-run': op(
     'dryRunEvaluator',
     'Evaluators',

@@ -304,6 +304,13 @@ export interface paths {
     /** Get a backfill's progress */
     get: operations['getEvaluatorBackfill'];
   };
+  '/api/v1/public/evaluators/{evaluator_id}/agreement': {
+    /**
+     * How far an evaluator's scores agree with people's annotation scores
+     * @description The evaluator's scores written in the window (default: the 30 days before `end_time`, itself default now) beside the annotation scores of the same name about the same trace and span: agreement and Cohen's kappa (categorical, boolean) or correlation and mean difference (numeric), and the pairs that differ.
+     */
+    get: operations['getEvaluatorAgreement'];
+  };
   '/api/v1/public/prompts': {
     /** List prompts */
     get: operations['listPrompts'];
@@ -2260,6 +2267,46 @@ export interface components {
       /** Format: date-time */
       created_at: string;
       finished_at: string | null;
+    };
+    EvaluatorAgreement: {
+      evaluator_id: string;
+      score_name: string;
+      /** Format: date-time */
+      start_time: string;
+      /** Format: date-time */
+      end_time: string;
+      /** @description the data type measured: that of most pairs; null when there are none */
+      data_type: ('numeric' | 'categorical' | 'boolean') | null;
+      /** @description evaluator scores in the window with an annotation score beside them */
+      pairs: number;
+      /** @description categorical/boolean: share of pairs with the same label */
+      agreement: number | null;
+      /** @description categorical/boolean: Cohen's kappa; null without pairs or when chance agreement is 1 */
+      kappa: number | null;
+      /** @description numeric: Pearson's correlation; null under 2 pairs or a constant side */
+      correlation: number | null;
+      /** @description numeric: mean of evaluator minus annotation */
+      mean_difference: number | null;
+      /** @description more than 10000 pairs: the first ones (by trace id) are measured */
+      truncated: boolean;
+      /** @description the pairs that differ, the widest apart first (numeric), at most 100 */
+      disagreements: {
+        trace_id: string;
+        span_id: string | null;
+        trace_url: string;
+        evaluator: {
+          /** @description the score’s value (booleans 1/0; categories their configured value or 0) */
+          value: number;
+          /** @description categorical and boolean scores: the label; numeric: null */
+          label: string | null;
+        };
+        annotation: {
+          /** @description the score’s value (booleans 1/0; categories their configured value or 0) */
+          value: number;
+          /** @description categorical and boolean scores: the label; numeric: null */
+          label: string | null;
+        };
+      }[];
     };
     PromptVersion: {
       name: string;
@@ -9240,6 +9287,78 @@ export interface operations {
       200: {
         content: {
           'application/json': components['schemas']['EvaluatorBackfill'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /**
+   * How far an evaluator's scores agree with people's annotation scores
+   * @description The evaluator's scores written in the window (default: the 30 days before `end_time`, itself default now) beside the annotation scores of the same name about the same trace and span: agreement and Cohen's kappa (categorical, boolean) or correlation and mean difference (numeric), and the pairs that differ.
+   */
+  getEvaluatorAgreement: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        start_time?: string;
+        end_time?: string;
+      };
+      path: {
+        evaluator_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['EvaluatorAgreement'];
         };
       };
       /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */

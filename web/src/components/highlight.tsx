@@ -17,22 +17,29 @@ export function textTerms(query: string): string[] {
 }
 
 /**
- * The snippet with every occurrence of a term marked. Case folds as the server's does for the
- * common scripts; where lowercasing changes a string's length (rare), that term is left unmarked.
+ * Where the terms occur in `text`: [from, to) UTF-16 ranges, in order, none overlapping. Case folds as
+ * the server's does for the common scripts; where lowercasing changes a string's length (rare), that
+ * term is left unmarked.
  */
-export function highlight(snippet: string, terms: string[]): ReactNode[] {
-  const lower = snippet.toLowerCase();
+export function markRanges(text: string, terms: string[]): [number, number][] {
+  const lower = text.toLowerCase();
   const marks: [number, number][] = [];
   for (const term of terms) {
     const t = term.toLowerCase();
-    if (!t || t.length !== term.length || lower.length !== snippet.length) continue;
+    if (!t || t.length !== term.length || lower.length !== text.length) continue;
     for (let at = lower.indexOf(t); at >= 0; at = lower.indexOf(t, at + t.length)) marks.push([at, at + t.length]);
   }
   marks.sort((a, b) => a[0] - b[0]);
+  const out: [number, number][] = [];
+  for (const m of marks) if (!out.length || m[0] >= out[out.length - 1]![1]) out.push(m);
+  return out;
+}
+
+/** The snippet with every occurrence of a term marked (`markRanges`). */
+export function highlight(snippet: string, terms: string[]): ReactNode[] {
   const out: ReactNode[] = [];
   let pos = 0;
-  for (const [from, to] of marks) {
-    if (from < pos) continue;
+  for (const [from, to] of markRanges(snippet, terms)) {
     if (from > pos) out.push(snippet.slice(pos, from));
     out.push(<mark key={from}>{snippet.slice(from, to)}</mark>);
     pos = to;

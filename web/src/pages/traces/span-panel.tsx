@@ -1,6 +1,7 @@
 import { Link } from 'react-router';
 import { fmtCost, fmtInt, fmtMs, fmtNumber } from '../../format';
 import { Payload } from '../../components/payload';
+import { SpanPayload } from '../../components/conversation';
 import { highlight } from '../../components/highlight';
 import { Badge, CopyButton, Time } from '../../components/ui';
 import type { Span } from '../../types';
@@ -23,6 +24,8 @@ export function SpanPanel({
 }) {
   const error = span.status === 'error';
   const meta = Object.entries(span.metadata ?? {});
+  // LLM calls, and the trace's root (an agent's conversation), read as messages (docs/trace-view.md).
+  const chat = span.kind === 'llm' || !span.parent_span_id;
   return (
     <aside className="span-panel card" aria-label="Selected span" data-testid="span-panel">
       <div className="row spread">
@@ -150,11 +153,19 @@ export function SpanPanel({
       </dl>
       <section>
         <h3>Input</h3>
-        <Payload text={span.input} label="Input" terms={terms} />
+        {chat ? (
+          <SpanPayload text={span.input} other={span.output} side="input" label="Input" terms={terms} />
+        ) : (
+          <Payload text={span.input} label="Input" terms={terms} />
+        )}
       </section>
       <section>
         <h3>Output</h3>
-        <Payload text={span.output} label="Output" terms={terms} />
+        {chat ? (
+          <SpanPayload text={span.output} other={span.input} side="output" label="Output" terms={terms} />
+        ) : (
+          <Payload text={span.output} label="Output" terms={terms} />
+        )}
       </section>
       <section>
         <h3>Metadata</h3>
