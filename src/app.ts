@@ -23,6 +23,8 @@ import { registerScoreRoutes } from './scores/routes.js';
 import { registerLlmConnectionRoutes } from './llm-connections/routes.js';
 import { registerEvaluatorRoutes } from './evaluators/routes.js';
 import { registerPromptRoutes } from './prompts/routes.js';
+import { registerAnnotationRoutes } from './annotation/routes.js';
+import { registerCommentRoutes } from './comments/routes.js';
 import { registerIdempotency } from './idempotency/plugin.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
@@ -80,4 +82,6 @@ export function registerPublicRoutes(api: FastifyInstance, ctx: AppContext): voi
   registerLlmConnectionRoutes(api, ctx);
   registerEvaluatorRoutes(api, ctx);
   registerPromptRoutes(api, ctx);
+  registerAnnotationRoutes(api, ctx);
+  registerCommentRoutes(api, ctx);
 }

@@ -93,6 +93,7 @@ const envSchema = z.object({
   ),
   LLM_CONNECTION_ALLOW_PRIVATE: booleanFlag(false),
   LLM_CONNECTION_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(60_000),
+  ANNOTATION_HOLD_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
   IDEMPOTENCY_TEST_CRASH: z.enum(['before_commit', 'after_commit']).optional(),
   INGEST_QUEUE_MAX_SPANS: z.coerce.number().int().min(1).default(30_000),
   INGEST_QUEUE_MAX_BYTES: z.coerce
@@ -180,6 +181,8 @@ export type Config = Readonly<{
    * unless `allowPrivate`; each provider call must answer within `timeoutMs`.
    */
   llmConnections: Readonly<{ allowPrivate: boolean; timeoutMs: number }>;
+  /** How long a reviewer's claim on an annotation queue item lasts, renewed by writes (docs/annotation.md); 0 in tests. */
+  annotationHoldSeconds: number;
   /**
    * Tests only (test/faults/idempotency-crash.test.ts): the process SIGKILLs itself in a keyed create,
    * right before or right after its commit, so a test can show what a retry finds. Unset in real use.
@@ -269,6 +272,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       allowPrivate: e.LLM_CONNECTION_ALLOW_PRIVATE,
       timeoutMs: e.LLM_CONNECTION_TIMEOUT_MS,
     }),
+    annotationHoldSeconds: e.ANNOTATION_HOLD_SECONDS,
     idempotencyTestCrash: e.IDEMPOTENCY_TEST_CRASH,
     ingest: Object.freeze({ queueMaxSpans: e.INGEST_QUEUE_MAX_SPANS, queueMaxBytes: e.INGEST_QUEUE_MAX_BYTES }),
     stopTimeoutMs: e.STOP_TIMEOUT_MS,
