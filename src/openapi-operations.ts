@@ -192,6 +192,11 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     'Annotation queues',
     "Free the caller's hold on an item",
   ),
+  'POST /annotation-queues/{queue_id}/items/{item_id}/add-to-dataset': op(
+    'addAnnotationItemToDataset',
+    'Annotation queues',
+    "Make a dataset's next version with the item's trace added",
+  ),
   'POST /comments': op('createComment', 'Comments', 'Comment on a trace or span'),
   'GET /comments': op('listComments', 'Comments', "List a trace's comments"),
   'GET /comments/{comment_id}': op('getComment', 'Comments', 'Get a comment'),

@@ -63,3 +63,12 @@ export const AnnotationCompleteAnswer = z
     comment_id: z.string().nullable().describe('the comment stored on the trace (or span), when one was given'),
   })
   .meta({ id: 'AnnotationQueueCompleted' });
+
+export const AnnotationDatasetAnswer = z
+  .object({
+    dataset_id: z.string(),
+    dataset_version_id: z.string().describe('the new version: the previous newest version’s cases and this one'),
+    version_number: Count,
+    test_case_count: Count,
+  })
+  .meta({ id: 'AnnotationDatasetVersion' });

@@ -13,6 +13,7 @@ import { MAX_COMMENT_LENGTH } from '../scores/input.js';
 import { MAX_COMMENT_TEXT } from '../comments/service.js';
 import {
   AnnotationCompleteAnswer,
+  AnnotationDatasetAnswer,
   AnnotationItemAnswer,
   AnnotationItemListAnswer,
   AnnotationItemsAddAnswer,
@@ -22,6 +23,7 @@ import {
   ITEM_STATUSES,
 } from './answers.js';
 import {
+  addItemToDataset,
   addItems,
   claimNext,
   completeItem,
@@ -119,6 +121,15 @@ const CompleteBody = z.object({
     )
     .max(MAX_QUEUE_CONFIGS),
   comment: StoredText(0, MAX_COMMENT_TEXT).optional().describe('a comment on the trace (or span), by the reviewer'),
+});
+const DatasetBody = z.object({
+  project_id: z.string().optional(),
+  dataset_id: Id,
+  label: StoredText(1, 200).nullish(),
+  expected: z
+    .unknown()
+    .optional()
+    .describe("the case's expected output (any JSON); left out, the trace's (or span's) output is copied"),
 });
 const ReleaseBody = z.object({ project_id: z.string().optional() }).nullish();
 const QueueParams = z.object({ queue_id: Id });
@@ -297,6 +308,35 @@ export function registerAnnotationRoutes(app: FastifyInstance, ctx: AppContext):
       const project = await scope(request, 'MEMBER', request.body?.project_id);
       const { queue_id: queueId, item_id: itemId } = request.params;
       return releaseItem(db, project.projectId, queueId, itemId, reviewer.userId);
+    },
+  );
+
+  // Beside the spec (the review screen's "add to dataset"): a reviewer, signed in, makes the next
+  // version of a dataset with the item's trace added; dataset authoring routes take API keys only.
+  r.post(
+    '/annotation-queues/:queue_id/items/:item_id/add-to-dataset',
+    {
+      ...user,
+      config: { idempotent: true },
+      schema: {
+        params: ItemParams,
+        querystring: ProjectQuery,
+        body: DatasetBody,
+        response: { 201: AnnotationDatasetAnswer },
+      },
+    },
+    async (request, reply) => {
+      userOf(request);
+      const b = request.body;
+      const project = await scope(request, 'MEMBER', b.project_id);
+      const { queue_id: queueId, item_id: itemId } = request.params;
+      const made = await addItemToDataset(ctx, project.projectId, queueId, itemId, {
+        dataset_id: b.dataset_id,
+        label: b.label,
+        expected: b.expected,
+        hasExpected: Object.hasOwn(b, 'expected'),
+      });
+      return reply.status(201).send(made);
     },
   );
 }

@@ -11,6 +11,10 @@ import { resolveScore, ScoreInput } from '../scores/input.js';
 import { scoresOfTraces, writeScores, type Score } from '../scores/service.js';
 import { getTrace, listTraceIds } from '../traces/service.js';
 import { commentCount, createComment } from '../comments/service.js';
+import { createVersion, getDataset } from '../datasets/service.js';
+import { casesOfVersion, findVersion } from '../datasets/version-read.js';
+import type { TestCaseInput } from '../datasets/test-case-input.js';
+import { RawJson } from '../raw-json.js';
 import type {
   AnnotationItemAnswer,
   AnnotationItemsAddAnswer,
@@ -513,4 +517,54 @@ export async function releaseItem(
   );
   if (!rows[0]) throw new ConflictError(HELD_BY_ANOTHER_DETAIL);
   return itemOf(rows[0]);
+}
+
+/**
+ * "Add to dataset" of the review screen: a new version of the dataset holding its newest version's
+ * cases and one more, the item's trace (or span): input copied from it, `expected` as the reviewer
+ * edited it (else the copied output). A dataset version is immutable, so adding makes the next one.
+ */
+export async function addItemToDataset(
+  ctx: AppContext,
+  projectId: string,
+  queueId: string,
+  itemId: string,
+  input: { dataset_id: string; label?: string | null; expected?: unknown; hasExpected: boolean },
+): Promise<{ dataset_id: string; dataset_version_id: string; version_number: number; test_case_count: number }> {
+  const db = ctx.pg.pool;
+  const item = await getItem(db, projectId, queueId, itemId);
+  const dataset = await getDataset(db, projectId, input.dataset_id);
+  const cases: TestCaseInput[] = [];
+  const newest = dataset.versions[0];
+  if (newest) {
+    const head = await findVersion(db, projectId, newest.dataset_version_id);
+    for await (const rows of casesOfVersion(db, head))
+      for (const row of rows)
+        cases.push({
+          input: new RawJson(row.input ?? 'null'),
+          expected: new RawJson(row.expected ?? 'null'),
+          ...(row.metadata === null ? {} : { metadata: new RawJson(row.metadata) }),
+          source_trace_id: row.source_trace_id,
+          source_span_id: row.source_span_id,
+        });
+  }
+  cases.push({
+    source_trace_id: item.trace_id,
+    source_span_id: item.span_id,
+    ...(input.hasExpected ? { expected: new RawJson(JSON.stringify(input.expected ?? null)) } : {}),
+  });
+  let text = '';
+  for await (const part of await createVersion(ctx, projectId, dataset.id, input.label, cases)) text += part;
+  const made = JSON.parse(text) as {
+    dataset_id: string;
+    dataset_version_id: string;
+    version_number: number;
+    test_case_count: number;
+  };
+  return {
+    dataset_id: made.dataset_id,
+    dataset_version_id: made.dataset_version_id,
+    version_number: made.version_number,
+    test_case_count: made.test_case_count,
+  };
 }

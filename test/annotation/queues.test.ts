@@ -258,6 +258,41 @@ describe('annotation queues', () => {
     expect((await next(p.reviewerB.token)).json().item.id).toBe(itemB.id);
   });
 
+  it("adds an item's trace to the next version of a dataset, expected output as edited", async () => {
+    const q = await queue('to-dataset');
+    const item = (await req('POST', `/annotation-queues/${q.id}/items`, { payload: { items: [{ trace_id: 'tr-2' }] } }))
+      .json()
+      .added[0];
+    const byKey = (method: 'POST' | 'GET', path: string, payload?: unknown) =>
+      call(h().api, {
+        method,
+        url: `${PUBLIC}${path}`,
+        token: p.key.key,
+        ...(payload === undefined ? {} : { payload: payload as object }),
+      });
+    const dataset = (await byKey('POST', '/datasets', { name: 'reviewed' })).json();
+    const v1 = await byKey('POST', `/datasets/${dataset.id}/versions`, {
+      test_cases: [{ input: { q: 1 }, expected: 'one', metadata: { from: 'api' } }],
+    });
+    expect(v1.statusCode, v1.body).toBe(201);
+    const add = (token: string, payload: unknown) =>
+      req('POST', `/annotation-queues/${q.id}/items/${item.item_id}/add-to-dataset`, { token, payload });
+    const made = await add(p.reviewerA.token, { dataset_id: dataset.id, expected: { answer: 'better' } });
+    expect(made.statusCode, made.body).toBe(201);
+    expect(made.json()).toMatchObject({ dataset_id: dataset.id, version_number: 2, test_case_count: 2 });
+    const v2 = (await byKey('GET', `/dataset-versions/${made.json().dataset_version_id}`)).json();
+    expect(v2.items.map((c: Record<string, unknown>) => [c.input, c.expected, c.metadata, c.source_trace_id])).toEqual([
+      [{ q: 1 }, 'one', { from: 'api' }, null],
+      ['question of tr-2', { answer: 'better' }, null, 'tr-2'],
+    ]);
+    // Without `expected`, the trace's output is copied.
+    const copied = await add(p.reviewerB.token, { dataset_id: dataset.id });
+    const v3 = (await byKey('GET', `/dataset-versions/${copied.json().dataset_version_id}`)).json();
+    expect(v3.items[2]).toMatchObject({ input: 'question of tr-2', expected: 'answer of tr-2' });
+    expectDetail(await add(p.viewer.token, { dataset_id: dataset.id }), 403);
+    expectDetail(await add(p.reviewerA.token, { dataset_id: UNKNOWN_ID }), 404, 'dataset not found');
+  });
+
   it('roles and credentials: VIEWERs read, MEMBERs review, API keys may not review', async () => {
     const q = await queue('roles');
     await req('POST', `/annotation-queues/${q.id}/items`, { payload: { items: [{ trace_id: 'tr-1' }] } });

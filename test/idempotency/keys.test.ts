@@ -282,6 +282,7 @@ describe('the OpenAPI document', () => {
     'post /api/v1/public/prompts',
     'post /api/v1/public/annotation-queues',
     'post /api/v1/public/annotation-queues/{queue_id}/items',
+    'post /api/v1/public/annotation-queues/{queue_id}/items/{item_id}/add-to-dataset',
     'post /api/v1/public/comments',
   ];
   type Operation = {

@@ -15,6 +15,7 @@ const SECTIONS = [
   ['signals', 'Signals'],
   ['alerts', 'Alerts'],
   ['evaluations', 'Evaluations'],
+  ['annotation', 'Annotation'],
   ['settings', 'Settings'],
 ] as const;
 

@@ -14,6 +14,8 @@ import { SettingsPage } from './pages/settings-page';
 import { SignalsPage, SignalPage } from './pages/signals';
 import { AlertsPage, AlertPage } from './pages/alerts';
 import { EvaluationsRoutes } from './pages/evaluations';
+import { AnnotationQueuesPage } from './pages/annotation/queues-page';
+import { ReviewPage } from './pages/annotation/review-page';
 
 function ProjectIndex() {
   const { projectId } = useParams();
@@ -52,6 +54,8 @@ export function AppRoutes() {
           <Route path="alerts" element={<AlertsPage />} />
           <Route path="alerts/:alertId" element={<AlertPage />} />
           <Route path="evaluations/*" element={<EvaluationsRoutes />} />
+          <Route path="annotation" element={<AnnotationQueuesPage />} />
+          <Route path="annotation/:queueId" element={<ReviewPage />} />
           <Route path="settings" element={<SettingsPage />} />
           <Route path="*" element={<NotFound />} />
         </Route>

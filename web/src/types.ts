@@ -59,3 +59,9 @@ export type ScoreEntry = RunSummary['scores'][number];
 export type RunComparison = Schemas['RunComparison'];
 export type MeanDelta = RunComparison['scores'][number];
 export type CaseChange = RunComparison['regressions'][number];
+
+export type ScoreConfig = Schemas['ScoreConfig'];
+export type AnnotationQueue = Schemas['AnnotationQueue'];
+export type AnnotationItem = Schemas['AnnotationQueueItem'];
+export type AnnotationNext = Schemas['AnnotationQueueNext'];
+export type TraceComment = Schemas['Comment'];
