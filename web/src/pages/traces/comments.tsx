@@ -4,7 +4,34 @@ import { api, ApiError } from '../../api';
 import { useSession } from '../../auth';
 import { useProject } from '../../project';
 import { Time } from '../../components/ui';
-import type { Page, TraceComment } from '../../types';
+import type { Page, Score, TraceComment } from '../../types';
+
+/** The trace's scores (people's, judges', the API's), then its comments: what others made of it. */
+export function TraceAnnotations({ traceId, scores }: { traceId: string; scores: Score[] }) {
+  return (
+    <div className="stack">
+      {scores.length > 0 && (
+        <section className="card stack" aria-label="Scores" data-testid="trace-scores">
+          <h2 style={{ margin: 0 }}>Scores ({scores.length})</h2>
+          <table className="data">
+            <tbody>
+              {scores.map((s) => (
+                <tr key={s.score_id} data-testid="trace-score">
+                  <td>{s.name}</td>
+                  <td>{s.data_type === 'numeric' ? s.value : (s.string_value ?? s.value)}</td>
+                  <td className="muted">{s.source}</td>
+                  <td className="mono muted">{s.span_id ?? ''}</td>
+                  <td style={{ whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' }}>{s.comment ?? ''}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+      )}
+      <TraceComments traceId={traceId} />
+    </div>
+  );
+}
 
 /**
  * A trace's comments with their authors (docs/annotation.md), and a box to add one (MEMBER+). The

@@ -10,7 +10,7 @@ import { buildTree, flatten, traceBounds } from './span-tree';
 import { Waterfall } from './waterfall';
 import { SpanPanel } from './span-panel';
 import { textTerms } from '../../components/highlight';
-import { TraceComments } from './comments';
+import { TraceAnnotations } from './comments';
 
 function Stat({ label, value, title }: { label: string; value: React.ReactNode; title?: string }) {
   return (
@@ -147,7 +147,7 @@ export function TracePage() {
           <div className="card muted">Select a span to see its input, output and metadata.</div>
         )}
       </div>
-      <TraceComments traceId={t.trace_id} />
+      <TraceAnnotations traceId={t.trace_id} scores={t.scores} />
     </div>
   );
 }
