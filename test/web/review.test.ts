@@ -161,11 +161,11 @@ describe('web application: annotation', () => {
     expect(await page.getByTestId('comment-author').first().textContent()).toBeTruthy();
     // Another comment from the trace view.
     await page.getByLabel('New comment').fill('second look');
-    await page.getByRole('button', { name: 'Comment' }).click();
+    await page.getByRole('button', { name: 'Comment', exact: true }).click();
     await expect.poll(() => page.getByTestId('comment').count()).toBe(2);
     await screenshot(page, 'trace-comments', true);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.locator('img[src="x"]').count()).toBe(0);
     await second.context.close();
-  });
+  }, 240_000);
 });
