@@ -171,7 +171,11 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
     'Annotation queues',
     'Add traces or spans to a queue, by id or by filter',
   ),
-  'GET /annotation-queues/{queue_id}/items': op('listAnnotationQueueItems', 'Annotation queues', "List a queue's items"),
+  'GET /annotation-queues/{queue_id}/items': op(
+    'listAnnotationQueueItems',
+    'Annotation queues',
+    "List a queue's items",
+  ),
   'DELETE /annotation-queues/{queue_id}/items/{item_id}': op(
     'deleteAnnotationQueueItem',
     'Annotation queues',

@@ -52,7 +52,9 @@ export const AnnotationItemsAddAnswer = z
 export const AnnotationNextAnswer = z
   .object({
     item: AnnotationItemAnswer,
-    trace: TraceDetailAnswer.nullable().describe('the trace as GET /traces/{trace_id} answers it; null when not stored'),
+    trace: TraceDetailAnswer.nullable().describe(
+      'the trace as GET /traces/{trace_id} answers it; null when not stored',
+    ),
   })
   .meta({ id: 'AnnotationQueueNext' });
 

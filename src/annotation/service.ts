@@ -207,7 +207,11 @@ export async function patchQueue(
   return getQueue(db, projectId, id);
 }
 
-export async function deleteQueue(db: Queryable, projectId: string, id: string): Promise<{ deleted: true; id: string }> {
+export async function deleteQueue(
+  db: Queryable,
+  projectId: string,
+  id: string,
+): Promise<{ deleted: true; id: string }> {
   await getQueue(db, projectId, id);
   await db.query('DELETE FROM annotation_queues WHERE project_id = $1 AND id = $2', [projectId, id]);
   return { deleted: true, id };

@@ -72,8 +72,7 @@ export function registerCommentRoutes(app: FastifyInstance, ctx: AppContext): vo
   r.get(
     '/comments/:comment_id',
     { ...any, schema: { params: Params, querystring: ProjectQuery, response: { 200: CommentAnswer } } },
-    async (request) =>
-      getComment(ctx.pg.pool, (await scope(request, 'VIEWER')).projectId, request.params.comment_id),
+    async (request) => getComment(ctx.pg.pool, (await scope(request, 'VIEWER')).projectId, request.params.comment_id),
   );
 
   r.delete(

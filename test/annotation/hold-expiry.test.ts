@@ -25,7 +25,9 @@ describe('an expired hold', () => {
       score_config_ids: [p.quality.id],
     });
     const q = made.json();
-    await req(p.owner.token, `/annotation-queues/${q.id}/items`, { items: [{ trace_id: 'tr-1' }, { trace_id: 'tr-2' }] });
+    await req(p.owner.token, `/annotation-queues/${q.id}/items`, {
+      items: [{ trace_id: 'tr-1' }, { trace_id: 'tr-2' }],
+    });
 
     const a = (await req(p.reviewerA.token, `/annotation-queues/${q.id}/next`, {})).json().item;
     expect(a.trace_id).toBe('tr-1');

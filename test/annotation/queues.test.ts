@@ -58,9 +58,9 @@ describe('annotation queues', () => {
       422,
     );
     const many = Array.from({ length: 21 }, () => p.quality.id);
-    expect((await req('POST', '/annotation-queues', { payload: { name: 'x', score_config_ids: many } })).statusCode).toBe(
-      422,
-    );
+    expect(
+      (await req('POST', '/annotation-queues', { payload: { name: 'x', score_config_ids: many } })).statusCode,
+    ).toBe(422);
     const twice = await req('POST', '/annotation-queues', {
       payload: { name: 'x', score_config_ids: [p.quality.id, p.quality.id] },
     });
@@ -89,10 +89,12 @@ describe('annotation queues', () => {
       payload: { items: [{ trace_id: 'tr-1' }, { trace_id: 'tr-1', span_id: 'tr-1-root' }, { trace_id: 'tr-1' }] },
     });
     expect(byId.statusCode, byId.body).toBe(201);
-    expect(byId.json().added.map((i: { trace_id: string; span_id: string | null }) => [i.trace_id, i.span_id])).toEqual([
-      ['tr-1', null],
-      ['tr-1', 'tr-1-root'],
-    ]);
+    expect(byId.json().added.map((i: { trace_id: string; span_id: string | null }) => [i.trace_id, i.span_id])).toEqual(
+      [
+        ['tr-1', null],
+        ['tr-1', 'tr-1-root'],
+      ],
+    );
     expect(byId.json().existing).toEqual([]);
 
     // The filter takes what the trace list gives: the prod traces, newest first; tr-1 is there already.
@@ -131,9 +133,9 @@ describe('annotation queues', () => {
     const removed = await req('DELETE', `/annotation-queues/${q.id}/items/${items.data[1].id}`);
     expect(removed.statusCode).toBe(204);
     expect((await req('GET', `/annotation-queues/${q.id}`)).json()).toMatchObject({ pending: 3, completed: 0 });
-    expect((await req('GET', `/annotation-queues/${q.id}/items`, { query: { status: 'completed' } })).json().meta.total).toBe(
-      0,
-    );
+    expect(
+      (await req('GET', `/annotation-queues/${q.id}/items`, { query: { status: 'completed' } })).json().meta.total,
+    ).toBe(0);
     expectDetail(
       await req('DELETE', `/annotation-queues/${q.id}/items/${items.data[1].id}`),
       404,
@@ -260,9 +262,9 @@ describe('annotation queues', () => {
 
   it("adds an item's trace to the next version of a dataset, expected output as edited", async () => {
     const q = await queue('to-dataset');
-    const item = (await req('POST', `/annotation-queues/${q.id}/items`, { payload: { items: [{ trace_id: 'tr-2' }] } }))
-      .json()
-      .added[0];
+    const item = (
+      await req('POST', `/annotation-queues/${q.id}/items`, { payload: { items: [{ trace_id: 'tr-2' }] } })
+    ).json().added[0];
     const byKey = (method: 'POST' | 'GET', path: string, payload?: unknown) =>
       call(h().api, {
         method,
@@ -325,9 +327,9 @@ describe('annotation queues', () => {
 
   it("another project can't read, fill or review this project's queue", async () => {
     const q = await queue('isolated');
-    const item = (await req('POST', `/annotation-queues/${q.id}/items`, { payload: { items: [{ trace_id: 'tr-1' }] } }))
-      .json()
-      .added[0];
+    const item = (
+      await req('POST', `/annotation-queues/${q.id}/items`, { payload: { items: [{ trace_id: 'tr-1' }] } })
+    ).json().added[0];
     const other = await otherProject(h());
     const as = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, payload?: unknown) =>
       call(h().api, {

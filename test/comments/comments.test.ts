@@ -16,7 +16,14 @@ beforeAll(async () => {
   const t0 = Date.now() - 60_000;
   await ingestSpans(h(), t.key.key, [
     { trace_id: 'c-1', span_id: 'root', name: 'chat', start_time: iso(t0), end_time: iso(t0 + 10) },
-    { trace_id: 'c-1', span_id: 'child', parent_span_id: 'root', name: 'llm', start_time: iso(t0), end_time: iso(t0 + 5) },
+    {
+      trace_id: 'c-1',
+      span_id: 'child',
+      parent_span_id: 'root',
+      name: 'llm',
+      start_time: iso(t0),
+      end_time: iso(t0 + 5),
+    },
   ]);
   member = await memberWithRole(h(), t.owner, t.owner.workspace.id, 'MEMBER');
   other = await memberWithRole(h(), t.owner, t.owner.workspace.id, 'MEMBER');
@@ -44,15 +51,23 @@ describe('comments', () => {
       author_name: member.user.name,
       project_id: t.project.id,
     });
-    const onSpan = await req('POST', '/comments', t.owner.token, { trace_id: 'c-1', span_id: 'child', text: 'x'.repeat(4096) });
+    const onSpan = await req('POST', '/comments', t.owner.token, {
+      trace_id: 'c-1',
+      span_id: 'child',
+      text: 'x'.repeat(4096),
+    });
     expect(onSpan.statusCode, onSpan.body).toBe(201);
 
     const list = (await req('GET', '/comments', viewer.token, undefined, { trace_id: 'c-1' })).json();
     expect(list.meta.total).toBe(2);
     expect(list.data.map((c: { id: string }) => c.id)).toEqual([first.json().id, onSpan.json().id]);
-    const spanOnly = (await req('GET', '/comments', t.key.key, undefined, { trace_id: 'c-1', span_id: 'child' })).json();
+    const spanOnly = (
+      await req('GET', '/comments', t.key.key, undefined, { trace_id: 'c-1', span_id: 'child' })
+    ).json();
     expect(spanOnly.data.map((c: { id: string }) => c.id)).toEqual([onSpan.json().id]);
-    expect((await req('GET', `/comments/${first.json().id}`, viewer.token)).json().text).toBe('<script>alert(1)</script>');
+    expect((await req('GET', `/comments/${first.json().id}`, viewer.token)).json().text).toBe(
+      '<script>alert(1)</script>',
+    );
     expect((await req('GET', '/traces/c-1', viewer.token)).json().comment_count).toBe(2);
   });
 
@@ -86,7 +101,9 @@ describe('comments', () => {
     expect((await req('DELETE', `/comments/${made.id}`, member.token)).statusCode).toBe(204);
     expectDetail(await req('GET', `/comments/${made.id}`, member.token), 404, 'comment not found');
 
-    const again = (await req('POST', '/comments', member.token, { trace_id: 'c-1', text: 'the admin removes it' })).json();
+    const again = (
+      await req('POST', '/comments', member.token, { trace_id: 'c-1', text: 'the admin removes it' })
+    ).json();
     expect((await req('DELETE', `/comments/${again.id}`, t.owner.token)).statusCode).toBe(204);
     expectDetail(await req('DELETE', `/comments/${UNKNOWN_ID}`, t.owner.token), 404, 'comment not found');
   });

@@ -52,7 +52,9 @@ describe('web application: annotation', () => {
     ])
       expect((await api('POST', '/score-configs', config)).statusCode).toBe(201);
     const dataset = (await api('POST', '/datasets', { name: 'golden' })).json();
-    const v1 = await api('POST', `/datasets/${dataset.id}/versions`, { test_cases: [{ input: 'seed', expected: 'x' }] });
+    const v1 = await api('POST', `/datasets/${dataset.id}/versions`, {
+      test_cases: [{ input: 'seed', expected: 'x' }],
+    });
     expect(v1.statusCode, v1.body).toBe(201);
 
     // A second reviewer, MEMBER of the demo workspace.
@@ -125,12 +127,14 @@ describe('web application: annotation', () => {
 
     const scores = (await api('GET', '/scores?trace_id=review-3')).json().data;
     expect(
-      scores.map((x: { name: string; value: number; string_value: string | null; source: string }) => [
-        x.name,
-        x.value,
-        x.string_value,
-        x.source,
-      ]).sort(),
+      scores
+        .map((x: { name: string; value: number; string_value: string | null; source: string }) => [
+          x.name,
+          x.value,
+          x.string_value,
+          x.source,
+        ])
+        .sort(),
     ).toEqual([
       ['accuracy', 7, null, 'annotation'],
       ['quality', 1, 'good', 'annotation'],

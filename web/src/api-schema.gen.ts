@@ -372,6 +372,10 @@ export interface paths {
     /** Free the caller's hold on an item */
     post: operations['releaseAnnotationItem'];
   };
+  '/api/v1/public/annotation-queues/{queue_id}/items/{item_id}/add-to-dataset': {
+    /** Make a dataset's next version with the item's trace added */
+    post: operations['addAnnotationItemToDataset'];
+  };
   '/api/v1/public/comments': {
     /** List a trace's comments */
     get: operations['listComments'];
@@ -2398,6 +2402,13 @@ export interface components {
       scores: components['schemas']['Score'][];
       /** @description the comment stored on the trace (or span), when one was given */
       comment_id: string | null;
+    };
+    AnnotationDatasetVersion: {
+      dataset_id: string;
+      /** @description the new version: the previous newest version’s cases and this one */
+      dataset_version_id: string;
+      version_number: number;
+      test_case_count: number;
     };
     Comment: {
       id: string;
@@ -10675,6 +10686,95 @@ export interface operations {
       };
       /** @description Not found, or not visible to the caller */
       404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Make a dataset's next version with the item's trace added */
+  addAnnotationItemToDataset: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      header?: {
+        /** @description Makes a retry of this create safe (docs/idempotency.md): for 24 hours, the same request with the same key from the same credential answers what the first answered (status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with a different request answers 409. 1 to 255 printable characters; use a UUID. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        queue_id: string;
+        item_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          dataset_id: string;
+          label?: string | null;
+          /** @description the case's expected output (any JSON); left out, the trace's (or span's) output is copied */
+          expected?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          'application/json': components['schemas']['AnnotationDatasetVersion'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict; among them, an Idempotency-Key already used for a different request */
+      409: {
         content: {
           'application/json': components['schemas']['Error'];
         };

@@ -131,7 +131,9 @@ function NewQueueForm({ onCancel }: { onCancel: () => void }) {
       </div>
       <fieldset className="stack" style={{ gap: '0.3rem' }}>
         <legend>Score configs</legend>
-        {usable.length === 0 && <span className="muted">No score configs yet: create one with POST /score-configs.</span>}
+        {usable.length === 0 && (
+          <span className="muted">No score configs yet: create one with POST /score-configs.</span>
+        )}
         {usable.map((c) => (
           <label key={c.id} className="row">
             <input

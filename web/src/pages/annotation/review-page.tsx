@@ -201,7 +201,9 @@ export function ReviewPage() {
                 {current.item.trace_id}
                 {current.item.span_id ? ` · span ${current.item.span_id}` : ''}
               </span>
-              <Link to={`/projects/${projectId}/traces/${encodeURIComponent(current.item.trace_id)}`}>Open trace →</Link>
+              <Link to={`/projects/${projectId}/traces/${encodeURIComponent(current.item.trace_id)}`}>
+                Open trace →
+              </Link>
             </div>
             {current.trace ? (
               <ReviewTraceView trace={current.trace} />

@@ -53,7 +53,8 @@ export function TraceComments({ traceId }: { traceId: string }) {
     void client.invalidateQueries({ queryKey: ['trace', projectId, traceId] });
   };
   const add = useMutation({
-    mutationFn: () => api<TraceComment>('/comments', { method: 'POST', body: { project_id: projectId, trace_id: traceId, text } }),
+    mutationFn: () =>
+      api<TraceComment>('/comments', { method: 'POST', body: { project_id: projectId, trace_id: traceId, text } }),
     onSuccess: () => {
       setText('');
       refresh();
