@@ -25,6 +25,8 @@ import { registerEvaluatorRoutes } from './evaluators/routes.js';
 import { registerEvaluatorAgreementRoutes } from './evaluators/agreement-routes.js';
 import { registerPromptRoutes } from './prompts/routes.js';
 import { registerControlRoutes } from './controls/routes.js';
+import { registerAnnotationRoutes } from './annotation/routes.js';
+import { registerCommentRoutes } from './comments/routes.js';
 import { registerIdempotency } from './idempotency/plugin.js';
 import { registerLangfuseRoutes } from './protocols/langfuse/routes.js';
 
@@ -87,4 +89,6 @@ export function registerPublicRoutes(api: FastifyInstance, ctx: AppContext): voi
   registerEvaluatorAgreementRoutes(api, ctx);
   registerPromptRoutes(api, ctx);
   registerControlRoutes(api, ctx);
+  registerAnnotationRoutes(api, ctx);
+  registerCommentRoutes(api, ctx);
 }

@@ -96,6 +96,7 @@ const envSchema = z.object({
   EVALUATOR_CONCURRENCY_PER_PROJECT: z.coerce.number().int().min(1).max(1_000).default(4),
   EVALUATOR_DAILY_CALLS_PER_PROJECT: z.coerce.number().int().min(0).max(100_000_000).default(10_000),
   EVALUATOR_RETRY_BACKOFF_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
+  ANNOTATION_HOLD_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
   IDEMPOTENCY_TEST_CRASH: z.enum(['before_commit', 'after_commit']).optional(),
   INGEST_QUEUE_MAX_SPANS: z.coerce.number().int().min(1).default(30_000),
   INGEST_QUEUE_MAX_BYTES: z.coerce
@@ -183,6 +184,8 @@ export type Config = Readonly<{
    * unless `allowPrivate`; each provider call must answer within `timeoutMs`.
    */
   llmConnections: Readonly<{ allowPrivate: boolean; timeoutMs: number }>;
+  /** How long a reviewer's claim on an annotation queue item lasts, renewed by writes (docs/annotation.md); 0 in tests. */
+  annotationHoldSeconds: number;
   /**
    * Online evaluators' bounds (docs/evaluators.md, "Caps and retries"): judge calls of one project
    * in flight at once and per UTC day, and the first retry's wait (doubled each retry).
@@ -282,6 +285,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       dailyCallsPerProject: e.EVALUATOR_DAILY_CALLS_PER_PROJECT,
       retryBackoffMs: e.EVALUATOR_RETRY_BACKOFF_MS,
     }),
+    annotationHoldSeconds: e.ANNOTATION_HOLD_SECONDS,
     idempotencyTestCrash: e.IDEMPOTENCY_TEST_CRASH,
     ingest: Object.freeze({ queueMaxSpans: e.INGEST_QUEUE_MAX_SPANS, queueMaxBytes: e.INGEST_QUEUE_MAX_BYTES }),
     stopTimeoutMs: e.STOP_TIMEOUT_MS,

@@ -25,6 +25,8 @@ export const TAGS = {
   Evaluators: 'Online evaluators that score traces and spans (docs/evaluators.md)',
   Prompts: 'Prompts: numbered versions, labels, compile (docs/prompts.md)',
   'Producer controls': 'Masking, quotas and usage per project (docs/producer-controls.md)',
+  'Annotation queues': 'Queues of traces for people to score, and reviewing them (docs/annotation.md)',
+  Comments: 'Comments on traces and spans (docs/annotation.md)',
   Projects: 'Projects and the caller (docs/authentication.md)',
   'API keys': 'Project API keys (docs/authentication.md)',
   Workspaces: 'Workspaces and their members (docs/authentication.md)',
@@ -181,6 +183,54 @@ export const OPERATIONS: Readonly<Record<string, Operation>> = {
   'DELETE /prompts/{name}': op('deletePrompt', 'Prompts', 'Delete a prompt and its versions'),
   'POST /prompts/{name}/compile': op('compilePrompt', 'Prompts', 'Fill a prompt version with variables'),
   'GET /prompts/{name}/metrics': op('comparePromptVersions', 'Prompts', "Compare a prompt's versions over a window"),
+  'POST /annotation-queues': op('createAnnotationQueue', 'Annotation queues', 'Create an annotation queue'),
+  'GET /annotation-queues': op('listAnnotationQueues', 'Annotation queues', 'List annotation queues with their counts'),
+  'GET /annotation-queues/{queue_id}': op('getAnnotationQueue', 'Annotation queues', 'Get an annotation queue'),
+  'PATCH /annotation-queues/{queue_id}': op('updateAnnotationQueue', 'Annotation queues', 'Edit an annotation queue'),
+  'DELETE /annotation-queues/{queue_id}': op(
+    'deleteAnnotationQueue',
+    'Annotation queues',
+    'Delete an annotation queue and its items',
+  ),
+  'POST /annotation-queues/{queue_id}/items': op(
+    'addAnnotationQueueItems',
+    'Annotation queues',
+    'Add traces or spans to a queue, by id or by filter',
+  ),
+  'GET /annotation-queues/{queue_id}/items': op(
+    'listAnnotationQueueItems',
+    'Annotation queues',
+    "List a queue's items",
+  ),
+  'DELETE /annotation-queues/{queue_id}/items/{item_id}': op(
+    'deleteAnnotationQueueItem',
+    'Annotation queues',
+    'Remove an item from a queue',
+  ),
+  'POST /annotation-queues/{queue_id}/next': op(
+    'claimNextAnnotationItem',
+    'Annotation queues',
+    'Claim the oldest pending item no one else holds',
+  ),
+  'POST /annotation-queues/{queue_id}/items/{item_id}/complete': op(
+    'completeAnnotationItem',
+    'Annotation queues',
+    "Store a reviewer's scores and complete the item",
+  ),
+  'POST /annotation-queues/{queue_id}/items/{item_id}/release': op(
+    'releaseAnnotationItem',
+    'Annotation queues',
+    "Free the caller's hold on an item",
+  ),
+  'POST /annotation-queues/{queue_id}/items/{item_id}/add-to-dataset': op(
+    'addAnnotationItemToDataset',
+    'Annotation queues',
+    "Make a dataset's next version with the item's trace added",
+  ),
+  'POST /comments': op('createComment', 'Comments', 'Comment on a trace or span'),
+  'GET /comments': op('listComments', 'Comments', "List a trace's comments"),
+  'GET /comments/{comment_id}': op('getComment', 'Comments', 'Get a comment'),
+  'DELETE /comments/{comment_id}': op('deleteComment', 'Comments', 'Delete a comment (its author or an ADMIN)'),
 };
 
 /** The key of a route in OPERATIONS: `GET /traces/{trace_id}` for Fastify's `/traces/:trace_id`. */

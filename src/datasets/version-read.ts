@@ -31,7 +31,7 @@ export type VersionHead = {
   createdAt: Date;
 };
 
-type CaseRow = {
+export type CaseRow = {
   id: string;
   ordinal?: number;
   input: string | null;
@@ -85,6 +85,12 @@ export async function findVersion(db: Queryable, projectId: string, versionId: s
  * planner read and convert every later case of the version, then sort).
  * $1 version, $2 first ordinal, $3 last ordinal.
  */
+/** Every case of a version, slice by slice, copied values read in place (an annotation's "add to dataset" extends a version). */
+export async function* casesOfVersion(db: Queryable, head: VersionHead): AsyncGenerator<CaseRow[]> {
+  for (let after = 0; after < head.testCaseCount; after += STREAM_SLICE)
+    yield (await slice(db, head.versionId, after, STREAM_SLICE)).rows;
+}
+
 async function slice(db: Queryable, versionId: string, after: number, limit: number): Promise<{ rows: CaseRow[] }> {
   const { rows } = await db.query<CaseRow & { ordinal: number; source_ordinal: number | null }>(
     `SELECT id, ordinal, input::text AS input, expected::text AS expected, metadata::text AS metadata, source_trace_id, source_span_id, source_ordinal

@@ -123,6 +123,7 @@ export const TraceDetailAnswer = TraceListItemAnswer.extend({
   scores: z
     .array(ScoreAnswer)
     .describe("the trace's scores and its spans' (each with its span_id or null), oldest first"),
+  comment_count: Count.describe('the comments on the trace and its spans (GET /comments?trace_id=)'),
   truncated: z.literal(true).optional().describe('present when spans were left out to bound the answer'),
 }).meta({ id: 'TraceDetail' });
 

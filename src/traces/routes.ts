@@ -16,6 +16,7 @@ import { apiKeyOf, authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import { priceBookOf } from '../model-prices/pricing.js';
 import { scoreSummaries, scoresOfSession, scoresOfTraces } from '../scores/service.js';
+import { commentCount } from '../comments/service.js';
 import { admitIngest, checkIngestProject, countIngestBody, ingesting, releaseIngest } from './ingest-admission.js';
 import { MAX_SPANS_PER_REQUEST, validateSpans } from './span-input.js';
 import { IsoDateOrDateTime, isoToEpochMs, Pagination, ProjectQuery } from '../edge-schemas.js';
@@ -248,7 +249,11 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
       const scope = await resolveReadProject(ctx, principalOf(request), request.query.project_id);
       return answering(request, 'failed to read the trace', async () => {
         const trace = await getTrace(ctx, scope.projectId, request.params.trace_id);
-        return { ...trace, scores: await scoresOfTraces(ctx, scope.projectId, [trace.trace_id]) };
+        return {
+          ...trace,
+          scores: await scoresOfTraces(ctx, scope.projectId, [trace.trace_id]),
+          comment_count: await commentCount(ctx, scope.projectId, trace.trace_id),
+        };
       });
     },
   );

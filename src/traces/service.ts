@@ -174,6 +174,17 @@ function mergedSignals(ctx: AppContext, projectId: string, filters: readonly Pre
   );
 }
 
+/**
+ * The ids of the traces `GET /traces` would list for these parameters, in its order (phase 1 only):
+ * what an annotation queue's fill from a filter takes (src/annotation/service.ts).
+ */
+export async function listTraceIds(ctx: AppContext, params: TraceListParams): Promise<string[]> {
+  params = { ...params, signalIds: params.signalIds ?? (await mergedSignals(ctx, params.projectId, params.filters)) };
+  if (params.text && !params.text.index)
+    params = { ...params, text: await withTextIndexState(ctx.ch, params.projectId, params.text) };
+  return (await choosePage(ctx, params)).page.map((k) => k.trace_id);
+}
+
 export type TextMatch = AnswerOf<typeof TextMatchAnswer>;
 
 type TextMatchRow = {

@@ -281,6 +281,10 @@ describe('the OpenAPI document', () => {
     'post /api/v1/public/evaluators',
     'post /api/v1/public/evaluators/{evaluator_id}/backfill',
     'post /api/v1/public/prompts',
+    'post /api/v1/public/annotation-queues',
+    'post /api/v1/public/annotation-queues/{queue_id}/items',
+    'post /api/v1/public/annotation-queues/{queue_id}/items/{item_id}/add-to-dataset',
+    'post /api/v1/public/comments',
   ];
   type Operation = {
     parameters?: { in: string; name: string; required?: boolean }[];

@@ -327,7 +327,8 @@ describe('ingest: late spans', () => {
     const item = await listItem(key.key, 'late');
     expect(item).toMatchObject(want);
     expect(item.total_cost).toBeCloseTo(0.3, 9);
-    const { spans, ...fromDetail } = await detail(key.key, 'late');
+    const { spans, comment_count: comments, ...fromDetail } = await detail(key.key, 'late');
+    expect(comments).toBe(0);
     expect(fromDetail).toEqual(item);
     expect(spans.map((s: { span_id: string }) => s.span_id)).toEqual(['root', 'a', 'b']);
   });

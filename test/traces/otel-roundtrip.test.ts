@@ -142,7 +142,8 @@ async function assertReadBack(token: string, projectId: string, ids: Awaited<Ret
 
   const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces/${ids.traceId}`, token });
   expect(res.statusCode).toBe(200);
-  const { spans, ...detail } = res.json();
+  const { spans, comment_count: comments, ...detail } = res.json();
+  expect(comments).toBe(0);
   expect(detail).toEqual(item);
   expect(spans.map((s: { span_id: string }) => s.span_id)).toEqual([ids.rootId, ids.childId]);
   expect(spans[0]).toMatchObject({

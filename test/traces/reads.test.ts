@@ -66,7 +66,8 @@ describe('GET /traces/{trace_id}', () => {
 
     const res = await get(key.key, '/traces/d1');
     expect(res.statusCode).toBe(200);
-    const { spans, ...item } = res.json();
+    const { spans, comment_count: comments, ...item } = res.json();
+    expect(comments).toBe(0);
     const list = (await get(key.key, '/traces')).json();
     expect(list.data).toHaveLength(1);
     expect(item).toEqual(list.data[0]);

@@ -371,6 +371,58 @@ export interface paths {
     /** A workspace's usage per day, with its projects */
     get: operations['getWorkspaceUsage'];
   };
+  '/api/v1/public/annotation-queues': {
+    /** List annotation queues with their counts */
+    get: operations['listAnnotationQueues'];
+    /** Create an annotation queue */
+    post: operations['createAnnotationQueue'];
+  };
+  '/api/v1/public/annotation-queues/{queue_id}': {
+    /** Get an annotation queue */
+    get: operations['getAnnotationQueue'];
+    /** Delete an annotation queue and its items */
+    delete: operations['deleteAnnotationQueue'];
+    /** Edit an annotation queue */
+    patch: operations['updateAnnotationQueue'];
+  };
+  '/api/v1/public/annotation-queues/{queue_id}/items': {
+    /** List a queue's items */
+    get: operations['listAnnotationQueueItems'];
+    /** Add traces or spans to a queue, by id or by filter */
+    post: operations['addAnnotationQueueItems'];
+  };
+  '/api/v1/public/annotation-queues/{queue_id}/items/{item_id}': {
+    /** Remove an item from a queue */
+    delete: operations['deleteAnnotationQueueItem'];
+  };
+  '/api/v1/public/annotation-queues/{queue_id}/next': {
+    /** Claim the oldest pending item no one else holds */
+    post: operations['claimNextAnnotationItem'];
+  };
+  '/api/v1/public/annotation-queues/{queue_id}/items/{item_id}/complete': {
+    /** Store a reviewer's scores and complete the item */
+    post: operations['completeAnnotationItem'];
+  };
+  '/api/v1/public/annotation-queues/{queue_id}/items/{item_id}/release': {
+    /** Free the caller's hold on an item */
+    post: operations['releaseAnnotationItem'];
+  };
+  '/api/v1/public/annotation-queues/{queue_id}/items/{item_id}/add-to-dataset': {
+    /** Make a dataset's next version with the item's trace added */
+    post: operations['addAnnotationItemToDataset'];
+  };
+  '/api/v1/public/comments': {
+    /** List a trace's comments */
+    get: operations['listComments'];
+    /** Comment on a trace or span */
+    post: operations['createComment'];
+  };
+  '/api/v1/public/comments/{comment_id}': {
+    /** Get a comment */
+    get: operations['getComment'];
+    /** Delete a comment (its author or an ADMIN) */
+    delete: operations['deleteComment'];
+  };
   '/api/v1/public/otel/v1/traces': {
     /** Ingest spans (OTLP/HTTP, protobuf or JSON) */
     post: operations['ingestOtlp'];
@@ -1328,6 +1380,8 @@ export interface components {
       spans: components['schemas']['Span'][];
       /** @description the trace's scores and its spans' (each with its span_id or null), oldest first */
       scores: components['schemas']['Score'][];
+      /** @description the comments on the trace and its spans (GET /comments?trace_id=) */
+      comment_count: number;
       /**
        * @description present when spans were left out to bound the answer
        * @constant
@@ -2478,6 +2532,97 @@ export interface components {
         }[];
         storage_bytes: number;
       }[];
+    };
+    AnnotationQueue: {
+      id: string;
+      project_id: string;
+      name: string;
+      description: string | null;
+      /** @description the score configs a reviewer fills for each item, in order */
+      score_config_ids: string[];
+      /** @description items not completed yet */
+      pending: number;
+      /** @description items completed */
+      completed: number;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    AnnotationQueueList: {
+      data: components['schemas']['AnnotationQueue'][];
+      meta: components['schemas']['PaginationMeta'];
+    };
+    AnnotationQueueItem: {
+      id: string;
+      queue_id: string;
+      trace_id: string;
+      /** @description the span of the trace to review; null for the trace itself */
+      span_id: string | null;
+      /** @enum {string} */
+      status: 'pending' | 'completed';
+      /** @description the user id holding the item now; null when no hold is live */
+      held_by: string | null;
+      /** @description when the live hold ends */
+      held_until: string | null;
+      completed_by: string | null;
+      completed_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    AnnotationQueueItemList: {
+      data: components['schemas']['AnnotationQueueItem'][];
+      meta: components['schemas']['PaginationMeta'];
+    };
+    AnnotationQueueItemsAdded: {
+      /** @description items new to the queue, in the order given (or listed) */
+      added: {
+        item_id: string;
+        trace_id: string;
+        span_id: string | null;
+      }[];
+      /** @description traces or spans already in the queue: left as they were */
+      existing: {
+        item_id: string;
+        trace_id: string;
+        span_id: string | null;
+      }[];
+    };
+    AnnotationQueueNext: {
+      item: components['schemas']['AnnotationQueueItem'];
+      /** @description the trace as GET /traces/{trace_id} answers it; null when not stored */
+      trace: components['schemas']['TraceDetail'] | null;
+    };
+    AnnotationQueueCompleted: {
+      item: components['schemas']['AnnotationQueueItem'];
+      /** @description the scores stored (source annotation, the reviewer as author) */
+      scores: components['schemas']['Score'][];
+      /** @description the comment stored on the trace (or span), when one was given */
+      comment_id: string | null;
+    };
+    AnnotationDatasetVersion: {
+      dataset_id: string;
+      /** @description the new version: the previous newest version’s cases and this one */
+      dataset_version_id: string;
+      version_number: number;
+      test_case_count: number;
+    };
+    Comment: {
+      id: string;
+      project_id: string;
+      trace_id: string;
+      /** @description the span of the trace the comment is about; null for the trace */
+      span_id: string | null;
+      text: string;
+      /** @description null once the author’s account is deleted */
+      author_user_id: string | null;
+      author_name: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    CommentList: {
+      data: components['schemas']['Comment'][];
+      meta: components['schemas']['PaginationMeta'];
     };
     /** @description The error envelope */
     Error: {
@@ -10391,6 +10536,1353 @@ export interface operations {
         content: {
           'application/json': components['schemas']['WorkspaceUsage'];
         };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** List annotation queues with their counts */
+  listAnnotationQueues: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        limit?: number;
+        page?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['AnnotationQueueList'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Create an annotation queue */
+  createAnnotationQueue: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      header?: {
+        /** @description Makes a retry of this create safe (docs/idempotency.md): for 24 hours, the same request with the same key from the same credential answers what the first answered (status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with a different request answers 409. 1 to 255 printable characters; use a UUID. */
+        'idempotency-key'?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          name: string;
+          description?: string | null;
+          score_config_ids: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          'application/json': components['schemas']['AnnotationQueue'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict; among them, an Idempotency-Key already used for a different request */
+      409: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Get an annotation queue */
+  getAnnotationQueue: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        queue_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['AnnotationQueue'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Delete an annotation queue and its items */
+  deleteAnnotationQueue: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        queue_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            deleted: true;
+            id: string;
+          };
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Edit an annotation queue */
+  updateAnnotationQueue: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        queue_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          name?: string;
+          description?: string | null;
+          score_config_ids?: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['AnnotationQueue'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** List a queue's items */
+  listAnnotationQueueItems: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        status?: 'pending' | 'completed';
+        limit?: number;
+        page?: number;
+      };
+      path: {
+        queue_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['AnnotationQueueItemList'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Add traces or spans to a queue, by id or by filter */
+  addAnnotationQueueItems: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      header?: {
+        /** @description Makes a retry of this create safe (docs/idempotency.md): for 24 hours, the same request with the same key from the same credential answers what the first answered (status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with a different request answers 409. 1 to 255 printable characters; use a UUID. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        queue_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          /** @description the traces (or spans of them) to add; or give `filters` */
+          items?: {
+            trace_id: string;
+            span_id?: string | null;
+          }[];
+          /** @description add the traces the trace list gives for these predicates (docs/filters.md); or give `items` */
+          filters?: (
+            | {
+                /** @enum {string} */
+                field: 'trace_id';
+                /** @enum {string} */
+                op: 'eq' | 'contains';
+                value: string;
+              }
+            | {
+                /** @enum {string} */
+                field: 'signal_id';
+                /** @enum {string} */
+                op: 'eq';
+                value: string;
+              }
+            | {
+                /** @enum {string} */
+                field: 'tags';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'score';
+                key: string;
+                /** @enum {string} */
+                op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'is_set' | 'is_not_set';
+                value?: number | string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'model_name';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'environment';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'span_kind';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'status';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'error_type';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'name';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'cost';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'total_tokens';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'duration_ms';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'errors';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'time_to_first_token_ms';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'output_tokens_per_second';
+                /** @enum {string} */
+                op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                value: number;
+              }
+            | {
+                /** @enum {string} */
+                field: 'metadata';
+                /** @enum {string} */
+                op: 'eq' | 'contains';
+                value: string;
+                key: string;
+              }
+            | {
+                /** @enum {string} */
+                field: 'prompt_name';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'prompt_version';
+                /** @enum {string} */
+                op: 'eq';
+                value: number;
+              }
+          )[];
+          /** @description with `filters`: traces started at or after this time */
+          start_after?: string;
+          /** @description with `filters`: traces started before this time */
+          start_before?: string;
+          /** @description with `filters`: at most this many traces, newest first (default 100) */
+          limit?: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          'application/json': components['schemas']['AnnotationQueueItemsAdded'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict; among them, an Idempotency-Key already used for a different request */
+      409: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Remove an item from a queue */
+  deleteAnnotationQueueItem: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        queue_id: string;
+        item_id: string;
+      };
+    };
+    responses: {
+      /** @description deleted */
+      204: {
+        content: never;
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Claim the oldest pending item no one else holds */
+  claimNextAnnotationItem: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        queue_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          /** @description items to pass over (the ones the reviewer skipped this sitting) */
+          exclude_item_ids?: string[];
+        } | null;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['AnnotationQueueNext'];
+        };
+      };
+      /** @description no pending item is free */
+      204: {
+        content: never;
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Store a reviewer's scores and complete the item */
+  completeAnnotationItem: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        queue_id: string;
+        item_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          scores: {
+            config_id: string;
+            value?: number;
+            string_value?: string;
+            comment?: string;
+          }[];
+          /** @description a comment on the trace (or span), by the reviewer */
+          comment?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['AnnotationQueueCompleted'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Free the caller's hold on an item */
+  releaseAnnotationItem: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        queue_id: string;
+        item_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+        } | null;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['AnnotationQueueItem'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Make a dataset's next version with the item's trace added */
+  addAnnotationItemToDataset: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      header?: {
+        /** @description Makes a retry of this create safe (docs/idempotency.md): for 24 hours, the same request with the same key from the same credential answers what the first answered (status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with a different request answers 409. 1 to 255 printable characters; use a UUID. */
+        'idempotency-key'?: string;
+      };
+      path: {
+        queue_id: string;
+        item_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          dataset_id: string;
+          label?: string | null;
+          /** @description the case's expected output (any JSON); left out, the trace's (or span's) output is copied */
+          expected?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          'application/json': components['schemas']['AnnotationDatasetVersion'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict; among them, an Idempotency-Key already used for a different request */
+      409: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** List a trace's comments */
+  listComments: {
+    parameters: {
+      query: {
+        project_id?: string;
+        /** @description the trace whose comments (and its spans') to list */
+        trace_id: string;
+        /** @description only this span's comments */
+        span_id?: string;
+        limit?: number;
+        page?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['CommentList'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Comment on a trace or span */
+  createComment: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      header?: {
+        /** @description Makes a retry of this create safe (docs/idempotency.md): for 24 hours, the same request with the same key from the same credential answers what the first answered (status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with a different request answers 409. 1 to 255 printable characters; use a UUID. */
+        'idempotency-key'?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          trace_id: string;
+          span_id?: string | null;
+          text: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          'application/json': components['schemas']['Comment'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict; among them, an Idempotency-Key already used for a different request */
+      409: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Get a comment */
+  getComment: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        comment_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['Comment'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Delete a comment (its author or an ADMIN) */
+  deleteComment: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        comment_id: string;
+      };
+    };
+    responses: {
+      /** @description deleted */
+      204: {
+        content: never;
       };
       /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
       400: {

@@ -17,6 +17,7 @@ const SECTIONS = [
   ['evaluations', 'Evaluations'],
   ['evaluators', 'Evaluators'],
   ['prompts', 'Prompts'],
+  ['annotation', 'Annotation'],
   ['settings', 'Settings'],
 ] as const;
 

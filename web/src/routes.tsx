@@ -16,6 +16,8 @@ import { AlertsPage, AlertPage } from './pages/alerts';
 import { EvaluationsRoutes } from './pages/evaluations';
 import { EvaluatorsRoutes } from './pages/evaluators/evaluators-page';
 import { PromptsRoutes } from './pages/prompts';
+import { AnnotationQueuesPage } from './pages/annotation/queues-page';
+import { ReviewPage } from './pages/annotation/review-page';
 
 function ProjectIndex() {
   const { projectId } = useParams();
@@ -56,6 +58,8 @@ export function AppRoutes() {
           <Route path="evaluations/*" element={<EvaluationsRoutes />} />
           <Route path="evaluators/*" element={<EvaluatorsRoutes />} />
           <Route path="prompts/*" element={<PromptsRoutes />} />
+          <Route path="annotation" element={<AnnotationQueuesPage />} />
+          <Route path="annotation/:queueId" element={<ReviewPage />} />
           <Route path="settings" element={<SettingsPage />} />
           <Route path="*" element={<NotFound />} />
         </Route>

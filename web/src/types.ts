@@ -86,3 +86,7 @@ export type EvaluatorExecutionRow = EvaluatorExecution & { judge_trace_id?: stri
 export type PromptItem = Item<Schemas['PromptList']>;
 export type PromptVersion = Schemas['PromptVersion'];
 export type PromptMetrics = Schemas['PromptMetrics'];
+export type AnnotationQueue = Schemas['AnnotationQueue'];
+export type AnnotationItem = Schemas['AnnotationQueueItem'];
+export type AnnotationNext = Schemas['AnnotationQueueNext'];
+export type TraceComment = Schemas['Comment'];

@@ -11,6 +11,7 @@ import { Waterfall } from './waterfall';
 import { SpanPanel } from './span-panel';
 import { textTerms } from '../../components/highlight';
 import { TraceScores } from '../../components/scores';
+import { TraceComments } from './comments';
 
 function Stat({ label, value, title }: { label: string; value: React.ReactNode; title?: string }) {
   return (
@@ -153,6 +154,7 @@ export function TracePage() {
           <div className="card muted">Select a span to see its input, output and metadata.</div>
         )}
       </div>
+      <TraceComments traceId={t.trace_id} />
     </div>
   );
 }
