@@ -1,0 +1,327 @@
+import crypto from 'node:crypto';
+import type { AppContext } from '../context.js';
+import { priceBookOf } from '../model-prices/pricing.js';
+import { issueLines } from '../zod-issues.js';
+import {
+  replaceUnpairedSurrogates,
+  SpanInputSchema,
+  validateSpans,
+  type NormalizedSpan,
+  type SpanInput,
+} from '../traces/span-input.js';
+
+/**
+ * Spans sent in pieces (quality.md §5; docs/span-parts.md): producers' own protocols send one span as
+ * a create and one or more updates (Langfuse's `span-create` / `span-update`, LangSmith's run post and
+ * patch), in any order, across requests and processes. This module is protocol-neutral: a protocol
+ * maps its events to `SpanPart`s (native span fields, docs/spans.md) and hands them to
+ * `storeSpanParts`.
+ *
+ * - Every piece is kept in ClickHouse's `span_parts` (clickhouse/0023_span_parts.sql) for a day, keyed
+ *   by project, span and part id: a re-sent piece (same id, or same content) replaces itself, so it
+ *   never counts twice.
+ * - A span settles once it has a create and no piece has come for `quietMs` (or its first piece is
+ *   `maxHoldMs` old, so a span updated for ever is still written). Settling merges its pieces (see
+ *   `mergeSpanParts`) and writes the span ONCE through the span writer, so `spans` holds one row and
+ *   every rollup fed by it counts the span once (a rewrite would count it again: the rollups add).
+ * - An update whose create has not come is held, not listed; it is joined when the create comes, or
+ *   dropped with the part's day. A piece arriving after its span was written is kept but changes
+ *   nothing (the span writer's exactly-once check also refuses a second row).
+ * - Settling runs in every API process that registered a protocol (`startSpanPartsSweeper`), every
+ *   `everyMs`; two processes settling one span write it once (the writer's trace locks and check).
+ */
+
+/** One piece of a span: the native span fields it carries (all optional, `trace_id`/`span_id` aside). */
+export type SpanPart = {
+  span_id: string;
+  trace_id: string;
+  kind: 'create' | 'update';
+  /** Native span fields (the body of POST /traces's spans); absent, null, '', {} and [] mean "not sent". */
+  fields: Partial<SpanInput>;
+  /** When the piece reached us (epoch ms). */
+  received_at: number;
+  /** When the producer made the piece (epoch ms): the order pieces merge in. `received_at` when absent. */
+  event_time?: number;
+  /** The producer's id for the piece (an event id); a hash of the piece when absent. */
+  part_id?: string;
+};
+
+export type RejectedPart = { index: number; span_id: string; errors: string[] };
+
+/** The project a piece belongs to and the retention its span gets. */
+export type PartsProject = { projectId: string; traceTtlDays: number };
+
+export type SpanPartsOptions = {
+  /** A span settles when no piece came for this long (ms). */
+  quietMs: number;
+  /** ...or when its first piece is this old (ms), pieces still coming or not. */
+  maxHoldMs: number;
+};
+
+export const SPAN_PARTS_DEFAULTS: SpanPartsOptions = { quietMs: 10_000, maxHoldMs: 120_000 };
+/** Spans settled per sweep at most; the next sweep takes the rest. */
+const SETTLE_BATCH = 10_000;
+const WRITTEN = 'written';
+
+/**
+ * Keeps the pieces: checks each one alone (a bad piece is rejected with the native ingest's
+ * sentences, the others are stored), then inserts the good ones in one insert. Resolves once they
+ * are durably stored; the spans they belong to are written when they settle.
+ */
+export async function storeSpanParts(
+  ctx: Pick<AppContext, 'ch'>,
+  project: PartsProject,
+  parts: readonly SpanPart[],
+): Promise<{ stored: number; rejected: RejectedPart[] }> {
+  const rejected: RejectedPart[] = [];
+  const rows: PartRow[] = [];
+  parts.forEach((part, index) => {
+    const errors = checkPart(part);
+    if (errors.length) {
+      rejected.push({ index, span_id: part.span_id, errors });
+      return;
+    }
+    const fields = JSON.stringify(cleanFields(part.fields));
+    rows.push({
+      project_id: project.projectId,
+      span_id: part.span_id,
+      trace_id: part.trace_id,
+      part_id: part.part_id ?? hashPart(part.kind, fields),
+      kind: part.kind,
+      fields,
+      event_time: part.event_time ?? part.received_at,
+      received_at: part.received_at,
+      ttl_days: project.traceTtlDays,
+    });
+  });
+  if (rows.length) await ctx.ch.client.insert({ table: 'span_parts', values: rows, format: 'JSONEachRow' });
+  return { stored: rows.length, rejected };
+}
+
+/**
+ * Writes every span that has settled by `now` (all projects), and marks them written. Returns how
+ * many spans were written. The sweeper calls it; tests call it with a `now` past the window.
+ */
+export async function settleSpanParts(
+  ctx: Pick<AppContext, 'ch' | 'pg' | 'spanWriter'>,
+  options: Partial<SpanPartsOptions> & { now?: number; projectId?: string } = {},
+): Promise<{ written: number; invalid: number }> {
+  const { quietMs, maxHoldMs } = { ...SPAN_PARTS_DEFAULTS, ...options };
+  const now = options.now ?? Date.now();
+  const due = await ctx.ch.rows<{ project_id: string; span_id: string }>({
+    query: `SELECT project_id, span_id
+              FROM span_parts
+             WHERE received_at >= {since:DateTime64(3, 'UTC')} ${options.projectId ? 'AND project_id = {project:String}' : ''}
+             GROUP BY project_id, span_id
+            HAVING countIf(kind = 'create') > 0 AND countIf(kind = '${WRITTEN}') = 0
+               AND (max(received_at) <= {quiet:DateTime64(3, 'UTC')} OR min(received_at) <= {hold:DateTime64(3, 'UTC')})
+             LIMIT ${SETTLE_BATCH}`,
+    query_params: {
+      since: chTime(now - 86_400_000),
+      quiet: chTime(now - quietMs),
+      hold: chTime(now - maxHoldMs),
+      project: options.projectId ?? '',
+    },
+  });
+  if (due.length === 0) return { written: 0, invalid: 0 };
+  const byProject = new Map<string, string[]>();
+  for (const d of due) {
+    let list = byProject.get(d.project_id);
+    if (!list) byProject.set(d.project_id, (list = []));
+    list.push(d.span_id);
+  }
+  let written = 0;
+  let invalid = 0;
+  for (const [projectId, spanIds] of byProject) {
+    const rows = await ctx.ch.rows<StoredPartRow>({
+      query: `SELECT span_id, trace_id, part_id, kind, fields, toUnixTimestamp64Milli(event_time) AS event_ms,
+                     toUnixTimestamp64Milli(received_at) AS received_ms, ttl_days
+                FROM span_parts
+               WHERE project_id = {project:String} AND span_id IN {spans:Array(String)}`,
+      query_params: { project: projectId, spans: spanIds },
+    });
+    const bySpan = new Map<string, StoredPartRow[]>();
+    for (const row of rows) {
+      let list = bySpan.get(row.span_id);
+      if (!list) bySpan.set(row.span_id, (list = []));
+      list.push(row);
+    }
+    const spans: NormalizedSpan[] = [];
+    let ttlDays = 0;
+    const marks: PartRow[] = [];
+    for (const [spanId, stored] of bySpan) {
+      if (stored.some((r) => r.kind === WRITTEN)) continue;
+      const merged = mergeSpanParts(
+        stored.map((r) => ({
+          kind: r.kind as SpanPart['kind'],
+          part_id: r.part_id,
+          fields: JSON.parse(r.fields) as Partial<SpanInput>,
+          event_time: Number(r.event_ms),
+          received_at: Number(r.received_ms),
+        })),
+      );
+      if (!merged) continue;
+      const traceId = stored[0]!.trace_id;
+      const { accepted } = validateSpans([{ ...merged, trace_id: traceId, span_id: spanId }]);
+      if (accepted.length) spans.push(...accepted);
+      else invalid++;
+      const ttl = Math.max(...stored.map((r) => Number(r.ttl_days)));
+      ttlDays = Math.max(ttlDays, ttl);
+      marks.push({
+        project_id: projectId,
+        span_id: spanId,
+        trace_id: traceId,
+        part_id: WRITTEN,
+        kind: WRITTEN,
+        fields: '',
+        event_time: now,
+        received_at: now,
+        ttl_days: ttl,
+      });
+    }
+    if (spans.length) {
+      replaceUnpairedSurrogates(spans);
+      await priceBookOf(ctx.pg).price(projectId, spans);
+      await ctx.spanWriter.write(projectId, ttlDays, spans);
+      written += spans.length;
+    }
+    if (marks.length) await ctx.ch.client.insert({ table: 'span_parts', values: marks, format: 'JSONEachRow' });
+  }
+  return { written, invalid };
+}
+
+/**
+ * Settles due spans every `everyMs` until stopped (the API process; src/protocols/*). A failed sweep
+ * (a store down) is retried by the next one: nothing is marked written until its span is stored.
+ */
+export function startSpanPartsSweeper(
+  ctx: Pick<AppContext, 'ch' | 'pg' | 'spanWriter'>,
+  options: Partial<SpanPartsOptions> & { everyMs?: number; onError?: (error: unknown) => void } = {},
+): () => Promise<void> {
+  let running: Promise<unknown> | null = null;
+  let stopped = false;
+  const timer = setInterval(() => {
+    if (running || stopped) return;
+    running = settleSpanParts(ctx, options)
+      .catch((error: unknown) => options.onError?.(error))
+      .finally(() => (running = null));
+  }, options.everyMs ?? 2_000);
+  timer.unref();
+  return async () => {
+    stopped = true;
+    clearInterval(timer);
+    await running;
+  };
+}
+
+type MergeInput = Pick<SpanPart, 'kind' | 'fields' | 'received_at' | 'event_time' | 'part_id'>;
+
+/**
+ * The span its pieces make, or null while no create has come. Pieces apply in the order the producer
+ * made them (event time; a create before an update of the same time), each field the latest piece
+ * that sent it: a value absent, null, '', {} or [] never overwrites one. The earliest start is kept;
+ * metadata and resource merge key by key (a later piece's value wins); tags are the union; events and
+ * links are kept once each. A piece repeated (same part id) counts once. Pure.
+ */
+export function mergeSpanParts(parts: readonly MergeInput[]): Partial<SpanInput> | null {
+  const unique = new Map<string, MergeInput>();
+  for (const p of parts) unique.set(p.part_id ?? hashPart(p.kind, JSON.stringify(cleanFields(p.fields))), p);
+  const list = [...unique.values()];
+  if (!list.some((p) => p.kind === 'create')) return null;
+  list.sort(
+    (a, b) =>
+      (a.event_time ?? a.received_at) - (b.event_time ?? b.received_at) ||
+      (a.kind === b.kind ? a.received_at - b.received_at : a.kind === 'create' ? -1 : 1),
+  );
+  const out: Record<string, unknown> = {};
+  for (const p of list) {
+    for (const [key, value] of Object.entries(cleanFields(p.fields))) {
+      const prior = out[key];
+      if (key === 'start_time') {
+        if (prior === undefined || Date.parse(value as string) < Date.parse(prior as string)) out[key] = value;
+      } else if (key === 'metadata' || key === 'resource') {
+        out[key] = { ...(prior as object | undefined), ...(value as object) };
+      } else if (key === 'tags') {
+        out[key] = [...new Set([...((prior as string[] | undefined) ?? []), ...(value as string[])])];
+      } else if (key === 'events' || key === 'links') {
+        const seen = new Set(((prior as unknown[] | undefined) ?? []).map((x) => JSON.stringify(x)));
+        const more = (value as unknown[]).filter((x) => !seen.has(JSON.stringify(x)));
+        out[key] = [...((prior as unknown[] | undefined) ?? []), ...more];
+      } else {
+        out[key] = value;
+      }
+    }
+  }
+  // Nothing said when the span ended before its start (an update's clock): the start bounds it.
+  if (typeof out.end_time === 'string' && typeof out.start_time === 'string')
+    if (Date.parse(out.end_time) < Date.parse(out.start_time)) out.end_time = out.start_time;
+  if (out.start_time === undefined) return null;
+  out.name ??= (out.kind as string | undefined) ?? 'span';
+  return out as Partial<SpanInput>;
+}
+
+/** The fields that say something: absent, null, '', {} and [] dropped (so they never overwrite). */
+function cleanFields(fields: Partial<SpanInput>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (key === 'trace_id' || key === 'span_id') continue;
+    if (value === undefined || value === null || value === '') continue;
+    if (Array.isArray(value) && value.length === 0) continue;
+    if (typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0) continue;
+    out[key] = value;
+  }
+  return out;
+}
+
+/** The native checks, one piece alone: its fields put on a span that is otherwise valid. */
+function checkPart(part: SpanPart): string[] {
+  const errors: string[] = [];
+  if (typeof part.span_id !== 'string' || part.span_id.length < 1 || part.span_id.length > 128)
+    errors.push('span_id: must be 1 to 128 characters');
+  if (typeof part.trace_id !== 'string' || part.trace_id.length < 1 || part.trace_id.length > 128)
+    errors.push('trace_id: must be 1 to 128 characters');
+  if (errors.length) return errors;
+  const fields = cleanFields(part.fields);
+  const probe = {
+    name: 'span',
+    ...fields,
+    trace_id: part.trace_id,
+    span_id: part.span_id,
+    start_time: fields.start_time ?? fields.end_time ?? new Date(part.received_at).toISOString(),
+  };
+  // An update's end alone can't be checked against a start it doesn't carry.
+  if (fields.start_time === undefined) delete (probe as Record<string, unknown>).end_time;
+  const result = SpanInputSchema.safeParse(probe);
+  return result.success ? [] : issueLines(result.error.issues, probe, 'span');
+}
+
+function hashPart(kind: string, fields: string): string {
+  return crypto.createHash('sha256').update(kind).update('\u0000').update(fields).digest('hex').slice(0, 32);
+}
+
+function chTime(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+}
+
+type PartRow = {
+  project_id: string;
+  span_id: string;
+  trace_id: string;
+  part_id: string;
+  kind: string;
+  fields: string;
+  event_time: number;
+  received_at: number;
+  ttl_days: number;
+};
+
+type StoredPartRow = {
+  span_id: string;
+  trace_id: string;
+  part_id: string;
+  kind: string;
+  fields: string;
+  event_ms: string | number;
+  received_ms: string | number;
+  ttl_days: string | number;
+};
