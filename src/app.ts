@@ -24,6 +24,7 @@ import { registerLlmConnectionRoutes } from './llm-connections/routes.js';
 import { registerEvaluatorRoutes } from './evaluators/routes.js';
 import { registerPromptRoutes } from './prompts/routes.js';
 import { registerIdempotency } from './idempotency/plugin.js';
+import { LANGSMITH_PREFIX, registerLangsmithRoutes } from './protocols/langsmith/routes.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
 
@@ -53,6 +54,8 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
   registerOpenApi(app, PUBLIC_PREFIX, ctx.config.baseUrl);
   registerRateLimits(app, ctx.config);
   app.register(async (api) => registerPublicRoutes(api, ctx), { prefix: PUBLIC_PREFIX });
+  // Another product's protocol, outside the public prefix and its OpenAPI document (docs/langsmith-protocol.md).
+  app.register(async (langsmith) => registerLangsmithRoutes(langsmith, ctx), { prefix: LANGSMITH_PREFIX });
   return app;
 }
 
