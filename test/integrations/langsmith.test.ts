@@ -5,6 +5,11 @@ import { traceable, getCurrentRunTree } from 'langsmith/traceable';
 import { call, projectWithKey, PUBLIC, useHarness, type Harness } from '../support/harness.js';
 import { settleSpanParts } from '../../src/protocols/span-parts.js';
 import { LANGSMITH_PREFIX } from '../../src/protocols/langsmith/routes.js';
+import { LangChainTracer } from '@langchain/core/tracers/tracer_langchain';
+import { FakeListChatModel } from '@langchain/core/utils/testing';
+import { RunnableLambda } from '@langchain/core/runnables';
+import { tool } from '@langchain/core/tools';
+import { z } from 'zod';
 import { listenOnLoopback, runOnce, spanNamed, waitForTrace, type StoredTrace } from './support/read-back.js';
 
 /**
@@ -225,5 +230,32 @@ describe('the langsmith SDK into Sightline', () => {
     expect(scores.find((s) => s.name === 'correct')).toMatchObject({ value: 1, data_type: 'boolean' });
     expect(scores.find((s) => s.name === 'tone')).toMatchObject({ string_value: 'friendly', data_type: 'categorical' });
     expect(sent.some((s) => s.url === '/feedback' && s.method === 'POST')).toBe(true);
+  });
+
+  it("takes LangChain's tracer (a fake chat model and a tool) with the LangChain message format", async () => {
+    const ls = client();
+    const tracer = new LangChainTracer({ client: ls, projectName: 'langchain-app' });
+    const model = new FakeListChatModel({ responses: ['use the weather tool'] });
+    const weather = tool(async ({ city }: { city: string }) => `rain in ${city}`, {
+      name: 'weather',
+      description: 'the weather of a city',
+      schema: z.object({ city: z.string() }),
+    });
+    const chain = RunnableLambda.from(async (question: string, config) => {
+      await model.invoke(question, config);
+      return weather.invoke({ city: 'Lyon' }, config);
+    }).withConfig({ runName: 'weather_chain' });
+    const runId = crypto.randomUUID();
+    await chain.invoke('Weather in Lyon?', { callbacks: [tracer], runId });
+    await ls.awaitPendingTraceBatches();
+    const trace = await settled(h(), runId, 3);
+    expect(spanNamed(trace, 'weather_chain')).toMatchObject({ kind: 'chain', parent_span_id: null });
+    const llm = spanNamed(trace, 'FakeListChatModel');
+    expect(llm).toMatchObject({ kind: 'llm', parent_span_id: runId, status: 'ok' });
+    expect(llm.input).toContain('Weather in Lyon?');
+    expect(llm.output).toContain('use the weather tool');
+    expect(spanNamed(trace, 'weather')).toMatchObject({ kind: 'tool', parent_span_id: runId });
+    expect(spanNamed(trace, 'weather').output).toContain('rain in Lyon');
+    expect(spanNamed(trace, 'weather_chain').metadata).toMatchObject({ 'langsmith.project': 'langchain-app' });
   });
 });
