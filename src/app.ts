@@ -25,6 +25,7 @@ import { registerEvaluatorRoutes } from './evaluators/routes.js';
 import { registerPromptRoutes } from './prompts/routes.js';
 import { registerIdempotency } from './idempotency/plugin.js';
 import { LANGSMITH_PREFIX, registerLangsmithRoutes } from './protocols/langsmith/routes.js';
+import { registerLangfuseRoutes } from './protocols/langfuse/routes.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
 
@@ -56,6 +57,8 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
   app.register(async (api) => registerPublicRoutes(api, ctx), { prefix: PUBLIC_PREFIX });
   // Another product's protocol, outside the public prefix and its OpenAPI document (docs/langsmith-protocol.md).
   app.register(async (langsmith) => registerLangsmithRoutes(langsmith, ctx), { prefix: LANGSMITH_PREFIX });
+  // Another product's protocol at the root, where its SDKs look (quality.md §5).
+  registerLangfuseRoutes(app, ctx);
   return app;
 }
 

@@ -31,6 +31,7 @@ function categoryOf(request: FastifyRequest): Category {
     request.method === 'POST' &&
     (url.endsWith('/public/traces') ||
       url.includes('/otel/v1/traces') ||
+      url === '/api/public/ingestion' ||
       /\/evaluation-runs\/[^/]+\/results$/.test(url))
   )
     return 'ingest';

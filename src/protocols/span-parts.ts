@@ -11,7 +11,7 @@ import {
 } from '../traces/span-input.js';
 
 /**
- * Spans sent in pieces (quality.md §5; docs/span-parts.md): producers' own protocols send one span as
+ * Spans sent in pieces (quality.md §5; docs/integrations/langfuse-api.md, "Order, re-sending"): producers' own protocols send one span as
  * a create and one or more updates (Langfuse's `span-create` / `span-update`, LangSmith's run post and
  * patch), in any order, across requests and processes. This module is protocol-neutral: a protocol
  * maps its events to `SpanPart`s (native span fields, docs/spans.md) and hands them to
@@ -62,6 +62,8 @@ export const SPAN_PARTS_DEFAULTS: SpanPartsOptions = { quietMs: 10_000, maxHoldM
 /** Spans settled per sweep at most; the next sweep takes the rest. */
 const SETTLE_BATCH = 10_000;
 const WRITTEN = 'written';
+/** The marker's part id: no producer's event id starts with a NUL. */
+const WRITTEN_PART_ID = '\u0000written';
 
 /**
  * Keeps the pieces: checks each one alone (a bad piece is rejected with the native ingest's
@@ -171,7 +173,7 @@ export async function settleSpanParts(
         project_id: projectId,
         span_id: spanId,
         trace_id: traceId,
-        part_id: WRITTEN,
+        part_id: WRITTEN_PART_ID,
         kind: WRITTEN,
         fields: '',
         event_time: now,

@@ -1,7 +1,14 @@
 import crypto from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness, type Harness } from '../support/harness.js';
-import { mergeSpanParts, settleSpanParts, storeSpanParts, type SpanPart } from '../../src/protocols/span-parts.js';
+import {
+  mergeSpanParts,
+  settleSpanParts,
+  startSpanPartsSweeper,
+  storeSpanParts,
+  type SpanPart,
+} from '../../src/protocols/span-parts.js';
+import { waitUntil } from '../support/wait.js';
 
 /**
  * Spans sent in pieces (src/protocols/span-parts.ts): pieces kept in span_parts on real chdb, merged
@@ -142,6 +149,24 @@ describe('span parts', () => {
     const seen = (await readTrace(a.token, traceId)).json();
     expect(seen.spans[0].output).toBeNull();
     expect((await readTrace(b.token, traceId)).statusCode).toBe(404);
+  });
+});
+
+describe('the sweeper', () => {
+  it('writes settled spans on its own, every few milliseconds here', async () => {
+    const { token, project } = await owner(h());
+    const traceId = id();
+    const t0 = Date.now() - 1_000;
+    await storeSpanParts(h().ctx, project, [
+      part('create', traceId, traceId, { name: 'swept', start_time: new Date(t0).toISOString() }, t0),
+    ]);
+    const stop = startSpanPartsSweeper(h().ctx, { quietMs: 0, everyMs: 20 });
+    try {
+      await waitUntil(async () => (await readTrace(token, traceId)).statusCode === 200, 'the swept trace', 15_000);
+    } finally {
+      await stop();
+    }
+    expect((await readTrace(token, traceId)).json().name).toBe('swept');
   });
 });
 

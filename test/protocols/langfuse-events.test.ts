@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { envelopeOf, mapEvent, scoreOf, type Envelope } from '../../src/protocols/langfuse/events.js';
+import { mergeSpanParts, type SpanPart } from '../../src/protocols/span-parts.js';
+
+/** The Langfuse ingestion events as span parts and scores (src/protocols/langfuse/events.ts). Pure. */
+
+const AT = '2026-01-01T10:00:00.000Z';
+const event = (type: string, body: Record<string, unknown>, id = `e-${type}`): Envelope => ({
+  id,
+  type,
+  timestamp: AT,
+  body,
+});
+const partOf = (e: Envelope): SpanPart => {
+  const mapped = mapEvent(e, Date.parse(AT));
+  if (!('part' in mapped)) throw new Error(`not a part: ${JSON.stringify(mapped)}`);
+  return mapped.part;
+};
+
+describe('Langfuse events', () => {
+  it('reads the old usage form (promptTokens…) and its costs; an empty usage says nothing', () => {
+    const part = partOf(
+      event('generation-update', {
+        id: 'g',
+        traceId: 't',
+        usage: { promptTokens: 11, completionTokens: 4, totalTokens: 15, inputCost: 0.1, outputCost: 0.2 },
+      }),
+    );
+    expect(part.kind).toBe('update');
+    expect(part.fields).toMatchObject({ input_tokens: 11, output_tokens: 4, total_tokens: 15 });
+    expect(part.fields.cost).toBeCloseTo(0.3, 12);
+    const empty = partOf(event('generation-update', { id: 'g', traceId: 't', usage: {} }));
+    expect(empty.fields.input_tokens).toBeUndefined();
+    expect(empty.fields.cost).toBeUndefined();
+  });
+
+  it('gives typed and legacy observation events their kinds', () => {
+    expect(partOf(event('tool-create', { id: 'a', traceId: 't', name: 'search' })).fields.kind).toBe('tool');
+    expect(partOf(event('observation-create', { id: 'b', traceId: 't', type: 'GENERATION' })).fields.kind).toBe('llm');
+    expect(partOf(event('span-create', { id: 'c', traceId: 't' })).fields.kind).toBeUndefined();
+    // No parentObservationId: the trace's root span is the parent.
+    expect(partOf(event('span-create', { id: 'c', traceId: 't' })).fields.parent_span_id).toBe('t');
+  });
+
+  it("joins langfuse-langchain's trace and root span, which share one id, into one root span", () => {
+    const trace = partOf(event('trace-create', { id: 'x', name: 'RunnableSequence', userId: 'u', tags: ['a'] }, '1'));
+    const span = partOf(
+      event('span-create', { id: 'x', traceId: 'x', name: 'RunnableSequence', startTime: AT, input: 'q' }, '2'),
+    );
+    const end = partOf(event('span-update', { id: 'x', traceId: 'x', endTime: AT, output: 'a' }, '3'));
+    const merged = mergeSpanParts([trace, span, end]);
+    expect(merged).toMatchObject({ name: 'RunnableSequence', user_id: 'u', input: 'q', output: 'a', tags: ['a'] });
+    expect(merged!.parent_span_id).toBeUndefined();
+  });
+
+  it('maps score types; TEXT is a categorical score that remembers its type', () => {
+    expect(scoreOf({ name: 'ok', value: 1, dataType: 'BOOLEAN' })).toMatchObject({ data_type: 'boolean', value: 1 });
+    expect(scoreOf({ name: 'ok', value: 'true', dataType: 'BOOLEAN' })).toMatchObject({ value: 1 });
+    expect(scoreOf({ name: 'tone', value: 'kind' })).toMatchObject({ data_type: 'categorical', string_value: 'kind' });
+    expect(scoreOf({ name: 'note', value: 'fine', dataType: 'TEXT' })).toMatchObject({
+      data_type: 'categorical',
+      string_value: 'fine',
+      metadata: { 'langfuse.data_type': 'TEXT' },
+    });
+    expect(mapEvent(event('score-create', { name: 'x', value: 1, dataType: 'VECTOR' }), 0)).toMatchObject({
+      status: 400,
+    });
+  });
+
+  it('refuses a malformed envelope or body alone, with a sentence', () => {
+    expect(envelopeOf({ type: 'span-create', body: {} })).toMatchObject({ error: expect.stringContaining('id') });
+    expect(envelopeOf({ id: 'a', type: 'span-create' })).toMatchObject({ id: 'a', error: expect.any(String) });
+    expect(mapEvent(event('span-create', { id: 'a' }), 0)).toEqual({
+      error: 'body.traceId: must be a string of 1 to 128 characters',
+      status: 400,
+    });
+    expect(mapEvent(event('span-create', { id: 'a', traceId: 't', endTime: 'soon' }), 0)).toMatchObject({
+      status: 400,
+    });
+  });
+});
