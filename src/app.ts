@@ -28,6 +28,7 @@ import { registerControlRoutes } from './controls/routes.js';
 import { registerAnnotationRoutes } from './annotation/routes.js';
 import { registerCommentRoutes } from './comments/routes.js';
 import { registerIdempotency } from './idempotency/plugin.js';
+import { LANGSMITH_PREFIX, registerLangsmithRoutes } from './protocols/langsmith/routes.js';
 import { registerLangfuseRoutes } from './protocols/langfuse/routes.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
@@ -58,6 +59,8 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
   registerOpenApi(app, PUBLIC_PREFIX, ctx.config.baseUrl);
   registerRateLimits(app, ctx.config);
   app.register(async (api) => registerPublicRoutes(api, ctx), { prefix: PUBLIC_PREFIX });
+  // Another product's protocol, outside the public prefix and its OpenAPI document (docs/langsmith-protocol.md).
+  app.register(async (langsmith) => registerLangsmithRoutes(langsmith, ctx), { prefix: LANGSMITH_PREFIX });
   // Another product's protocol at the root, where its SDKs look (quality.md §5).
   registerLangfuseRoutes(app, ctx);
   return app;

@@ -25,6 +25,8 @@ function categoryOf(request: FastifyRequest): Category {
   // A password change checks the current password: the same brute-force budget as a login.
   if (url.endsWith('/auth/login') || url === '/cli/login' || url.endsWith('/auth/password')) return 'login';
   if (url.endsWith('/auth/signup')) return 'signup';
+  // The LangSmith SDK's run posts, patches and feedback (src/protocols/langsmith/routes.ts).
+  if (request.method !== 'GET' && url.startsWith('/api/v1/langsmith/')) return 'ingest';
   if (
     request.method === 'POST' &&
     (url.endsWith('/public/traces') ||
