@@ -14,6 +14,7 @@ import { listScores, writeScores, type Score } from '../../scores/service.js';
 import { createVersion, getVersion, listPrompts, setLabels, type PromptVersion } from '../../prompts/service.js';
 import { admitIngest, countIngestBody, releaseIngest } from '../../traces/ingest-admission.js';
 import { storeSpanParts, startSpanPartsSweeper, type SpanPart } from '../span-parts.js';
+import { checkIngestQuotas } from '../../controls/quotas.js';
 import { envelopeOf, mapEvent, scoreOf } from './events.js';
 
 /**
@@ -74,7 +75,7 @@ export function registerLangfuseRoutes(app: FastifyInstance, ctx: AppContext): v
 
       // Admitted into the span writer's bounded queue like native ingest (429/503 with Retry-After).
       const admitted = {
-        onRequest: [langfuseAuth(ctx), admitIngest(ctx.spanWriter, MAX_LANGFUSE_BODY_BYTES)],
+        onRequest: [langfuseAuth(ctx), checkIngestQuotas(ctx), admitIngest(ctx.spanWriter, MAX_LANGFUSE_BODY_BYTES)],
         preParsing: countIngestBody(ctx.spanWriter),
         onResponse: releaseIngest,
       };

@@ -14,6 +14,7 @@ import { API_KEY_ONLY_DETAIL, apiKeyOf, resolvePrincipal } from '../../auth/prin
 import { admitIngest, countIngestBody, ingesting, releaseIngest } from '../../traces/ingest-admission.js';
 import { MAX_INGEST_BODY_BYTES } from '../../traces/routes.js';
 import { startSpanPartsSweeper, storeSpanParts, type SpanPart } from '../span-parts.js';
+import { checkIngestQuotas } from '../../controls/quotas.js';
 import { parseMultipartRuns } from './multipart.js';
 import { runToSpanPart, type RunPayload } from './run-mapping.js';
 import { writeFeedback } from './feedback.js';
@@ -126,7 +127,7 @@ export function registerLangsmithRoutes(app: FastifyInstance, ctx: AppContext): 
   app.addHook('onClose', stopSweeper);
 
   const admitted = {
-    onRequest: [authenticateKey(ctx), admitIngest(writer, MAX_INGEST_BODY_BYTES)],
+    onRequest: [authenticateKey(ctx), checkIngestQuotas(ctx), admitIngest(writer, MAX_INGEST_BODY_BYTES)],
     onResponse: releaseIngest,
     bodyLimit: MAX_INGEST_BODY_BYTES,
   };
