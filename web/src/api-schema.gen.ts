@@ -676,7 +676,8 @@ export interface components {
         };
     WidgetSpec: {
       /** @enum {string} */
-      view: 'SPANS' | 'TRACES';
+      view: 'SPANS' | 'TRACES' | 'SCORES';
+      score_name?: string;
       measure: string;
       /** @enum {string} */
       aggregation: 'sum' | 'avg' | 'count' | 'max' | 'min' | 'p50' | 'p75' | 'p90' | 'p95' | 'p99' | 'uniq';
@@ -690,6 +691,14 @@ export interface components {
             /** @enum {string} */
             op: 'eq' | 'contains';
             value: string;
+          }
+        | {
+            /** @constant */
+            field: 'score';
+            key: string;
+            /** @enum {string} */
+            op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'is_set' | 'is_not_set';
+            value?: number | string[];
           }
         | {
             /** @constant */
@@ -1491,8 +1500,10 @@ export interface components {
       id: string;
       project_id: string;
       name: string;
-      /** @constant */
-      view: 'SPANS';
+      /** @enum {string} */
+      view: 'SPANS' | 'SCORES';
+      /** @description the SCORES view: the score whose values are measured; else null */
+      score_name: string | null;
       measure: string;
       /** @enum {string} */
       aggregation: 'sum' | 'avg' | 'count' | 'max' | 'min' | 'p50' | 'p75' | 'p90' | 'p95' | 'p99' | 'uniq';
@@ -1505,7 +1516,7 @@ export interface components {
       filters: {
         field: string;
         op: string;
-        value: string | number | string[];
+        value?: string | number | string[];
         key?: string;
       }[];
       group_by: string | null;
@@ -1542,8 +1553,10 @@ export interface components {
       id: string;
       project_id: string;
       name: string;
-      /** @constant */
-      view: 'SPANS';
+      /** @enum {string} */
+      view: 'SPANS' | 'SCORES';
+      /** @description the SCORES view: the score whose values are measured; else null */
+      score_name: string | null;
       measure: string;
       /** @enum {string} */
       aggregation: 'sum' | 'avg' | 'count' | 'max' | 'min' | 'p50' | 'p75' | 'p90' | 'p95' | 'p99' | 'uniq';
@@ -1556,7 +1569,7 @@ export interface components {
       filters: {
         field: string;
         op: string;
-        value: string | number | string[];
+        value?: string | number | string[];
         key?: string;
       }[];
       group_by: string | null;
@@ -4802,7 +4815,8 @@ export interface operations {
            * @default SPANS
            * @enum {string}
            */
-          view?: 'SPANS';
+          view?: 'SPANS' | 'SCORES';
+          score_name?: string;
           measure: string;
           /** @enum {string} */
           aggregation?: 'sum' | 'avg' | 'count' | 'max' | 'min' | 'p50' | 'p75' | 'p90' | 'p95' | 'p99' | 'uniq';
@@ -4827,7 +4841,7 @@ export interface operations {
             field: string;
             /** @default = */
             op?: string;
-            value: string | number | string[];
+            value?: string | number | string[];
             key?: string;
           }[];
           group_by?: string | null;
@@ -5058,7 +5072,8 @@ export interface operations {
           project_id: string;
           name?: string;
           /** @enum {string} */
-          view?: 'SPANS';
+          view?: 'SPANS' | 'SCORES';
+          score_name?: string | null;
           measure?: string;
           /** @enum {string} */
           aggregation?: 'sum' | 'avg' | 'count' | 'max' | 'min' | 'p50' | 'p75' | 'p90' | 'p95' | 'p99' | 'uniq';
@@ -5076,7 +5091,7 @@ export interface operations {
             field: string;
             /** @default = */
             op?: string;
-            value: string | number | string[];
+            value?: string | number | string[];
             key?: string;
           }[];
           group_by?: string | null;
