@@ -272,7 +272,9 @@ export async function updateAlert(
     // A new measure without an aggregation takes that measure's default, not the old one's.
     const aggregation =
       input.aggregation ??
-      (input.measure !== undefined && input.measure !== current.measure ? defaultAggregation(measure) : row.aggregation);
+      (input.measure !== undefined && input.measure !== current.measure
+        ? defaultAggregation(measure)
+        : row.aggregation);
     const filters = input.filters ?? row.filters;
     const groupBy = input.group_by !== undefined ? input.group_by : row.group_by;
     const issues = definitionIssues({ view, score_name: scoreName, measure, aggregation, filters, group_by: groupBy });

@@ -83,7 +83,6 @@ export const WIDGET_LIMITS: Omit<QueryLimits, 'maxResultRows'> = {
   maxResultBytes: 16 * MIB,
 };
 
-
 export type Frame = {
   shape: Shape;
   stepSeconds: number;

@@ -208,7 +208,8 @@ export function normalizePredicate(input: z.input<typeof PredicateInput>): Norma
     key = field.slice('metadata.'.length);
     field = 'metadata';
   }
-  if (field === 'score' || field.startsWith('score.')) return scorePredicate(input, field === 'score' ? key : field.slice(6));
+  if (field === 'score' || field.startsWith('score.'))
+    return scorePredicate(input, field === 'score' ? key : field.slice(6));
   if (!(PREDICATE_FIELDS as readonly string[]).includes(field)) {
     return fail(
       ['field'],
@@ -283,7 +284,10 @@ function scorePredicate(input: z.input<typeof PredicateInput>, key: string | und
     return fail([input.field === 'score' ? 'key' : 'field'], 'a score predicate names a score of 1 to 128 characters');
   const op = input.op === 'is_set' || input.op === 'is_not_set' ? input.op : SYMBOLS[input.op ?? '='];
   if (!op || op === 'contains')
-    return fail(['op'], `unknown op '${input.op}' for score; expected one of =, !=, >, >=, <, <=, in, is_set, is_not_set`);
+    return fail(
+      ['op'],
+      `unknown op '${input.op}' for score; expected one of =, !=, >, >=, <, <=, in, is_set, is_not_set`,
+    );
   if (op === 'is_set' || op === 'is_not_set') {
     if (input.value !== undefined) return fail(['value'], `Input should be absent for op '${op}'`);
     return { ok: true, predicate: { filter: { field: 'score', key, op }, negate: false } };

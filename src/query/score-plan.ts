@@ -65,11 +65,15 @@ export function planScores(
   const aggs = [`${scoreValue(spec.aggregation)} AS value`, 'count() AS count'];
   if (spec.aggregation === 'avg') {
     const half = `${Z95} * stddevSamp(x) / sqrt(count())`;
-    aggs.push(`if(count() < 2, NULL, avg(x) - ${half}) AS ci_low`, `if(count() < 2, NULL, avg(x) + ${half}) AS ci_high`);
+    aggs.push(
+      `if(count() < 2, NULL, avg(x) - ${half}) AS ci_low`,
+      `if(count() < 2, NULL, avg(x) + ${half}) AS ci_high`,
+    );
   }
   const groups = (spec.group_by ?? []).map((_, i) => `g${i}`);
   const settings = settingsClause(frame.limits, FINAL_SETTINGS);
-  const emptyGroups = options.skipEmptyGroups && groups.length ? `WHERE ${groups.map((g) => `${g} != ''`).join(' AND ')}` : '';
+  const emptyGroups =
+    options.skipEmptyGroups && groups.length ? `WHERE ${groups.map((g) => `${g} != ''`).join(' AND ')}` : '';
   const head = `WITH rows AS (${rows})\n`;
   let query: string;
   if (frame.shape === 'single') {

@@ -15,7 +15,14 @@ import { aggregate, rawSpanValue, rollupValue, spanGroup, type Aggregation } fro
 import type { SpanFilter } from './predicates.js';
 import { DEFAULT_ROWS, seriesGroupLimit, seriesStep } from './series-steps.js';
 import { rollupTail, sealedRollup } from './sealed-rollups.js';
-import { planFrame, type MeasureSpec, type PlanWindow, type Shape, type Source, type WidgetPlan } from './plan-frame.js';
+import {
+  planFrame,
+  type MeasureSpec,
+  type PlanWindow,
+  type Shape,
+  type Source,
+  type WidgetPlan,
+} from './plan-frame.js';
 import { planScores } from './score-plan.js';
 
 /**

@@ -97,7 +97,8 @@ describe('an alert on the SCORES view', () => {
   });
 
   it('an edit to another score name remeasures; a SCORES alert needs its score name (422)', async () => {
-    const alert = (await createAlert(projectId, { ...HELPFULNESS, threshold_operator: '>', threshold: 0 })).json().alert;
+    const alert = (await createAlert(projectId, { ...HELPFULNESS, threshold_operator: '>', threshold: 0 })).json()
+      .alert;
     const patched = await call(h().api, {
       method: 'PATCH',
       url: `${PUBLIC}/alerts/${alert.id}`,

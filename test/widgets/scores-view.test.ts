@@ -133,7 +133,11 @@ describe('POST /widgets/query with view SCORES', () => {
   });
 
   it("groups by the trace's metadata key and models", async () => {
-    const byTenant = await query(a.key.key, { ...HELP, aggregation: 'avg', group_by: ['metadata.tenant'] }, { type: 'table' });
+    const byTenant = await query(
+      a.key.key,
+      { ...HELP, aggregation: 'avg', group_by: ['metadata.tenant'] },
+      { type: 'table' },
+    );
     expect(byTenant.statusCode, byTenant.body).toBe(200);
     const tenants = Object.fromEntries((byTenant.json().rows as unknown[][]).map((r) => [r[0], [r[1], r[2]]]));
     expect(tenants).toEqual({
@@ -141,7 +145,11 @@ describe('POST /widgets/query with view SCORES', () => {
       beta: [expect.closeTo(mean([0.2, 0.1]), 9), 2],
     });
     // t2 used two models: its scores count in both.
-    const byModel = await query(a.key.key, { ...HELP, aggregation: 'count', group_by: ['model_name'] }, { type: 'bar' });
+    const byModel = await query(
+      a.key.key,
+      { ...HELP, aggregation: 'count', group_by: ['model_name'] },
+      { type: 'bar' },
+    );
     const models = Object.fromEntries((byModel.json().rows as unknown[][]).map((r) => [r[0], r[1]]));
     expect(models).toEqual({ 'gpt-4o': 5, claude: 2 });
   });
@@ -194,12 +202,22 @@ describe('POST /widgets/query with view SCORES', () => {
     const none = await query(a.key.key, { ...HELP, score_name: 'nothing', aggregation: 'avg' }, { type: 'stat' });
     expect(none.json().rows).toEqual([[null, 0, null, null]]);
     const t = await projectWithKey(h());
-    await writeScores(h().ctx, { projectId: t.project.id, traceTtlDays: 30 }, [{ score_id: 'x', trace_id: 'q', name: 'n', value: 1 }], {
-      source: 'api',
-    });
-    await writeScores(h().ctx, { projectId: t.project.id, traceTtlDays: 30 }, [{ score_id: 'x', trace_id: 'q', name: 'n', value: 4 }], {
-      source: 'api',
-    });
+    await writeScores(
+      h().ctx,
+      { projectId: t.project.id, traceTtlDays: 30 },
+      [{ score_id: 'x', trace_id: 'q', name: 'n', value: 1 }],
+      {
+        source: 'api',
+      },
+    );
+    await writeScores(
+      h().ctx,
+      { projectId: t.project.id, traceTtlDays: 30 },
+      [{ score_id: 'x', trace_id: 'q', name: 'n', value: 4 }],
+      {
+        source: 'api',
+      },
+    );
     const spec = { view: 'SCORES', score_name: 'n', measure: 'value', aggregation: 'sum' };
     expect((await query(t.key.key, spec, { type: 'stat' })).json().rows).toEqual([[4, 1]]);
     const del = await call(h().api, { method: 'DELETE', url: `${PUBLIC}/scores/x`, token: t.key.key });
@@ -235,11 +253,19 @@ describe('POST /widgets/query with view SCORES', () => {
 describe('the score predicate in the SPANS and TRACES views', () => {
   it('counts the spans and traces whose trace has a matching score', async () => {
     const filters = [{ field: 'score', key: 'helpfulness', op: 'lt', value: 0.3 }];
-    const spans = await query(a.key.key, { view: 'SPANS', measure: 'count', aggregation: 'count', filters }, { type: 'stat' });
+    const spans = await query(
+      a.key.key,
+      { view: 'SPANS', measure: 'count', aggregation: 'count', filters },
+      { type: 'stat' },
+    );
     expect(spans.statusCode, spans.body).toBe(200);
     // t2 (0.2 and 0.1): its two spans, read from raw spans.
     expect(spans.json()).toMatchObject({ rows: [[2]], meta: { source: 'spans' } });
-    const traces = await query(a.key.key, { view: 'TRACES', measure: 'count', aggregation: 'count', filters }, { type: 'stat' });
+    const traces = await query(
+      a.key.key,
+      { view: 'TRACES', measure: 'count', aggregation: 'count', filters },
+      { type: 'stat' },
+    );
     expect(traces.json().rows).toEqual([[1]]);
   });
 });
