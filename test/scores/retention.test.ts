@@ -29,16 +29,27 @@ describe('score retention and deletion', () => {
       query_params: { p: t.project.id },
     });
     expect(stored.map((r) => Number(r.ttl_days))).toEqual([3]);
-    // The same score written four days ago: past its 3 days.
-    await h().ctx.ch.client.command({
-      query: `INSERT INTO scores SELECT * REPLACE ('old' AS score_id, created_at - INTERVAL 4 DAY AS created_at)
-              FROM scores WHERE project_id = {p:String} AND score_id = 'fresh'`,
+    // The same score written two and four days ago: the second is past its 3 days.
+    const [fresh] = await h().ctx.ch.rows<Record<string, unknown> & { created_at: string }>({
+      query: `SELECT * FROM scores WHERE project_id = {p:String} AND score_id = 'fresh'`,
       query_params: { p: t.project.id },
     });
-    expect(await scoreIds(t.project.id)).toEqual(['fresh', 'old']);
-    // TTL is applied when parts merge; a final merge applies it now.
+    const daysAgo = (days: number) =>
+      new Date(Date.parse(`${fresh!.created_at.replace(' ', 'T')}Z`) - days * 86_400_000)
+        .toISOString()
+        .replace('T', ' ')
+        .replace('Z', '');
+    await h().ctx.ch.client.insert({
+      table: 'scores',
+      values: [
+        { ...fresh, score_id: 'two-days', created_at: daysAgo(2) },
+        { ...fresh, score_id: 'four-days', created_at: daysAgo(4) },
+      ],
+      format: 'JSONEachRow',
+    });
+    // TTL is applied as parts are written and merged; a final merge leaves no expired row behind.
     await h().ctx.ch.client.command({ query: 'OPTIMIZE TABLE scores FINAL' });
-    expect(await scoreIds(t.project.id)).toEqual(['fresh']);
+    expect(await scoreIds(t.project.id)).toEqual(['fresh', 'two-days']);
   });
 
   it("the purge of a deleted project removes its scores and keeps another project's", async () => {
