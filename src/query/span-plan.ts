@@ -10,10 +10,9 @@ import {
   traceHourFrom,
   USER,
 } from './expressions.js';
-import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from './limits.js';
-import { aggregate, rawSpanValue, rollupValue, spanGroup, type Aggregation } from './measures.js';
-import type { SpanFilter } from './predicates.js';
-import { DEFAULT_ROWS, seriesGroupLimit, seriesStep } from './series-steps.js';
+import { settingsClause, type QueryLimits } from './limits.js';
+import { aggregate, rawSpanValue, rollupValue, spanGroup } from './measures.js';
+import { DEFAULT_ROWS, seriesGroupLimit } from './series-steps.js';
 import { rollupTail, sealedRollup } from './sealed-rollups.js';
 import {
   planFrame,
