@@ -21,6 +21,9 @@
 //                                         # process on the data set (bench/ready.ts)
 //   npx tsx bench/prompts.ts --spans 1000000   # the prompt rows alone (fetch under load, version
 //                                         # comparison over 90 days), on fresh stores of their own
+//   npm run bench -- --only scores --scores-spans 1000000 --scores-write 1000000
+//                                         # score writes (rate, bytes per score) and the 90-day score
+//                                         # reads: list filter and summaries, SCORES widget (bench/scores.ts)
 //   npm run bench -- --only storage --storage-spans 100000   # bytes on disk per realistic span, merged,
 //                                         # against raw JSON and gzip (bench/storage.ts)
 //   npm run bench -- --only ingest --ingest-rounds 5 --ingest-before-0015 --ingest-writers ''
@@ -63,6 +66,7 @@ import { benchReady } from './ready.js';
 import { benchCliStart } from './cli-start.js';
 import { benchTextSearch, compareTextStructures, type TextIndexBuild } from './text-search.js';
 import { benchStorage } from './storage.js';
+import { benchScoresAlone } from './scores.js';
 import { benchWriters } from './ingest-writers.js';
 import { benchPrompts } from './prompts.js';
 import { catchUpSeal } from '../src/rollups/seal.js';
@@ -120,11 +124,19 @@ const { values: args } = parseArgs({
     'storage-schema': { type: 'string', default: 'after' },
     // Also each storage step (codecs, block size, sort key, messages stored once) on a copy of the rows.
     'storage-steps': { type: 'boolean', default: false },
+    // `--only scores`: spans of the scored data set (4 scores a trace of 4 spans) and scores written.
+    'scores-spans': { type: 'string', default: '1000000' },
+    'scores-write': { type: 'string', default: '1000000' },
   },
 });
 const ONLY = args.only;
-if (ONLY !== undefined && !['ingest', 'dashboards', 'lists', 'ready', 'text', 'cli', 'storage'].includes(ONLY))
-  throw new Error(`--only takes 'ingest', 'dashboards', 'lists', 'ready', 'text', 'cli' or 'storage', not '${ONLY}'`);
+if (
+  ONLY !== undefined &&
+  !['ingest', 'dashboards', 'lists', 'ready', 'text', 'cli', 'storage', 'scores'].includes(ONLY)
+)
+  throw new Error(
+    `--only takes 'ingest', 'dashboards', 'lists', 'ready', 'text', 'cli', 'storage' or 'scores', not '${ONLY}'`,
+  );
 const SPANS = Number(args.spans ?? (ONLY === 'ingest' ? 0 : 10_000_000));
 const PROJECTS = Number(args.projects);
 const DAYS = Number(args.days);
@@ -171,6 +183,11 @@ async function main(): Promise<void> {
     const rows: Row[] = [];
     const storage = await benchStorage(storageOptions(), rows);
     return report({ started_at: new Date().toISOString(), storage }, rows, `storage-${args['storage-spans']}`);
+  }
+  if (ONLY === 'scores') {
+    const rows: Row[] = [];
+    const scores = await benchScoresAlone(`${DIR}-scores`, scoresOptions(), rows);
+    return report({ started_at: new Date().toISOString(), scores }, rows, `scores-${args['scores-spans']}`);
   }
   const reuse = args.keep && fs.existsSync(MARKER) && sameSize(JSON.parse(fs.readFileSync(MARKER, 'utf8')) as Dataset);
   if (!reuse) fs.rmSync(DIR, { recursive: true, force: true });
@@ -296,7 +313,13 @@ async function main(): Promise<void> {
   results.ready = await benchReady(DIR, dataset.spans, Number(args['ready-runs']), rows);
   results.dashboard_growth = await benchGrowth(rows, results.dashboards as { '90d': { p50_ms: number } });
   results.storage = await benchStorage(storageOptions(), rows);
+  results.scores = await benchScoresAlone(`${DIR}-scores`, scoresOptions(), rows);
   report(results, rows, String(SPANS));
+}
+
+/** The score rows' options (bench/scores.ts): fresh stores of their own beside DIR. */
+function scoresOptions() {
+  return { spans: Number(args['scores-spans']), write: Number(args['scores-write']), runs: RUNS };
 }
 
 /** The storage rows' options (bench/storage.ts): fresh stores of their own beside DIR. */

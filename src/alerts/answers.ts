@@ -11,7 +11,8 @@ export const AlertAnswer = z
     id: z.string(),
     project_id: z.string(),
     name: z.string(),
-    view: z.literal('SPANS'),
+    view: z.enum(['SPANS', 'SCORES']),
+    score_name: z.string().nullable().describe('the SCORES view: the score whose values are measured; else null'),
     measure: z.string(),
     aggregation: z.enum(AGGREGATIONS),
     threshold: z.number(),
@@ -22,7 +23,7 @@ export const AlertAnswer = z
         z.object({
           field: z.string(),
           op: z.string(),
-          value: z.union([z.string(), z.number(), z.array(z.string())]),
+          value: z.union([z.string(), z.number(), z.array(z.string())]).optional(),
           key: z.string().optional(),
         }),
       )

@@ -1,5 +1,5 @@
 import type { Queryable } from '../stores/postgres.js';
-import type { AlertStatus, NoDataMode, RenotifyMode, Severity } from './schema.js';
+import { measureOf, type AlertStatus, type NoDataMode, type RenotifyMode, type Severity } from './schema.js';
 import type { MeasuredAlert } from './queries.js';
 
 /**
@@ -30,7 +30,7 @@ export type ClaimedAlert = MeasuredAlert & {
   alerted_at: Date | null;
 };
 
-export const EVALUATION_COLUMNS = `id, project_id, name, measure, aggregation, threshold, threshold_operator, time_window, predicates,
+export const EVALUATION_COLUMNS = `id, project_id, name, view, measure, aggregation, threshold, threshold_operator, time_window, predicates,
   group_by, no_data_mode, renotify_mode, renotify_interval_minutes, severity, webhook_url, status, spec_version, alerted_at`;
 
 export type ClaimRequest = {
@@ -72,7 +72,8 @@ export async function claimAlerts(db: Queryable, r: ClaimRequest): Promise<Claim
     r.projectIds ?? null,
     r.exclude,
   ]);
-  return rows;
+  // A SCORES alert's stored measure names its score (schema.ts, storedMeasure).
+  return rows.map((row) => ({ ...row, ...measureOf(row.view ?? 'SPANS', row.measure) }));
 }
 
 /** Gives back leases a stopped tick will not use, so another worker need not wait for them to expire. */

@@ -5,7 +5,15 @@ import { claimAlerts, releaseClaims, type ClaimedAlert } from './claims.js';
 import { closedWindowEnd, TICK_PATTERN } from './clock.js';
 import { commitGroup, type GroupOutcome } from './commit.js';
 import { enqueueNotifications, sweepNotifications } from './notifications.js';
-import { evaluationLimits, groupAlerts, groupQuery, readGroupAnswer, type EvaluationGroup } from './queries.js';
+import {
+  evaluationLimits,
+  groupAlerts,
+  groupQuery,
+  readGroupAnswer,
+  readScoreGroupAnswer,
+  scoreGroupQuery,
+  type EvaluationGroup,
+} from './queries.js';
 import { limitErrorOf } from '../query/limits.js';
 import { readSealed } from '../rollups/sealed-read.js';
 
@@ -124,6 +132,8 @@ async function evaluateGroup(
 /** One ClickHouse query for the group; any failure becomes the group's error outcome. */
 export async function measureGroup(ctx: AppContext, group: EvaluationGroup): Promise<GroupOutcome> {
   try {
+    if (group.source === 'scores')
+      return { ok: true, answers: readScoreGroupAnswer(group, await ctx.ch.compactRows(scoreGroupQuery(group))) };
     // A rollup read takes the sealer's watermark (src/rollups/sealed-read.ts), else raw spans.
     const query = groupQuery(group);
     const rows =

@@ -6,7 +6,8 @@ import { predicateCondition } from '../query/conditions.js';
 import { sealedRollup } from '../query/sealed-rollups.js';
 import type { SpanPredicate } from '../query/predicates.js';
 import { windowStart } from './clock.js';
-import { widgetSpec, type AlertWindow, type Operator } from './schema.js';
+import { planScores } from '../query/score-plan.js';
+import { widgetSpec, type AlertView, type AlertWindow, type Operator } from './schema.js';
 
 /**
  * The ClickHouse side of an evaluation (pure): alerts of one project that share window, filters,
@@ -41,6 +42,9 @@ export function evaluationLimits(group: { groupBy: string | null; alerts: unknow
 export type MeasuredAlert = {
   id: string;
   project_id: string;
+  /** SPANS when absent; a SCORES alert names its score. */
+  view?: AlertView;
+  score_name?: string | null;
   measure: string;
   aggregation: Aggregation;
   time_window: AlertWindow;
@@ -74,7 +78,13 @@ export function groupAlerts<A extends MeasuredAlert>(alerts: A[], windowEndMs: n
   const groups = new Map<string, EvaluationGroup<A>>();
   for (const alert of alerts) {
     const plan = planFor(alert, windowEndMs);
-    const key = JSON.stringify([alert.project_id, alert.time_window, alert.predicates, alert.group_by, plan.source]);
+    // A SCORES alert is answered by a query of its own (scoreGroupQuery): its score, aggregation and
+    // ranking direction are the query's.
+    const key = JSON.stringify(
+      plan.source === 'scores'
+        ? ['scores', alert.id]
+        : [alert.project_id, alert.time_window, alert.predicates, alert.group_by, plan.source],
+    );
     let group = groups.get(key);
     if (!group) {
       group = {
@@ -145,6 +155,37 @@ WHERE ${group.alerts.map((_, i) => `r${i} <= ${limit}`).join(' OR ')}
 ${settings}`,
     query_params: b.params,
   };
+}
+
+/**
+ * The query of a SCORES alert's group (one alert): the widget engine's SCORES plan for its spec over
+ * the window (a `stat`, or a `table` of its MAX_GROUPS groups ranked as the alert breaches, '' groups
+ * left out). Rows end with `value` and `count`.
+ */
+export function scoreGroupQuery(group: EvaluationGroup): Query {
+  const alert = group.alerts[0]!;
+  const ascending = alert.threshold_operator === '<' || alert.threshold_operator === '<=';
+  const plan = planScores(
+    alert.group_by ? 'table' : 'stat',
+    widgetSpec(alert),
+    group.projectId,
+    { startMs: group.rangeStartMs, endMs: group.rangeEndMs },
+    { ascending, skipEmptyGroups: true, limit: MAX_GROUPS },
+  );
+  return { query: plan.query, query_params: plan.query_params };
+}
+
+/** A SCORES group's rows as its alert's answer: no scores in the window (count 0) is no data. */
+export function readScoreGroupAnswer(group: EvaluationGroup, rows: unknown[][]): Map<string, AlertAnswer> {
+  const alert = group.alerts[0]!;
+  const answer: AlertAnswer = new Map();
+  for (const row of rows) {
+    const offset = group.groupBy ? 1 : 0;
+    const value = roundValue(row[offset]);
+    if (Number(row[offset + 1]) === 0 || value === null) continue;
+    answer.set(group.groupBy ? String(row[0]) : '', value);
+  }
+  return new Map([[alert.id, answer]]);
 }
 
 /** One alert's answer: its value per series ('' when ungrouped); an empty map is a window without data. */

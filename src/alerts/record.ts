@@ -1,6 +1,7 @@
 import type { Aggregation } from '../widgets/spec.js';
 import type { PredicateInput, SpanPredicate } from '../query/predicates.js';
-import type { AlertStatus, AlertWindow, NoDataMode, Operator, RenotifyMode, Severity } from './schema.js';
+import { measureOf } from './schema.js';
+import type { AlertStatus, AlertView, AlertWindow, NoDataMode, Operator, RenotifyMode, Severity } from './schema.js';
 
 /**
  * An alert row of Postgres and the Alert record the API answers with (docs/alerts.md,
@@ -11,7 +12,8 @@ export type AlertRow = {
   id: string;
   project_id: string;
   name: string;
-  view: 'SPANS';
+  view: AlertView;
+  /** A SCORES alert's is `value:<score name>` (schema.ts, storedMeasure). */
   measure: string;
   aggregation: Aggregation;
   threshold: number;
@@ -53,7 +55,8 @@ export type AlertRecord = {
   id: string;
   project_id: string;
   name: string;
-  view: 'SPANS';
+  view: AlertView;
+  score_name: string | null;
   measure: string;
   aggregation: Aggregation;
   threshold: number;
@@ -88,7 +91,7 @@ export function alertRecord(row: AlertRow): AlertRecord {
     project_id: row.project_id,
     name: row.name,
     view: row.view,
-    measure: row.measure,
+    ...measureOf(row.view, row.measure),
     aggregation: row.aggregation,
     threshold: row.threshold,
     threshold_operator: row.threshold_operator,

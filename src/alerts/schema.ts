@@ -78,7 +78,9 @@ const Filters = z.array(PredicateInput).max(MAX_ALERT_FILTERS);
 /** The fields of an alert definition, as a body writes them (create: all but a few optional). */
 const definitionFields = {
   name: Name,
-  view: z.literal('SPANS'),
+  // SCORES (quality.md §1): one score name's values, as the widget view of that name measures them.
+  view: z.enum(['SPANS', 'SCORES']),
+  score_name: z.string().min(1).max(128),
   measure: z.string().min(1).max(64),
   aggregation: z.enum(AGGREGATIONS),
   threshold: Threshold,
@@ -97,6 +99,7 @@ export const CreateAlertBody = z
     project_id: z.string().min(1),
     ...definitionFields,
     view: definitionFields.view.default('SPANS'),
+    score_name: definitionFields.score_name.optional(),
     aggregation: definitionFields.aggregation.optional(),
     threshold_operator: definitionFields.threshold_operator.default('>'),
     window: definitionFields.window.default('5m'),
@@ -118,6 +121,7 @@ export const UpdateAlertBody = z.object({
   project_id: z.string().min(1),
   name: Name.optional(),
   view: definitionFields.view.optional(),
+  score_name: definitionFields.score_name.nullable().optional(),
   measure: definitionFields.measure.optional(),
   aggregation: definitionFields.aggregation.optional(),
   threshold: Threshold.optional(),
@@ -134,7 +138,8 @@ export type UpdateAlertInput = z.infer<typeof UpdateAlertBody>;
 
 /** What an alert measures and how it judges; `predicates` is `filters` normalised. */
 export type Measured = {
-  view: 'SPANS';
+  view: AlertView;
+  score_name: string | null;
   measure: string;
   aggregation: Aggregation;
   window: AlertWindow;
@@ -143,7 +148,11 @@ export type Measured = {
   group_by: string | null;
 };
 
+export type AlertView = 'SPANS' | 'SCORES';
+
 type DefinitionLike = {
+  view?: AlertView;
+  score_name?: string | null;
   measure: string;
   aggregation?: Aggregation;
   filters: PredicateInput[];
@@ -161,6 +170,8 @@ export function definitionIssues(def: DefinitionLike): z.core.$ZodIssueCustom[] 
   const predicates = normalizeFilters(def.filters, (path, message) => custom(['filters', ...path], message));
   const spec = WidgetSpecSchema.safeParse(
     widgetSpec({
+      view: def.view ?? 'SPANS',
+      score_name: def.score_name ?? null,
       measure: def.measure,
       aggregation: def.aggregation ?? defaultAggregation(def.measure),
       predicates,
@@ -198,13 +209,16 @@ export function normalizeFilters(
  * planner picks the same source for them.
  */
 export function widgetSpec(m: {
+  view?: AlertView;
+  score_name?: string | null;
   measure: string;
   aggregation: Aggregation;
   predicates: SpanPredicate[];
   group_by: string | null;
 }): WidgetSpec {
   return {
-    view: 'SPANS',
+    view: m.view ?? 'SPANS',
+    ...(m.score_name !== null && m.score_name !== undefined ? { score_name: m.score_name } : {}),
     measure: m.measure,
     aggregation: m.aggregation,
     ...(m.predicates.length ? { filters: m.predicates.map((p) => p.filter) } : {}),
@@ -214,3 +228,20 @@ export function widgetSpec(m: {
 
 /** Dimensions an alert may be grouped by: the SPANS view's widget group-bys and `metadata.<key>`. */
 export const ALERT_GROUP_FIELDS = GROUP_FIELDS.SPANS;
+
+/**
+ * A SCORES alert keeps its score name in the `measure` column as `value:<score name>` (its measure is
+ * always `value`; the alerts table predates the view and has no column of its own for the name). The
+ * two helpers below are the only places that spell or read it.
+ */
+const SCORE_MEASURE = 'value:';
+
+export function storedMeasure(view: AlertView, measure: string, scoreName: string | null | undefined): string {
+  return view === 'SCORES' ? `${SCORE_MEASURE}${scoreName ?? ''}` : measure;
+}
+
+export function measureOf(view: string, stored: string): { measure: string; score_name: string | null } {
+  if (view === 'SCORES' && stored.startsWith(SCORE_MEASURE))
+    return { measure: 'value', score_name: stored.slice(SCORE_MEASURE.length) };
+  return { measure: stored, score_name: null };
+}

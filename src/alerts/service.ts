@@ -12,7 +12,9 @@ import {
   defaultAggregation,
   definitionIssues,
   DEFAULT_RENOTIFY_MINUTES,
+  measureOf,
   normalizeFilters,
+  storedMeasure,
   type AlertStatus,
   type CreateAlertInput,
   type UpdateAlertInput,
@@ -192,7 +194,7 @@ export async function createAlert(
       project_id: input.project_id,
       name: input.name,
       view: input.view,
-      measure: input.measure,
+      measure: storedMeasure(input.view, input.measure, input.score_name),
       aggregation: input.aggregation ?? defaultAggregation(input.measure),
       threshold: input.threshold,
       threshold_operator: input.threshold_operator,
@@ -262,22 +264,28 @@ export async function updateAlert(
   return withTransaction(ctx.pg.pool, async (tx) => {
     await requireProjectRole(tx, user, input.project_id, 'MEMBER');
     const row = await findRow(tx, input.project_id, alertId, true);
-    const measure = input.measure ?? row.measure;
+    const current = measureOf(row.view, row.measure);
+    const view = input.view ?? row.view;
+    const measure = input.measure ?? current.measure;
+    // Another view forgets the score name unless the edit names one.
+    const scoreName = input.score_name !== undefined ? input.score_name : view === row.view ? current.score_name : null;
     // A new measure without an aggregation takes that measure's default, not the old one's.
     const aggregation =
       input.aggregation ??
-      (input.measure !== undefined && input.measure !== row.measure ? defaultAggregation(measure) : row.aggregation);
+      (input.measure !== undefined && input.measure !== current.measure
+        ? defaultAggregation(measure)
+        : row.aggregation);
     const filters = input.filters ?? row.filters;
     const groupBy = input.group_by !== undefined ? input.group_by : row.group_by;
-    const issues = definitionIssues({ measure, aggregation, filters, group_by: groupBy });
+    const issues = definitionIssues({ view, score_name: scoreName, measure, aggregation, filters, group_by: groupBy });
     if (issues.length > 0)
       throw new RequestValidationError(
         zodIssuesToValidation('body', issues, { ...input, measure, aggregation, filters, group_by: groupBy }),
       );
     const predicates = normalizeFilters(filters);
     const next = {
-      view: input.view ?? row.view,
-      measure,
+      view,
+      measure: storedMeasure(view, measure, scoreName),
       aggregation,
       time_window: input.window ?? row.time_window,
       predicates,
@@ -298,7 +306,7 @@ export async function updateAlert(
         row.id,
         input.name ?? row.name,
         next.view,
-        measure,
+        next.measure,
         aggregation,
         input.threshold ?? row.threshold,
         input.threshold_operator ?? row.threshold_operator,

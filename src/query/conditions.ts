@@ -34,6 +34,9 @@ export function spanCondition(f: SpanFilter, b: ParamBuilder): string {
       return f.op === 'eq'
         ? `trace_id = ${b.param('String', f.value)}`
         : `position(trace_id, ${b.param('String', f.value)}) > 0`;
+    case 'score':
+      // On `trace_id`, which raw spans carry and the rollups lack: the planner reads spans for it.
+      return scorePredicateCondition(f, b.param.bind(b));
     case 'metadata': {
       const value = `metadata[${b.param('String', f.key)}]`;
       return f.op === 'eq'

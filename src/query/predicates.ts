@@ -135,6 +135,8 @@ export type Predicate = z.infer<typeof PredicateSchema>;
 /** A span predicate: a widget spec's filters, and what alert and detector predicates normalise to. */
 export const SpanFilterSchema = z.discriminatedUnion('field', [
   span.traceId,
+  // A span (or a score) matches when its trace has a matching score (quality.md §1, "Filters").
+  span.score,
   ...span.sets,
   ...span.numbers,
   span.metadata,
@@ -163,7 +165,8 @@ export type PredicateIssue = { path: (string | number)[]; message: string };
 export const PredicateInput = z.object({
   field: z.string().min(1).max(300),
   op: z.string().min(1).max(16).default('='),
-  value: z.union([z.string(), z.number(), z.array(z.string())]),
+  // Absent only for a score's `is_set`/`is_not_set`; every other field says it needs one.
+  value: z.union([z.string(), z.number(), z.array(z.string())]).optional(),
   key: z.string().optional(),
 });
 export type PredicateInput = z.infer<typeof PredicateInput>;
@@ -205,10 +208,12 @@ export function normalizePredicate(input: z.input<typeof PredicateInput>): Norma
     key = field.slice('metadata.'.length);
     field = 'metadata';
   }
+  if (field === 'score' || field.startsWith('score.'))
+    return scorePredicate(input, field === 'score' ? key : field.slice(6));
   if (!(PREDICATE_FIELDS as readonly string[]).includes(field)) {
     return fail(
       ['field'],
-      `unknown field '${input.field}'; expected one of ${PREDICATE_FIELDS.join(', ')}, metadata.<key>`,
+      `unknown field '${input.field}'; expected one of ${PREDICATE_FIELDS.join(', ')}, metadata.<key>, score`,
     );
   }
   const op = SYMBOLS[input.op ?? '='];
@@ -266,6 +271,41 @@ export function normalizePredicate(input: z.input<typeof PredicateInput>): Norma
     return ok({ field: 'metadata', op: op === 'contains' ? 'contains' : 'eq', value: input.value, key }, negate);
   }
   return ok({ field: 'trace_id', op: op === 'contains' ? 'contains' : 'eq', value: input.value }, negate);
+}
+
+/**
+ * A `score` predicate in the loose form (`score` with `key`, or `score.<name>`): the strict form's ops
+ * (quality.md §1), `!=` being the score's own `neq` (a score of the name with another value), never
+ * a negation; a numeric string is a number, one label a list.
+ */
+function scorePredicate(input: z.input<typeof PredicateInput>, key: string | undefined): Normalized {
+  const fail = (path: (string | number)[], message: string): Normalized => ({ ok: false, issues: [{ path, message }] });
+  if (!key || key.length > 128)
+    return fail([input.field === 'score' ? 'key' : 'field'], 'a score predicate names a score of 1 to 128 characters');
+  const op = input.op === 'is_set' || input.op === 'is_not_set' ? input.op : SYMBOLS[input.op ?? '='];
+  if (!op || op === 'contains')
+    return fail(
+      ['op'],
+      `unknown op '${input.op}' for score; expected one of =, !=, >, >=, <, <=, in, is_set, is_not_set`,
+    );
+  if (op === 'is_set' || op === 'is_not_set') {
+    if (input.value !== undefined) return fail(['value'], `Input should be absent for op '${op}'`);
+    return { ok: true, predicate: { filter: { field: 'score', key, op }, negate: false } };
+  }
+  if (op === 'in') {
+    const labels = typeof input.value === 'string' ? [input.value] : input.value;
+    if (!Array.isArray(labels) || labels.length === 0 || labels.some((l) => l.length > MAX_TEXT))
+      return fail(['value'], "Input should be a list of labels for op 'in'");
+    return { ok: true, predicate: { filter: { field: 'score', key, op, value: labels }, negate: false } };
+  }
+  const value =
+    typeof input.value === 'number'
+      ? input.value
+      : typeof input.value === 'string' && input.value.trim() !== ''
+        ? Number(input.value)
+        : NaN;
+  if (!Number.isFinite(value)) return fail(['value'], `Input should be a finite number for op '${op}'`);
+  return { ok: true, predicate: { filter: { field: 'score', key, op, value }, negate: false } };
 }
 
 function ok(filter: SpanFilter, negate: boolean): Normalized {

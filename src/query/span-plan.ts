@@ -10,11 +10,19 @@ import {
   traceHourFrom,
   USER,
 } from './expressions.js';
-import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from './limits.js';
-import { aggregate, rawSpanValue, rollupValue, spanGroup, type Aggregation } from './measures.js';
-import type { SpanFilter } from './predicates.js';
-import { DEFAULT_ROWS, seriesGroupLimit, seriesStep } from './series-steps.js';
+import { settingsClause, type QueryLimits } from './limits.js';
+import { aggregate, rawSpanValue, rollupValue, spanGroup } from './measures.js';
+import { DEFAULT_ROWS, seriesGroupLimit } from './series-steps.js';
 import { rollupTail, sealedRollup } from './sealed-rollups.js';
+import {
+  planFrame,
+  type MeasureSpec,
+  type PlanWindow,
+  type Shape,
+  type Source,
+  type WidgetPlan,
+} from './plan-frame.js';
+import { planScores } from './score-plan.js';
 
 /**
  * The widget planner (pure): a spec and a window become one parameterised ClickHouse query, read
@@ -40,69 +48,15 @@ import { rollupTail, sealedRollup } from './sealed-rollups.js';
  *   the query carries WIDGET_LIMITS in its SETTINGS.
  */
 
-/**
- * What the planner reads of a widget spec (src/widgets/spec.ts validates it; an alert's spec is
- * built by src/alerts/schema.ts). `group_by` names span fields or `metadata.<key>`.
- */
-export type MeasureSpec = {
-  view: 'SPANS' | 'TRACES';
-  measure: string;
-  aggregation: Aggregation;
-  group_by?: string[];
-  interval?: string;
-  filters?: SpanFilter[];
-  limit?: number;
-};
-
-export type PlanWindow = { startMs: number; endMs: number };
-export type Shape = 'series' | 'groups' | 'single';
-export type Source =
-  | 'span_rollup_1m'
-  | 'span_rollup_1h'
-  | 'span_rollup_totals_1m'
-  | 'span_rollup_totals_1h'
-  | 'span_rollup_totals_1d'
-  | 'span_rollup_meta_1h'
-  | 'span_rollup_meta_totals_1h'
-  | 'span_rollup_meta_totals_1d'
-  | 'spans'
-  | 'traces';
-
-export type WidgetPlan = Query & {
-  source: Source;
-  /** Whether the query reads a rollup, and so needs the `sealed` parameter (src/rollups/sealed-read.ts). */
-  sealed: boolean;
-  /** A rollup read: the same query over the rollups alone (no tail), for a project with no span past the watermark. */
-  untailed?: Query;
-  shape: Shape;
-  /** Bucket width in seconds (series), else the grain the range was aligned to. */
-  stepSeconds: number;
-  /** Series: the fixed interval's step when it was coarsened to fit the point caps, else null. */
-  coarsenedFromSeconds: number | null;
-  /** Series: the most buckets the range can hold (what the filler may loop over). */
-  maxBuckets: number;
-  /** Grouped widgets: the most groups answered (a series' top groups, a table's rows). */
-  groupLimit: number | null;
-  /** The most rows the query can answer, and bytes: it runs with `max_result_rows`/`max_result_bytes` set to these. */
-  maxRows: number;
-  maxBytes: number;
-  /** The aligned range the query reads, epoch ms, end exclusive. */
-  rangeStartMs: number;
-  rangeEndMs: number;
-  groupBy: string[];
-  /** What an empty bucket shows: additive measures 0, the others null. */
-  empty: 0 | null;
-};
-
-/**
- * Each widget query's limits (src/query/limits.ts); its answer rows are bounded by the plan itself
- * (buckets × groups, or `limit`), so max_result_rows is set per plan.
- */
-export const WIDGET_LIMITS: Omit<QueryLimits, 'maxResultRows'> = {
-  maxExecutionSeconds: 10,
-  maxMemoryBytes: READ_MEMORY_BYTES,
-  maxResultBytes: 16 * MIB,
-};
+// The plan's types and frame (shape, buckets, range, bounds) are shared with the SCORES planner.
+export {
+  WIDGET_LIMITS,
+  type MeasureSpec,
+  type PlanWindow,
+  type Shape,
+  type Source,
+  type WidgetPlan,
+} from './plan-frame.js';
 
 const SPAN_DIMENSIONS: Record<string, string> = {
   model_name: 'model_name',
@@ -127,6 +81,8 @@ export function planWidget(
   window: PlanWindow,
   options: { raw?: boolean; answerBytes?: number; metadataRollup?: boolean; tail?: boolean } = {},
 ): WidgetPlan {
+  // The SCORES view reads the scores table (score-plan.ts): no rollup, so no tail to seal.
+  if (spec.view === 'SCORES') return planScores(type, spec, projectId, window, options);
   const plan = planWithTail(type, spec, projectId, window, options);
   if (!plan.sealed || options.tail === false) return plan;
   const { query, query_params } = planWithTail(type, spec, projectId, window, { ...options, tail: false });
@@ -142,47 +98,14 @@ function planWithTail(
 ): WidgetPlan {
   const tail = options.tail !== false;
   const groupBy = spec.group_by ?? [];
-  const shape: Shape = type === 'timeseries' ? 'series' : groupBy.length ? 'groups' : 'single';
-  const windowMs = Math.max(1, window.endMs - window.startMs);
-  const groupLimit = !groupBy.length
-    ? null
-    : shape === 'series'
-      ? seriesGroupLimit(spec)
-      : (spec.limit ?? DEFAULT_ROWS);
-  const series = shape === 'series' ? seriesStep(spec.interval, windowMs, groupLimit ?? 1) : null;
-  const step = series ? series.step : windowMs >= 86_400_000 ? 3600 : 60;
-  const rangeStartMs = Math.floor(window.startMs / (step * 1000)) * step * 1000;
-  // Whole buckets of the coarsest table the step allows, so rollups and raw spans read the same range.
-  const grainMs = (step % 86400 === 0 ? 86400 : step % 3600 === 0 ? 3600 : 60) * 1000;
-  const rangeEndMs = Math.ceil(window.endMs / grainMs) * grainMs;
+  const frame = planFrame(type, spec, window, { empty: additive(spec) ? 0 : null, answerBytes: options.answerBytes });
+  const { shape, stepSeconds: step, rangeStartMs, rangeEndMs, limits } = frame;
+  const base = { ...frame.base, values: ['value'] };
   const b = paramBuilder({ project: projectId });
   const range = {
     from: b.param("DateTime64(3, 'UTC')", rangeStartMs / 1000),
     to: b.param("DateTime64(3, 'UTC')", rangeEndMs / 1000),
   };
-  const empty = additive(spec) ? 0 : null;
-  const maxBuckets = series ? series.maxBuckets : 1;
-  // The answer's rows, known before the query runs: buckets × groups, a table's limit, or one value.
-  const maxRows = shape === 'series' ? maxBuckets * (groupLimit ?? 1) : shape === 'groups' ? groupLimit! : 1;
-  const limits = {
-    ...WIDGET_LIMITS,
-    maxResultRows: maxRows,
-    maxResultBytes: Math.min(WIDGET_LIMITS.maxResultBytes, options.answerBytes ?? Infinity),
-  };
-  const base = {
-    shape,
-    stepSeconds: step,
-    coarsenedFromSeconds: series?.coarsenedFrom ?? null,
-    maxBuckets,
-    groupLimit,
-    maxRows,
-    maxBytes: limits.maxResultBytes,
-    rangeStartMs,
-    rangeEndMs,
-    groupBy,
-    empty,
-  } as const;
-
   if (spec.view === 'TRACES')
     return { ...base, ...tracesQuery(spec, b, range, step, shape, limits), source: 'traces', sealed: false };
   const rollup =

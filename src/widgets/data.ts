@@ -169,18 +169,33 @@ export async function queryWidget(
     range_end: new Date(plan.rangeEndMs).toISOString(),
   };
   const groups = spec.group_by ?? [];
-  if (plan.shape === 'single')
-    return { columns: ['value'], rows: [[number(raw[0]?.[0]) ?? plan.empty]], meta, truncated: false };
+  const width = plan.values.length;
+  const values = (r: unknown[]) => r.slice(r.length - width).map(number);
+  if (plan.shape === 'single') {
+    // No row (a scores read over no scores) is the empty answer: `value` empty, `count` 0, the rest null.
+    const row = raw[0] ? values(raw[0]) : emptyValues(plan);
+    return { columns: plan.values, rows: [[row[0] ?? plan.empty, ...row.slice(1)]], meta, truncated: false };
+  }
   if (plan.shape === 'groups') {
     const limit = spec.limit ?? 100;
     return {
-      columns: [...groups, 'value'],
-      rows: raw.map((r) => [...r.slice(0, -1), number(r.at(-1))]),
+      columns: [...groups, ...plan.values],
+      rows: raw.map((r) => [...r.slice(0, -width), ...values(r)]),
       meta,
       truncated: raw.length >= limit,
     };
   }
-  return { columns: ['time', ...groups, 'value'], rows: fillSeries(plan, raw, groups.length), meta, truncated: false };
+  return {
+    columns: ['time', ...groups, ...plan.values],
+    rows: fillSeries(plan, raw, groups.length),
+    meta,
+    truncated: false,
+  };
+}
+
+/** An empty bucket's values: `value` the plan's empty, `count` 0, an interval null. */
+function emptyValues(plan: WidgetPlan): (number | null)[] {
+  return plan.values.map((v) => (v === 'value' ? plan.empty : v === 'count' ? 0 : null));
 }
 
 const WIDGET_ADVICE = 'narrow the window, use a coarser interval, fewer groups or a smaller limit';
@@ -196,13 +211,14 @@ function fillSeries(plan: WidgetPlan, raw: unknown[][], groupCount: number): unk
   const bucketCount = Math.min(plan.maxBuckets, Math.max(0, Math.ceil((plan.rangeEndMs / 1000 - first) / step)));
   const buckets = Array.from({ length: bucketCount }, (_, i) => first + i * step);
   const groupKeys = new Map<string, unknown[]>();
-  const values = new Map<string, number | null>();
+  const values = new Map<string, (number | null)[]>();
   for (const row of raw) {
     const group = row.slice(1, 1 + groupCount);
     const key = JSON.stringify(group);
     groupKeys.set(key, group);
-    values.set(`${Number(row[0])}|${key}`, number(row.at(-1)));
+    values.set(`${Number(row[0])}|${key}`, row.slice(1 + groupCount).map(number));
   }
+  const empty = emptyValues(plan);
   if (groupCount === 0) groupKeys.set('[]', []);
   let rowBytes = 0;
   for (const key of groupKeys.keys()) rowBytes += key.length + 48;
@@ -216,7 +232,7 @@ function fillSeries(plan: WidgetPlan, raw: unknown[][], groupCount: number): unk
     const time = new Date(t * 1000).toISOString();
     for (const [key, group] of groupKeys) {
       const v = values.get(`${t}|${key}`);
-      rows.push([time, ...group, v === undefined ? plan.empty : v]);
+      rows.push([time, ...group, ...(v ?? empty)]);
     }
   }
   return rows;

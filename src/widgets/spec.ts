@@ -6,6 +6,7 @@ import {
   IDENTITY_MEASURES,
   INTERVALS,
   MEASURES,
+  SCORE_AGGREGATIONS,
   VIEWS,
   type WidgetType,
 } from './vocabulary.js';
@@ -23,6 +24,7 @@ export {
   INTERVALS,
   MEASURES,
   QUERY_WIDGET_TYPES,
+  SCORE_AGGREGATIONS,
   VIEWS,
   WIDGET_TYPES,
   type Aggregation,
@@ -41,6 +43,8 @@ export type WidgetFilter = SpanFilter;
 export const WidgetSpecSchema = z
   .strictObject({
     view: z.enum(VIEWS),
+    // The SCORES view's score name (required there, refused elsewhere): quality.md §1.
+    score_name: z.string().min(1).max(128).optional(),
     measure: z.string().min(1).max(64),
     aggregation: z.enum(AGGREGATIONS),
     group_by: z.array(z.string().min(1).max(300)).max(MAX_GROUP_BY).optional(),
@@ -49,6 +53,16 @@ export const WidgetSpecSchema = z
     limit: z.int().min(1).max(MAX_WIDGET_ROWS).optional(),
   })
   .superRefine((spec, ctx) => {
+    if (spec.view === 'SCORES' && spec.score_name === undefined)
+      ctx.addIssue({ code: 'custom', path: ['score_name'], message: 'the SCORES view needs score_name' });
+    if (spec.view !== 'SCORES' && spec.score_name !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['score_name'], message: 'score_name is for the SCORES view only' });
+    if (spec.view === 'SCORES' && !(SCORE_AGGREGATIONS as readonly string[]).includes(spec.aggregation))
+      ctx.addIssue({
+        code: 'custom',
+        path: ['aggregation'],
+        message: `the SCORES view takes aggregation ${SCORE_AGGREGATIONS.join(', ')}`,
+      });
     if (!MEASURES[spec.view].includes(spec.measure)) {
       ctx.addIssue({
         code: 'custom',

@@ -8,7 +8,8 @@ export const WIDGET_TYPES = ['timeseries', 'stat', 'table', 'bar', 'markdown'] a
 export const QUERY_WIDGET_TYPES = ['timeseries', 'stat', 'table', 'bar'] as const;
 export type WidgetType = (typeof WIDGET_TYPES)[number];
 
-export const VIEWS = ['SPANS', 'TRACES'] as const;
+/** `SCORES` (quality.md §1, docs/scores.md): one score name's values, by when each score was written. */
+export const VIEWS = ['SPANS', 'TRACES', 'SCORES'] as const;
 export type View = (typeof VIEWS)[number];
 
 export { AGGREGATIONS, type Aggregation } from '../query/aggregations.js';
@@ -57,7 +58,11 @@ export const MEASURES: Record<View, readonly string[]> = {
     'user_id',
     'session_id',
   ],
+  SCORES: ['value'],
 };
+
+/** The aggregations of the SCORES view's `value` (no `uniq`: a value is no identity). */
+export const SCORE_AGGREGATIONS = ['avg', 'min', 'max', 'sum', 'count', 'p50', 'p75', 'p90', 'p95', 'p99'] as const;
 
 /** Fields a widget may group by (`metadata.<key>` too). */
 export const GROUP_FIELDS: Record<View, readonly string[]> = {
@@ -75,6 +80,19 @@ export const GROUP_FIELDS: Record<View, readonly string[]> = {
     'prompt_version',
   ],
   TRACES: ['name', 'user_id', 'session_id'],
+  // The score's own fields, then its trace's (docs/scores.md, "The SCORES view").
+  SCORES: [
+    'score_source',
+    'score_string_value',
+    'evaluator_version',
+    'model_name',
+    'environment',
+    'name',
+    'user_id',
+    'session_id',
+    'prompt_name',
+    'prompt_version',
+  ],
 };
 
 /** Measures that name a column: counted (`count`) or counted distinct (`uniq`), never summed. */

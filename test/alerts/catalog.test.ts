@@ -76,6 +76,7 @@ describe('creating an alert', () => {
       project_id: project.id,
       name: 'p95 latency',
       view: 'SPANS',
+      score_name: null,
       measure: 'latency',
       aggregation: 'avg',
       threshold: 2000,

@@ -763,7 +763,8 @@ export interface components {
         };
     WidgetSpec: {
       /** @enum {string} */
-      view: 'SPANS' | 'TRACES';
+      view: 'SPANS' | 'TRACES' | 'SCORES';
+      score_name?: string;
       measure: string;
       /** @enum {string} */
       aggregation: 'sum' | 'avg' | 'count' | 'max' | 'min' | 'p50' | 'p75' | 'p90' | 'p95' | 'p99' | 'uniq';
@@ -777,6 +778,14 @@ export interface components {
             /** @enum {string} */
             op: 'eq' | 'contains';
             value: string;
+          }
+        | {
+            /** @constant */
+            field: 'score';
+            key: string;
+            /** @enum {string} */
+            op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'is_set' | 'is_not_set';
+            value?: number | string[];
           }
         | {
             /** @constant */
@@ -1580,8 +1589,10 @@ export interface components {
       id: string;
       project_id: string;
       name: string;
-      /** @constant */
-      view: 'SPANS';
+      /** @enum {string} */
+      view: 'SPANS' | 'SCORES';
+      /** @description the SCORES view: the score whose values are measured; else null */
+      score_name: string | null;
       measure: string;
       /** @enum {string} */
       aggregation: 'sum' | 'avg' | 'count' | 'max' | 'min' | 'p50' | 'p75' | 'p90' | 'p95' | 'p99' | 'uniq';
@@ -1594,7 +1605,7 @@ export interface components {
       filters: {
         field: string;
         op: string;
-        value: string | number | string[];
+        value?: string | number | string[];
         key?: string;
       }[];
       group_by: string | null;
@@ -1631,8 +1642,10 @@ export interface components {
       id: string;
       project_id: string;
       name: string;
-      /** @constant */
-      view: 'SPANS';
+      /** @enum {string} */
+      view: 'SPANS' | 'SCORES';
+      /** @description the SCORES view: the score whose values are measured; else null */
+      score_name: string | null;
       measure: string;
       /** @enum {string} */
       aggregation: 'sum' | 'avg' | 'count' | 'max' | 'min' | 'p50' | 'p75' | 'p90' | 'p95' | 'p99' | 'uniq';
@@ -1645,7 +1658,7 @@ export interface components {
       filters: {
         field: string;
         op: string;
-        value: string | number | string[];
+        value?: string | number | string[];
         key?: string;
       }[];
       group_by: string | null;
@@ -5144,7 +5157,8 @@ export interface operations {
            * @default SPANS
            * @enum {string}
            */
-          view?: 'SPANS';
+          view?: 'SPANS' | 'SCORES';
+          score_name?: string;
           measure: string;
           /** @enum {string} */
           aggregation?: 'sum' | 'avg' | 'count' | 'max' | 'min' | 'p50' | 'p75' | 'p90' | 'p95' | 'p99' | 'uniq';
@@ -5169,7 +5183,7 @@ export interface operations {
             field: string;
             /** @default = */
             op?: string;
-            value: string | number | string[];
+            value?: string | number | string[];
             key?: string;
           }[];
           group_by?: string | null;
@@ -5400,7 +5414,8 @@ export interface operations {
           project_id: string;
           name?: string;
           /** @enum {string} */
-          view?: 'SPANS';
+          view?: 'SPANS' | 'SCORES';
+          score_name?: string | null;
           measure?: string;
           /** @enum {string} */
           aggregation?: 'sum' | 'avg' | 'count' | 'max' | 'min' | 'p50' | 'p75' | 'p90' | 'p95' | 'p99' | 'uniq';
@@ -5418,7 +5433,7 @@ export interface operations {
             field: string;
             /** @default = */
             op?: string;
-            value: string | number | string[];
+            value?: string | number | string[];
             key?: string;
           }[];
           group_by?: string | null;
