@@ -5,6 +5,7 @@ import { startDetectionWorkers } from './detection.js';
 import { startTextIndexWorker } from './text-index.js';
 import { startRollupSealWorker } from './rollup-seal.js';
 import { startMonthMergeWorker } from './month-merge.js';
+import { startExportWorkers } from './exports.js';
 
 /** Starts every queue processor of the worker process. */
 export function startWorkers(ctx: AppContext) {
@@ -15,5 +16,6 @@ export function startWorkers(ctx: AppContext) {
     startTextIndexWorker(ctx),
     startRollupSealWorker(ctx),
     startMonthMergeWorker(ctx),
+    ...startExportWorkers(ctx),
   ];
 }

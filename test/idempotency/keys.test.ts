@@ -280,6 +280,9 @@ describe('the OpenAPI document', () => {
     'post /api/v1/public/llm-connections',
     'post /api/v1/public/evaluators',
     'post /api/v1/public/prompts',
+    'post /api/v1/public/exports',
+    'post /api/v1/public/export-buckets',
+    'post /api/v1/public/export-schedules',
   ];
   type Operation = {
     parameters?: { in: string; name: string; required?: boolean }[];
