@@ -206,7 +206,8 @@ describe('exports to a download', () => {
     });
     expect(filtered.rows).toBe(1);
 
-    const scores = await exported({ kind: 'scores', format: 'parquet' });
+    // Scores are dated when they are written: now.
+    const scores = await exported({ kind: 'scores', format: 'parquet', end_time: iso(Date.now() + HOUR) });
     expect(scores.rows).toBe(2);
     const scoreRows = await parquetRows((await download(scores.export_id)).rawPayload);
     expect(scoreRows.map((r) => [r.score_id, r.trace_id, r.value])).toEqual([
