@@ -21,6 +21,7 @@ import { registerEvaluationRoutes } from './evaluations/routes.js';
 import { registerModelPriceRoutes } from './model-prices/routes.js';
 import { registerScoreRoutes } from './scores/routes.js';
 import { registerLlmConnectionRoutes } from './llm-connections/routes.js';
+import { registerExportRoutes } from './exports/routes.js';
 import { registerEvaluatorRoutes } from './evaluators/routes.js';
 import { registerEvaluatorAgreementRoutes } from './evaluators/agreement-routes.js';
 import { registerPromptRoutes } from './prompts/routes.js';
@@ -88,6 +89,7 @@ export function registerPublicRoutes(api: FastifyInstance, ctx: AppContext): voi
   registerModelPriceRoutes(api, ctx);
   registerScoreRoutes(api, ctx);
   registerLlmConnectionRoutes(api, ctx);
+  registerExportRoutes(api, ctx);
   registerEvaluatorRoutes(api, ctx);
   registerEvaluatorAgreementRoutes(api, ctx);
   registerPromptRoutes(api, ctx);

@@ -97,6 +97,10 @@ const envSchema = z.object({
   EVALUATOR_DAILY_CALLS_PER_PROJECT: z.coerce.number().int().min(0).max(100_000_000).default(10_000),
   EVALUATOR_RETRY_BACKOFF_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
   ANNOTATION_HOLD_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
+  EXPORT_ALLOW_PRIVATE: booleanFlag(false),
+  EXPORT_PART_ROWS: z.coerce.number().int().min(1).max(10_000_000).default(100_000),
+  EXPORT_MAX_ROWS: z.coerce.number().int().min(1).default(100_000_000),
+  EXPORT_CONCURRENT_PER_PROJECT: z.coerce.number().int().min(1).max(100).default(2),
   IDEMPOTENCY_TEST_CRASH: z.enum(['before_commit', 'after_commit']).optional(),
   INGEST_QUEUE_MAX_SPANS: z.coerce.number().int().min(1).default(30_000),
   INGEST_QUEUE_MAX_BYTES: z.coerce
@@ -192,6 +196,13 @@ export type Config = Readonly<{
    */
   evaluators: Readonly<{ concurrencyPerProject: number; dailyCallsPerProject: number; retryBackoffMs: number }>;
   /**
+   * Exports (docs/exports.md): bucket endpoints on loopback/private addresses are refused unless
+   * `allowPrivate`; an export is written in parts of at most `partRows` rows (the memory bound of one
+   * part on the embedded engine, which answers a query whole); at most `maxRows` rows an export and
+   * `concurrentPerProject` queued or running exports a project.
+   */
+  exports: Readonly<{ allowPrivate: boolean; partRows: number; maxRows: number; concurrentPerProject: number }>;
+  /**
    * Tests only (test/faults/idempotency-crash.test.ts): the process SIGKILLs itself in a keyed create,
    * right before or right after its commit, so a test can show what a retry finds. Unset in real use.
    */
@@ -286,6 +297,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryBackoffMs: e.EVALUATOR_RETRY_BACKOFF_MS,
     }),
     annotationHoldSeconds: e.ANNOTATION_HOLD_SECONDS,
+    exports: Object.freeze({
+      allowPrivate: e.EXPORT_ALLOW_PRIVATE,
+      partRows: e.EXPORT_PART_ROWS,
+      maxRows: e.EXPORT_MAX_ROWS,
+      concurrentPerProject: e.EXPORT_CONCURRENT_PER_PROJECT,
+    }),
     idempotencyTestCrash: e.IDEMPOTENCY_TEST_CRASH,
     ingest: Object.freeze({ queueMaxSpans: e.INGEST_QUEUE_MAX_SPANS, queueMaxBytes: e.INGEST_QUEUE_MAX_BYTES }),
     stopTimeoutMs: e.STOP_TIMEOUT_MS,

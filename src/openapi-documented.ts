@@ -67,6 +67,25 @@ export const OPERATION_BODIES: Readonly<Record<string, z.ZodType | ContentBody>>
   },
 };
 
+const EXPORT_FILE = { schema: { type: 'string', format: 'binary' } } as const;
+
+/**
+ * Answers that are not JSON, by operation (keys as in openapi-operations.ts): an export's file in its
+ * format (docs/exports.md, "Download").
+ */
+export const OPERATION_RESPONSES: Readonly<Record<string, Record<string, object>>> = {
+  'GET /exports/{export_id}/download': {
+    '200': {
+      description: "The export's rows in its format, streamed",
+      content: {
+        'application/vnd.apache.parquet': EXPORT_FILE,
+        'application/x-ndjson': EXPORT_FILE,
+        'text/csv': EXPORT_FILE,
+      },
+    },
+  },
+};
+
 /**
  * One predicate of the trace and session lists' `filters` parameter (docs/filters.md). The schema is
  * the one `parseFilters` applies (src/traces/filters.ts; being unified with the widgets' predicates in

@@ -6,7 +6,7 @@ import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fast
 import { z } from 'zod';
 import { documentIdempotency } from './idempotency/openapi.js';
 import { OPERATIONS, TAGS, operationKey } from './openapi-operations.js';
-import { documentedQuery, OPERATION_BODIES } from './openapi-documented.js';
+import { documentedQuery, OPERATION_BODIES, OPERATION_RESPONSES } from './openapi-documented.js';
 
 /**
  * The OpenAPI 3.1 document of the public API, generated from the same zod schemas the routes validate
@@ -124,7 +124,7 @@ export function registerOpenApi(app: FastifyInstance, prefix: string, baseUrl = 
         ...(documentedBody && !(documentedBody instanceof z.ZodType) ? { body: documentedBody } : {}),
         ...(operation ? { operationId: operation.operationId, summary: operation.summary, tags: [operation.tag] } : {}),
         // A status the route documents itself (SQL's 400 and 429 carry more than `detail`) keeps its schema.
-        response: { ...ERROR_RESPONSES, ...(schema.response as object | undefined) },
+        response: { ...ERROR_RESPONSES, ...(schema.response as object | undefined), ...OPERATION_RESPONSES[key] },
       };
       return { ...out, schema: documentIdempotency(input.route.config, documented, DETAIL) };
     },

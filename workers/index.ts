@@ -6,6 +6,7 @@ import { startTextIndexWorker } from './text-index.js';
 import { startRollupSealWorker } from './rollup-seal.js';
 import { startMonthMergeWorker } from './month-merge.js';
 import { startEvaluatorWorkers } from './evaluators.js';
+import { startExportWorkers } from './exports.js';
 
 /** Starts every queue processor of the worker process. */
 export function startWorkers(ctx: AppContext) {
@@ -17,5 +18,6 @@ export function startWorkers(ctx: AppContext) {
     startRollupSealWorker(ctx),
     startMonthMergeWorker(ctx),
     ...startEvaluatorWorkers(ctx),
+    ...startExportWorkers(ctx),
   ];
 }

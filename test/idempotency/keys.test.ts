@@ -285,6 +285,9 @@ describe('the OpenAPI document', () => {
     'post /api/v1/public/annotation-queues/{queue_id}/items',
     'post /api/v1/public/annotation-queues/{queue_id}/items/{item_id}/add-to-dataset',
     'post /api/v1/public/comments',
+    'post /api/v1/public/exports',
+    'post /api/v1/public/export-buckets',
+    'post /api/v1/public/export-schedules',
   ];
   type Operation = {
     parameters?: { in: string; name: string; required?: boolean }[];

@@ -274,6 +274,42 @@ export interface paths {
     /** Test an LLM connection with one small call */
     post: operations['testLlmConnection'];
   };
+  '/api/v1/public/exports': {
+    /** List exports */
+    get: operations['listExports'];
+    /** Start an export of a window of spans, traces or scores */
+    post: operations['createExport'];
+  };
+  '/api/v1/public/exports/{export_id}': {
+    /** Get an export's status and objects */
+    get: operations['getExport'];
+  };
+  '/api/v1/public/exports/{export_id}/download': {
+    /** Download an export's file */
+    get: operations['downloadExport'];
+  };
+  '/api/v1/public/export-buckets': {
+    /** List export buckets */
+    get: operations['listExportBuckets'];
+    /** Add an export bucket */
+    post: operations['createExportBucket'];
+  };
+  '/api/v1/public/export-buckets/{bucket_id}': {
+    /** Delete an export bucket */
+    delete: operations['deleteExportBucket'];
+  };
+  '/api/v1/public/export-schedules': {
+    /** List export schedules */
+    get: operations['listExportSchedules'];
+    /** Add a daily export schedule */
+    post: operations['createExportSchedule'];
+  };
+  '/api/v1/public/export-schedules/{schedule_id}': {
+    /** Get an export schedule */
+    get: operations['getExportSchedule'];
+    /** Delete an export schedule */
+    delete: operations['deleteExportSchedule'];
+  };
   '/api/v1/public/evaluators': {
     /** List evaluators */
     get: operations['listEvaluators'];
@@ -2073,6 +2109,355 @@ export interface components {
           /** @description the provider's HTTP status and a fixed sentence; never the provider's answer */
           error: string;
         };
+    ExportCreated: {
+      export_id: string;
+      /** @enum {string} */
+      status: 'queued' | 'running' | 'completed' | 'failed';
+    };
+    Export: {
+      export_id: string;
+      /** @enum {string} */
+      kind: 'spans' | 'traces' | 'scores';
+      /** @enum {string} */
+      format: 'parquet' | 'jsonl' | 'csv';
+      /** @enum {string} */
+      status: 'queued' | 'running' | 'completed' | 'failed';
+      /** Format: date-time */
+      start_time: string;
+      /** Format: date-time */
+      end_time: string;
+      filters: (
+        | {
+            /** @constant */
+            field: 'trace_id';
+            /** @enum {string} */
+            op: 'eq' | 'contains';
+            value: string;
+          }
+        | {
+            /** @constant */
+            field: 'signal_id';
+            /** @constant */
+            op: 'eq';
+            value: string;
+          }
+        | {
+            /** @constant */
+            field: 'tags';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'score';
+            key: string;
+            /** @enum {string} */
+            op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'is_set' | 'is_not_set';
+            value?: number | string[];
+          }
+        | {
+            /** @constant */
+            field: 'model_name';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'environment';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'span_kind';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'status';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'error_type';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'name';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'cost';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'total_tokens';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'duration_ms';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'errors';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'time_to_first_token_ms';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'output_tokens_per_second';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'metadata';
+            /** @enum {string} */
+            op: 'eq' | 'contains';
+            value: string;
+            key: string;
+          }
+        | {
+            /** @constant */
+            field: 'prompt_name';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'prompt_version';
+            /** @constant */
+            op: 'eq';
+            value: number;
+          }
+      )[];
+      /** @description null: a download */
+      destination: {
+        /** @description null once the bucket was deleted */
+        bucket_id: string | null;
+      } | null;
+      /** @description the schedule that started it, if one did */
+      schedule_id: string | null;
+      /** @description the rows the export holds, counted when it was planned */
+      rows: number;
+      /** @description the bytes written so far */
+      bytes: number;
+      /** @description the objects' keys written so far (bucket), or the download's part files; emptied when a download expires */
+      objects: string[];
+      /** @description a fixed sentence when it failed */
+      error: string | null;
+      /** Format: date-time */
+      created_at: string;
+      finished_at: string | null;
+      /** @description when a download is deleted (24 hours after it completed) */
+      expires_at: string | null;
+    };
+    ExportList: {
+      data: components['schemas']['Export'][];
+      meta: components['schemas']['PaginationMeta'];
+    };
+    ExportBucket: {
+      id: string;
+      project_id: string;
+      name: string;
+      endpoint: string;
+      region: string;
+      bucket: string;
+      prefix: string;
+      force_path_style: boolean;
+      /** Format: date-time */
+      created_at: string;
+    };
+    ExportBucketList: {
+      data: components['schemas']['ExportBucket'][];
+      meta: components['schemas']['PaginationMeta'];
+    };
+    ExportSchedule: {
+      id: string;
+      /** @enum {string} */
+      kind: 'spans' | 'traces' | 'scores';
+      /** @enum {string} */
+      format: 'parquet' | 'jsonl' | 'csv';
+      filters: (
+        | {
+            /** @constant */
+            field: 'trace_id';
+            /** @enum {string} */
+            op: 'eq' | 'contains';
+            value: string;
+          }
+        | {
+            /** @constant */
+            field: 'signal_id';
+            /** @constant */
+            op: 'eq';
+            value: string;
+          }
+        | {
+            /** @constant */
+            field: 'tags';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'score';
+            key: string;
+            /** @enum {string} */
+            op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'is_set' | 'is_not_set';
+            value?: number | string[];
+          }
+        | {
+            /** @constant */
+            field: 'model_name';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'environment';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'span_kind';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'status';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'error_type';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'name';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'cost';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'total_tokens';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'duration_ms';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'errors';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'time_to_first_token_ms';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'output_tokens_per_second';
+            /** @enum {string} */
+            op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+            value: number;
+          }
+        | {
+            /** @constant */
+            field: 'metadata';
+            /** @enum {string} */
+            op: 'eq' | 'contains';
+            value: string;
+            key: string;
+          }
+        | {
+            /** @constant */
+            field: 'prompt_name';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'prompt_version';
+            /** @constant */
+            op: 'eq';
+            value: number;
+          }
+      )[];
+      bucket_id: string;
+      hour_utc: number;
+      /** @description the last UTC day exported (YYYY-MM-DD) */
+      last_day: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    ExportScheduleList: {
+      data: components['schemas']['ExportSchedule'][];
+      meta: components['schemas']['PaginationMeta'];
+    };
     Evaluator: {
       id: string;
       project_id: string;
@@ -8484,6 +8869,1094 @@ export interface operations {
       200: {
         content: {
           'application/json': components['schemas']['LlmConnectionTest'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** List exports */
+  listExports: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        limit?: number;
+        page?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['ExportList'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Start an export of a window of spans, traces or scores */
+  createExport: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      header?: {
+        /** @description Makes a retry of this create safe (docs/idempotency.md): for 24 hours, the same request with the same key from the same credential answers what the first answered (status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with a different request answers 409. 1 to 255 printable characters; use a UUID. */
+        'idempotency-key'?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          /** @enum {string} */
+          kind: 'spans' | 'traces' | 'scores';
+          /** @enum {string} */
+          format: 'parquet' | 'jsonl' | 'csv';
+          start_time: string;
+          end_time: string;
+          filters?:
+            | (
+                | {
+                    /** @enum {string} */
+                    field: 'trace_id';
+                    /** @enum {string} */
+                    op: 'eq' | 'contains';
+                    value: string;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'signal_id';
+                    /** @enum {string} */
+                    op: 'eq';
+                    value: string;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'tags';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'score';
+                    key: string;
+                    /** @enum {string} */
+                    op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'is_set' | 'is_not_set';
+                    value?: number | string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'model_name';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'environment';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'span_kind';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'status';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'error_type';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'name';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'cost';
+                    /** @enum {string} */
+                    op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                    value: number;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'total_tokens';
+                    /** @enum {string} */
+                    op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                    value: number;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'duration_ms';
+                    /** @enum {string} */
+                    op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                    value: number;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'errors';
+                    /** @enum {string} */
+                    op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                    value: number;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'time_to_first_token_ms';
+                    /** @enum {string} */
+                    op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                    value: number;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'output_tokens_per_second';
+                    /** @enum {string} */
+                    op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                    value: number;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'metadata';
+                    /** @enum {string} */
+                    op: 'eq' | 'contains';
+                    value: string;
+                    key: string;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'prompt_name';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'prompt_version';
+                    /** @enum {string} */
+                    op: 'eq';
+                    value: number;
+                  }
+              )[]
+            | null;
+          destination?: {
+            bucket_id: string;
+          } | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      202: {
+        content: {
+          'application/json': components['schemas']['ExportCreated'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict; among them, an Idempotency-Key already used for a different request */
+      409: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Get an export's status and objects */
+  getExport: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        export_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['Export'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Download an export's file */
+  downloadExport: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        part?: number;
+      };
+      path: {
+        export_id: string;
+      };
+    };
+    responses: {
+      /** @description The export's rows in its format, streamed */
+      200: {
+        content: {
+          'application/vnd.apache.parquet': string;
+          'application/x-ndjson': string;
+          'text/csv': string;
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** List export buckets */
+  listExportBuckets: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        limit?: number;
+        page?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['ExportBucketList'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Add an export bucket */
+  createExportBucket: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      header?: {
+        /** @description Makes a retry of this create safe (docs/idempotency.md): for 24 hours, the same request with the same key from the same credential answers what the first answered (status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with a different request answers 409. 1 to 255 printable characters; use a UUID. */
+        'idempotency-key'?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          name: string;
+          endpoint: string;
+          region: string;
+          bucket: string;
+          prefix?: string | null;
+          access_key_id: string;
+          secret_access_key: string;
+          force_path_style?: boolean | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          'application/json': components['schemas']['ExportBucket'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict; among them, an Idempotency-Key already used for a different request */
+      409: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Delete an export bucket */
+  deleteExportBucket: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        bucket_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            deleted: true;
+            id: string;
+          };
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** List export schedules */
+  listExportSchedules: {
+    parameters: {
+      query?: {
+        project_id?: string;
+        limit?: number;
+        page?: number;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['ExportScheduleList'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Add a daily export schedule */
+  createExportSchedule: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      header?: {
+        /** @description Makes a retry of this create safe (docs/idempotency.md): for 24 hours, the same request with the same key from the same credential answers what the first answered (status and body, header `Idempotent-Replayed: true`) and creates nothing; the same key with a different request answers 409. 1 to 255 printable characters; use a UUID. */
+        'idempotency-key'?: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          project_id?: string;
+          /** @enum {string} */
+          kind: 'spans' | 'traces' | 'scores';
+          /** @enum {string} */
+          format: 'parquet' | 'jsonl' | 'csv';
+          filters?:
+            | (
+                | {
+                    /** @enum {string} */
+                    field: 'trace_id';
+                    /** @enum {string} */
+                    op: 'eq' | 'contains';
+                    value: string;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'signal_id';
+                    /** @enum {string} */
+                    op: 'eq';
+                    value: string;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'tags';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'score';
+                    key: string;
+                    /** @enum {string} */
+                    op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'in' | 'is_set' | 'is_not_set';
+                    value?: number | string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'model_name';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'environment';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'span_kind';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'status';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'error_type';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'name';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'cost';
+                    /** @enum {string} */
+                    op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                    value: number;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'total_tokens';
+                    /** @enum {string} */
+                    op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                    value: number;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'duration_ms';
+                    /** @enum {string} */
+                    op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                    value: number;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'errors';
+                    /** @enum {string} */
+                    op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                    value: number;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'time_to_first_token_ms';
+                    /** @enum {string} */
+                    op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                    value: number;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'output_tokens_per_second';
+                    /** @enum {string} */
+                    op: 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+                    value: number;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'metadata';
+                    /** @enum {string} */
+                    op: 'eq' | 'contains';
+                    value: string;
+                    key: string;
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'prompt_name';
+                    /** @enum {string} */
+                    op: 'in';
+                    value: string[];
+                  }
+                | {
+                    /** @enum {string} */
+                    field: 'prompt_version';
+                    /** @enum {string} */
+                    op: 'eq';
+                    value: number;
+                  }
+              )[]
+            | null;
+          bucket_id: string;
+          hour_utc: number;
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      201: {
+        content: {
+          'application/json': components['schemas']['ExportSchedule'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A conflict; among them, an Idempotency-Key already used for a different request */
+      409: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Get an export schedule */
+  getExportSchedule: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        schedule_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['ExportSchedule'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Delete an export schedule */
+  deleteExportSchedule: {
+    parameters: {
+      query?: {
+        project_id?: string;
+      };
+      path: {
+        schedule_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': {
+            /** @enum {boolean} */
+            deleted: true;
+            id: string;
+          };
         };
       };
       /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
