@@ -175,6 +175,8 @@ const DETECTOR_RULES: Record<Detector, () => Rule[]> = {
 export type Masker = {
   /** Masks the spans in place; answers how many values were masked. */
   maskSpans(spans: NormalizedSpan[]): number;
+  /** Masks one span in place; answers how many values were masked. */
+  maskSpan(span: NormalizedSpan): number;
   /** One text, masked; null when the action drops it. `json`: the text is a JSON text (input, output). */
   maskText(text: string, json?: boolean): { text: string | null; count: number };
   /**
@@ -308,6 +310,25 @@ export function compileMasking(setting: MaskingSetting, hashKey: Buffer): Masker
     return count;
   }
 
+  function maskSpan(span: NormalizedSpan): number {
+    let masked = 0;
+    for (const field of ['input', 'output'] as const) {
+      const value = span[field];
+      if (value === null || value === '') continue;
+      const r = maskText(value, true);
+      masked += r.count;
+      span[field] = r.text;
+    }
+    if (span.error_message) {
+      const r = maskText(span.error_message);
+      masked += r.count;
+      span.error_message = r.text ?? '';
+    }
+    masked += maskRecord(span.metadata);
+    for (const event of span.events) masked += maskRecord(event.attributes);
+    return masked;
+  }
+
   return {
     maskText,
     maskFields(fields) {
@@ -327,38 +348,10 @@ export function compileMasking(setting: MaskingSetting, hashKey: Buffer): Masker
       for (const event of fields.events ?? []) count += maskRecord(event.attributes);
       return count;
     },
+    maskSpan,
     maskSpans(spans) {
       let masked = 0;
-      for (const span of spans) {
-        for (const field of ['input', 'output'] as const) {
-          const value = span[field];
-          if (value === null || value === '') continue;
-          const r = maskText(value, true);
-          masked += r.count;
-          span[field] = r.text;
-        }
-        if (span.error_message) {
-          const r = maskText(span.error_message);
-          masked += r.count;
-          span.error_message = r.text ?? '';
-        }
-        for (const [key, value] of Object.entries(span.metadata)) {
-          const r = maskText(value);
-          if (!r.count) continue;
-          masked += r.count;
-          if (r.text === null) delete span.metadata[key];
-          else span.metadata[key] = r.text;
-        }
-        for (const event of span.events) {
-          for (const [key, value] of Object.entries(event.attributes)) {
-            const r = maskText(value);
-            if (!r.count) continue;
-            masked += r.count;
-            if (r.text === null) delete event.attributes[key];
-            else event.attributes[key] = r.text;
-          }
-        }
-      }
+      for (const span of spans) masked += maskSpan(span);
       return masked;
     },
   };

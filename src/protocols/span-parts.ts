@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { priceBookOf } from '../model-prices/pricing.js';
+import { forEachInSlices } from '../event-loop-slices.js';
 import { ingestControlsOf, storeSpans } from '../traces/service.js';
 import { issueLines } from '../zod-issues.js';
 import { SpanInputSchema, validateSpans, type NormalizedSpan, type SpanInput } from '../traces/span-input.js';
@@ -76,7 +77,7 @@ export async function storeSpanParts(
   const controls = ingestControlsOf(ctx);
   const { masker } = await controls.book.of(project.projectId);
   let masked = 0;
-  parts.forEach((part, index) => {
+  await forEachInSlices(parts, (part, index) => {
     const errors = checkPart(part);
     if (errors.length) {
       rejected.push({ index, span_id: part.span_id, errors });
