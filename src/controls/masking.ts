@@ -210,12 +210,37 @@ export function compileMasking(setting: MaskingSetting, hashKey: Buffer): Masker
   const custom = rules.filter((r) => r.label.startsWith('PATTERN:'));
   const combined = builtIn.length ? new RE2(builtIn.map((r) => `(${r.re.source})`).join('|'), 'g') : null;
 
-  function replaceWith(re: RE2, text: string, ruleOf: (groups: unknown[]) => Rule): { text: string; count: number } {
+  /** Whether the backslash at `at` starts an escape (an odd run of backslashes ends there). */
+  const escapes = (whole: string, at: number) => {
+    let n = 0;
+    while (at - n >= 0 && whole[at - n] === '\\') n++;
+    return n % 2 === 1;
+  };
+
+  /**
+   * Replaces the matches of `re` in `text`. `inJson`: the text is a JSON text as sent, so a match that
+   * starts right after an escape's backslash (`\nann@x.com`, `\u00e9…`) begins with the escape's
+   * tail, which is given back and the rest masked on its own. (No expression matches a backslash, so
+   * a match never spans an escape otherwise.)
+   */
+  function replaceWith(
+    re: RE2,
+    text: string,
+    ruleOf: (groups: unknown[]) => Rule,
+    inJson = false,
+  ): { text: string; count: number } {
     let count = 0;
     const out = text.replace(re, (match: string, ...rest: unknown[]) => {
       // (match, ...groups, offset, whole): the offset is the second-to-last argument.
       const offset = rest[rest.length - 2] as number;
       const whole = rest[rest.length - 1] as string;
+      if (inJson && offset > 0 && whole[offset - 1] === '\\' && escapes(whole, offset - 1)) {
+        const cut = match[0] === 'u' ? 5 : 1;
+        if (match.length <= cut) return match;
+        const tail = replaceWith(re, match.slice(cut), ruleOf);
+        count += tail.count;
+        return match.slice(0, cut) + tail.text;
+      }
       const rule = ruleOf(rest.slice(0, -2));
       if (rule.accept && !rule.accept(match, whole[offset - 1], whole[offset + match.length])) return match;
       count++;
@@ -224,11 +249,13 @@ export function compileMasking(setting: MaskingSetting, hashKey: Buffer): Masker
     return { text: out, count };
   }
 
-  function maskPlain(text: string): { text: string; count: number } {
+  /** Every rule over a text; `custom`: how many of the matches were custom patterns'. */
+  function maskPlain(text: string, inJson = false): { text: string; count: number; custom: number } {
     let count = 0;
+    let customCount = 0;
     let out = text;
     if (combined) {
-      const r = replaceWith(combined, out, (groups) => builtIn[groups.findIndex((g) => g !== undefined)]!);
+      const r = replaceWith(combined, out, (groups) => builtIn[groups.findIndex((g) => g !== undefined)]!, inJson);
       out = r.text;
       count += r.count;
     }
@@ -236,8 +263,9 @@ export function compileMasking(setting: MaskingSetting, hashKey: Buffer): Masker
       const r = replaceWith(rule.re, out, () => rule);
       out = r.text;
       count += r.count;
+      customCount += r.count;
     }
-    return { text: out, count };
+    return { text: out, count, custom: customCount };
   }
 
   /**
@@ -246,7 +274,19 @@ export function compileMasking(setting: MaskingSetting, hashKey: Buffer): Masker
    * left as they are, unparsed; numbers are masked as their digits (a card sent as a number).
    */
   function maskJson(text: string): { text: string; count: number } | null {
-    if (maskPlain(text).count === 0) return { text, count: 0 };
+    const raw = maskPlain(text, true);
+    if (raw.count === 0) return { text, count: 0 };
+    // The detectors' matches hold no quote or backslash, so masking the text as sent keeps it JSON;
+    // parsing it proves that (a match inside a `\u` escape's digits would not). Custom patterns may
+    // match anything: their texts are masked value by value.
+    if (raw.custom === 0) {
+      try {
+        JSON.parse(raw.text);
+        return { text: raw.text, count: raw.count };
+      } catch {
+        // value by value, below
+      }
+    }
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -274,7 +314,7 @@ export function compileMasking(setting: MaskingSetting, hashKey: Buffer): Masker
     const first = json ? text.trimStart()[0] : undefined;
     const r = (first === '{' || first === '[' || first === '"' ? maskJson(text) : null) ?? maskPlain(text);
     if (r.count > 0 && action === 'drop') return { text: null, count: r.count };
-    return r;
+    return { text: r.text, count: r.count };
   }
 
   /** A JSON value, masked string by string (integers as their digits); null when the action drops it. */

@@ -76,6 +76,9 @@ describe('masking detectors', () => {
       n: 1.5,
     });
     expect(all().maskText('{ "spaced" :  true }', true).text).toBe('{ "spaced" :  true }');
+    // Escapes as other producers write them: \u escapes and an escaped slash before a token.
+    const escaped = '{"c":"caf\\u00e9 ann@example.com,\\nbob@example.com \\/sk-abcdefghijklmnopqrstuvwxyz"}';
+    expect(JSON.parse(all().maskText(escaped, true).text!)).toEqual({ c: 'café [EMAIL],\n[EMAIL] /[SECRET]' });
   });
 
   it('hash: a keyed hash, equal values alike, other keys differ', () => {
