@@ -11,7 +11,8 @@ import { usageMeterOf } from './usage.js';
  * A project's ingest quotas (docs/producer-controls.md, "Quotas"), checked on every ingest request
  * after its key is known and before its body is read: past either quota the request is answered 429
  * with a `detail` naming the quota and a `Retry-After` until it resets. Requests per minute are
- * counted in Redis when REDIS_URL is set (every API process draws on one count), in memory otherwise;
+ * counted in Redis when REDIS_URL is set (every API process draws on one count; never less than the
+ * process's own count, which also stands in while Redis can't be reached), in memory otherwise;
  * spans per day from the usage counters (src/controls/usage.ts), so a burst arriving on several
  * processes at once may pass the quota by what they accept in a few seconds.
  */
@@ -27,31 +28,39 @@ export function requestsQuotaDetail(limit: number): string {
 
 class MinuteCounter {
   private readonly counts = new Map<string, number>();
+  private minute = 0;
   private redis: Redis | undefined;
 
   constructor(redisUrl: string | undefined) {
     this.redis = redisUrl ? openCounterRedis(redisUrl) : undefined;
   }
 
-  /** This minute's count for the project, this request included. */
+  /**
+   * This minute's count for the project, this request included: Redis's count when it answers, and
+   * never less than this process's own (so a Redis that was not yet connected, or went away, still
+   * leaves every request this process took counted).
+   */
   async hit(projectId: string, minute: number): Promise<number> {
     const key = `sightline:quota:rpm:${projectId}:${minute}`;
-    if (this.redis) {
-      try {
-        const [[, n]] = (await this.redis
-          .multi()
-          .incr(key)
-          .pexpire(key, 2 * MINUTE_MS)
-          .exec()) as [[unknown, number]];
-        return n;
-      } catch {
-        // Redis unreachable: count in memory rather than refuse or wave through every request.
-      }
+    if (minute !== this.minute) {
+      // A new minute: the last one's counts are done with.
+      this.counts.clear();
+      this.minute = minute;
     }
-    for (const k of this.counts.keys()) if (!k.endsWith(`:${minute}`)) this.counts.delete(k);
-    const n = (this.counts.get(key) ?? 0) + 1;
-    this.counts.set(key, n);
-    return n;
+    const local = (this.counts.get(key) ?? 0) + 1;
+    this.counts.set(key, local);
+    if (!this.redis) return local;
+    try {
+      const [[, shared]] = (await this.redis
+        .multi()
+        .incr(key)
+        .pexpire(key, 2 * MINUTE_MS)
+        .exec()) as [[unknown, number]];
+      return Math.max(local, shared);
+    } catch {
+      // Redis unreachable: this process's count alone.
+      return local;
+    }
   }
 
   close(): void {
