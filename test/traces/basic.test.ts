@@ -102,7 +102,8 @@ describe('traces: ingest and read back', () => {
 
     const detail = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces/tr-1`, token: key.key });
     expect(detail.statusCode).toBe(200);
-    const { spans: detailSpans, ...item } = detail.json();
+    const { spans: detailSpans, comment_count: comments, ...item } = detail.json();
+    expect(comments).toBe(0);
     expect(item).toEqual(body.data[0]);
     expect(detailSpans.map((s: { span_id: string }) => s.span_id)).toEqual(['root', 'llm', 'tool']);
 

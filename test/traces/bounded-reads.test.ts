@@ -37,7 +37,8 @@ describe('GET /traces/{trace_id}', () => {
 
     const res = await get(key.key, '/traces/big');
     expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
-    const { spans: answered, truncated, ...item } = res.json();
+    const { spans: answered, truncated, comment_count: comments, ...item } = res.json();
+    expect(comments).toBe(0);
     expect(truncated).toBe(true);
     expect(answered).toHaveLength(DETAIL_BOUNDS.maxSpans);
     expect(answered[0].span_id).toBe('s00000');
