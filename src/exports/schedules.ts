@@ -131,14 +131,21 @@ export async function deleteSchedule(
  * previous day is not exported yet. A schedule whose export can't be stored (its project runs its
  * most exports already) is tried again at the next tick. Answers the exports started.
  */
-export async function runDueSchedules(ctx: AppContext, nowMs = Date.now()): Promise<string[]> {
+export async function runDueSchedules(
+  ctx: AppContext,
+  nowMs = Date.now(),
+  options: { projectIds?: readonly string[] } = {},
+): Promise<string[]> {
   const today = Math.floor(nowMs / DAY_MS) * DAY_MS;
   const yesterday = new Date(today - DAY_MS).toISOString().slice(0, 10);
   const hour = new Date(nowMs).getUTCHours();
+  // `projectIds`: only those projects' schedules (tests sharing one Postgres database with others).
   const { rows } = await ctx.pg.pool.query<ScheduleRow>(
     `SELECT ${COLUMNS} FROM export_schedules
-      WHERE hour_utc <= $1 AND (last_day IS NULL OR last_day < $2::date) ORDER BY created_at LIMIT 100`,
-    [hour, yesterday],
+      WHERE hour_utc <= $1 AND (last_day IS NULL OR last_day < $2::date)
+        AND ($3::uuid[] IS NULL OR project_id = ANY($3::uuid[]))
+      ORDER BY created_at LIMIT 100`,
+    [hour, yesterday, options.projectIds ? [...options.projectIds] : null],
   );
   const started: string[] = [];
   for (const schedule of rows) {

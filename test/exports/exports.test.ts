@@ -428,8 +428,10 @@ describe('exports to a bucket', () => {
     expect(created.statusCode, created.body).toBe(201);
     const scheduleId = created.json().id as string;
     const day = TODAY;
-    expect(await runDueSchedules(h().ctx, day + 2 * HOUR)).toEqual([]);
-    expect((await runDueSchedules(h().ctx, day + 3 * HOUR + 5)).length).toBeGreaterThanOrEqual(1);
+    expect(await runDueSchedules(h().ctx, day + 2 * HOUR, { projectIds: [projectId] })).toEqual([]);
+    expect(
+      (await runDueSchedules(h().ctx, day + 3 * HOUR + 5, { projectIds: [projectId] })).length,
+    ).toBeGreaterThanOrEqual(1);
     const exports = (await get(key, '/exports', { limit: '200' })).json().data as {
       export_id: string;
       schedule_id: string | null;
@@ -442,7 +444,7 @@ describe('exports to a bucket', () => {
     expect(await runExport(h().ctx, fromSchedule[0]!.export_id)).toBe('completed');
     expect((await get(key, `/exports/${fromSchedule[0]!.export_id}`)).json().rows).toBe(8);
     // The same day again: nothing new.
-    await runDueSchedules(h().ctx, day + 5 * HOUR);
+    await runDueSchedules(h().ctx, day + 5 * HOUR, { projectIds: [projectId] });
     const again = (await get(key, '/exports', { limit: '200' })).json().data as { schedule_id: string | null }[];
     expect(again.filter((e) => e.schedule_id === scheduleId)).toHaveLength(1);
     expect((await get(owner.token, `/export-schedules/${scheduleId}`, { project_id: projectId })).json()).toMatchObject(
