@@ -30,7 +30,7 @@ async function inject(api: FastifyInstance, method: 'GET' | 'POST', url: string,
   return res.json();
 }
 
-/** `spans` spans over the 90 days before now, naming the prompt's versions in turn (a tenth none). */
+/** `spans` spans over the 90 days before now, naming the prompt's versions in turn (a tenth none), a tenth of their traces scored. */
 async function loadSpans(ctx: Runtime, projectId: string, spans: number): Promise<void> {
   const end = Date.now() - 60_000;
   await ctx.ch.client.command({
@@ -45,6 +45,23 @@ async function loadSpans(ctx: Runtime, projectId: string, spans: number): Promis
                    if(number % 10 = 0, '', {name:String}), if(number % 10 = 0, 0, 1 + number % ${VERSIONS})
               FROM numbers({spans:UInt64})`,
     query_params: { project: projectId, end, step: Math.max(1, Math.floor((90 * DAY_MS) / spans)), name: NAME, spans },
+  });
+  // A tenth of the traces carry a score (numeric and boolean in turn), written with their trace.
+  await ctx.ch.client.command({
+    query: `INSERT INTO scores (project_id, score_id, trace_id, span_id, session_id, name, data_type, value, source,
+                                created_at, updated_at, version, ttl_days)
+            SELECT {project:String}, concat('ps-', toString(number)), concat('pt-', toString(number * 10 + 3)), '', '',
+                   if(number % 2 = 0, 'helpfulness', 'correct'), if(number % 2 = 0, 'numeric', 'boolean'),
+                   if(number % 2 = 0, (number % 10) / 10, number % 3 != 0),
+                   'api', fromUnixTimestamp64Milli(toInt64({end:Int64} - (number * 10 + 3) * {step:Int64})) AS created,
+                   created, 1, 365
+              FROM numbers({scores:UInt64})`,
+    query_params: {
+      project: projectId,
+      end,
+      step: Math.max(1, Math.floor((90 * DAY_MS) / spans)),
+      scores: Math.floor(spans / 10),
+    },
   });
 }
 

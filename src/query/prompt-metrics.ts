@@ -7,7 +7,9 @@ import { currentScores } from './scores.js';
  * The per-version comparison of one prompt (docs/prompts.md, "Comparing versions"): over the spans
  * that name the prompt (clickhouse/0019_span_prompt.sql) in a window, a row per version with its
  * traces, spans, latency p50/p95 (of the spans that ended), cost, tokens and error rate. One pass
- * over the window's spans of the project, reading only the few columns named here. Pure.
+ * over the window's spans of the project, reading only the few columns named here. Traces are counted
+ * by a 64-bit hash of their id: an exact set of numbers costs a third of one of strings, and two of a
+ * million ids share a hash with odds of about 1 in 30 million. Pure.
  */
 
 /** A row per version at most (a prompt has few), each a few numbers. */
@@ -37,7 +39,7 @@ export function promptMetricsQuery(projectId: string, name: string, startMs: num
   const to = b.param("DateTime64(3, 'UTC')", endMs / 1000);
   return {
     query: `SELECT prompt_version AS version,
-                   uniqExact(trace_id) AS traces,
+                   uniqExact(cityHash64(trace_id)) AS traces,
                    count() AS spans,
                    quantilesIf(0.5, 0.95)(toFloat64(${DURATION_MS}), end_time IS NOT NULL) AS latency,
                    sum(cost) AS cost,
@@ -62,23 +64,29 @@ export type PromptScoreRow = { version: number | string; name: string; avg: numb
  * prompt in the window (a trace naming two versions counts for both). A score is read when it is about
  * such a trace (trace or span level) and was written from the window's start on: a score follows its
  * trace, so that bound drops nothing and spares the read every older score of the project.
+ *
+ * The scores are found first and the spans after, by their traces: a project has far fewer scored
+ * traces than spans naming a prompt, so the spans' side is a lookup of the scored traces (the
+ * `trace_id` skip index) rather than a distinct set of every trace in the window.
  */
 export function promptScoresQuery(projectId: string, name: string, startMs: number, endMs: number): Query {
   const b = paramBuilder({ project: projectId });
   const from = b.param("DateTime64(3, 'UTC')", startMs / 1000);
   const to = b.param("DateTime64(3, 'UTC')", endMs / 1000);
-  const traces = `SELECT DISTINCT prompt_version AS version, trace_id FROM spans
-             WHERE project_id = {project:String} AND start_time >= ${from} AND start_time < ${to}
-               AND prompt_name = ${b.param('String', name)}`;
   const scores = currentScores(
     '{project:String}',
-    [`created_at >= ${from}`, `data_type IN ('numeric', 'boolean')`, `trace_id IN (SELECT trace_id FROM named)`],
+    [`created_at >= ${from}`, `data_type IN ('numeric', 'boolean')`, `trace_id != ''`],
     'trace_id, name, value, data_type, created_at, is_deleted',
   );
   return {
-    query: `WITH named AS (${traces})
-            SELECT named.version AS version, s.name AS name, avg(s.value) AS avg, count() AS count
-              FROM named INNER JOIN (SELECT trace_id, name, value FROM ${scores}) AS s ON s.trace_id = named.trace_id
+    query: `WITH scored AS (SELECT trace_id, name, value FROM ${scores}),
+                 named AS (SELECT DISTINCT prompt_version AS version, trace_id FROM spans
+                            WHERE project_id = {project:String} AND start_time >= ${from} AND start_time < ${to}
+                              AND prompt_name = ${b.param('String', name)}
+                              AND trace_id IN (SELECT trace_id FROM scores
+                                                WHERE project_id = {project:String} AND created_at >= ${from}))
+            SELECT named.version AS version, scored.name AS name, avg(scored.value) AS avg, count() AS count
+              FROM named INNER JOIN scored ON scored.trace_id = named.trace_id
              GROUP BY version, name
              ORDER BY version DESC, name
              ${settingsClause(PROMPT_METRICS_LIMITS)}`,
