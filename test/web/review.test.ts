@@ -6,8 +6,8 @@ import { logIn, newPage, screenshot, useWebServer } from '../support/browser.js'
 /**
  * The review screen (docs/annotation.md): a queue made from a trace-list filter, two reviewers on
  * different items, a review done with the keyboard alone (a category, a number, a comment), its
- * scores and comment on the trace, and an item added to a dataset's next version. Hostile text in a
- * trace and a comment shows as text.
+ * scores and comment on the trace and as a filter of the trace list, an expired hold freeing its item,
+ * and an item added to a dataset's next version. Hostile text in a trace and a comment shows as text.
  */
 const server = useWebServer();
 
@@ -154,6 +154,17 @@ describe('web application: annotation', () => {
       ['question 1', 'a better answer'],
     ]);
 
+    // An expired hold frees its item: the second reviewer walked away from review-2, and once that hold
+    // has run out (moved into the past here rather than waited for), skipping review-1 brings review-2.
+    await s.h.ctx.pg.pool.query(
+      `UPDATE annotation_queue_items SET held_until = now() - interval '1 second' WHERE id = $1`,
+      [secondId],
+    );
+    await page.locator('body').click({ position: { x: 5, y: 5 } });
+    await page.keyboard.press('s');
+    await expect.poll(() => page.getByTestId('review-trace-id').textContent()).toBe('review-2');
+    expect(await page.getByTestId('review-item').getAttribute('data-item-id')).toBe(secondId);
+
     // The reviewed trace shows its scores and the comment with its author, as text.
     await page.goto(`/projects/${s.demo.projectId}/traces/review-3`);
     await page.getByTestId('trace-scores').waitFor();
@@ -173,6 +184,21 @@ describe('web application: annotation', () => {
     await screenshot(page, 'trace-comments', true);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.locator('img[src="x"]').count()).toBe(0);
+
+    // The review's scores filter the trace list: quality is good leaves the reviewed trace alone.
+    await page.goto(`/projects/${s.demo.projectId}/traces`);
+    const traceRows = page.getByTestId('trace-row');
+    await traceRows.first().waitFor();
+    await page.getByRole('button', { name: '+ Add filter' }).click();
+    await page.getByRole('menuitem', { name: /^Score/ }).click();
+    const editor = page.getByTestId('score-filter-editor');
+    await editor.getByLabel('Score name').fill('quality');
+    await editor.getByLabel('Operator').selectOption('in');
+    await editor.getByLabel('Score labels').fill('good');
+    await editor.getByRole('button', { name: 'Apply' }).click();
+    await page.getByTestId('filter-chip').filter({ hasText: 'Score quality is good' }).waitFor();
+    await expect.poll(() => traceRows.count()).toBe(1);
+    await expect(traceRows.first().textContent()).resolves.toContain('review-3');
     await second.context.close();
   }, 240_000);
 });
