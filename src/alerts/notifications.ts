@@ -36,7 +36,10 @@ export type NotificationBodyInput = {
   webUrl: string;
 };
 
-/** The JSON a receiver gets (README, "Alerts"). */
+/**
+ * The JSON a receiver gets (docs/alerts.md, "Notifications"). A SCORES alert's measure is `value`, and
+ * `score_name` follows it naming the score; other alerts' bodies have no `score_name`.
+ */
 export function notificationBody(n: NotificationBodyInput): string {
   const a = n.alert;
   return JSON.stringify({
@@ -50,6 +53,7 @@ export function notificationBody(n: NotificationBodyInput): string {
     threshold: a.threshold,
     threshold_operator: a.threshold_operator,
     measure: a.measure,
+    ...(a.view === 'SCORES' ? { score_name: a.score_name ?? null } : {}),
     aggregation: a.aggregation,
     window: a.time_window,
     window_start: new Date(windowStart(a.time_window, n.windowEndMs)).toISOString(),

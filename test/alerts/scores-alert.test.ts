@@ -5,6 +5,9 @@ import { ingestSpans, iso } from '../support/ingest.js';
 import { runTick } from '../../src/alerts/evaluation.js';
 import { normalizePredicate } from '../../src/query/predicates.js';
 import { writeScores } from '../../src/scores/service.js';
+import { notificationBody } from '../../src/alerts/notifications.js';
+import type { ClaimedAlert } from '../../src/alerts/claims.js';
+import { measureOf } from '../../src/alerts/schema.js';
 
 /**
  * Alerts on scores (quality.md §1): a SCORES alert ("average helpfulness over 1 h below 0.7, per
@@ -113,6 +116,47 @@ describe('an alert on the SCORES view', () => {
     const spans = await createAlert(projectId, { ...HELPFULNESS, view: 'SPANS', measure: 'count' });
     expect(spans.statusCode).toBe(422);
     expect(JSON.stringify(spans.json().detail)).toContain('score_name is for the SCORES view only');
+  });
+
+  it('names its score in the webhook body; other alerts’ bodies have no score_name', () => {
+    const claimed = (view: 'SCORES' | 'SPANS', stored: string) =>
+      ({
+        id: 'a1',
+        project_id: projectId,
+        name: 'unhelpful',
+        view,
+        ...measureOf(view, stored),
+        aggregation: 'avg',
+        threshold: 0.7,
+        threshold_operator: '<',
+        time_window: '1h',
+        predicates: [],
+        group_by: null,
+        no_data_mode: 'HOLD',
+        renotify_mode: 'NEVER',
+        renotify_interval_minutes: 0,
+        severity: 'warning',
+        webhook_url: 'https://hooks.example.com/x',
+        status: 'OK',
+        spec_version: 1,
+        alerted_at: null,
+      }) as unknown as ClaimedAlert;
+    const body = (alert: ClaimedAlert) =>
+      JSON.parse(
+        notificationBody({
+          id: 'n1',
+          alert,
+          groupKey: '',
+          state: 'ALERTING',
+          previousState: 'OK',
+          value: 0.5,
+          why: 'OK → ALERTING: 0.5 < 0.7',
+          windowEndMs: E,
+          webUrl: 'http://web.test',
+        }),
+      );
+    expect(body(claimed('SCORES', 'value:helpfulness'))).toMatchObject({ measure: 'value', score_name: 'helpfulness' });
+    expect(body(claimed('SPANS', 'cost'))).not.toHaveProperty('score_name');
   });
 
   it("never reads another project's scores", async () => {
