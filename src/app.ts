@@ -10,6 +10,7 @@ import { registerWorkspaceRoutes } from './workspaces/routes.js';
 import { registerProjectRoutes } from './projects/routes.js';
 import { registerApiKeyRoutes } from './api-keys/routes.js';
 import { registerTraceRoutes } from './traces/routes.js';
+import { textIndexLagSeconds } from './traces/text-index.js';
 import { registerSqlRoutes } from './sql/routes.js';
 import { registerDashboardRoutes } from './dashboards/routes.js';
 import { registerWidgetDataRoutes } from './widgets/routes.js';
@@ -55,7 +56,11 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
     rewriteUrl: langfuseOtlpAlias,
   });
   registerHealthRoutes(app, ctx);
-  registerMetrics(app, 'api', { token: ctx.config.metricsToken, spanWriter: ctx.spanWriter });
+  registerMetrics(app, 'api', {
+    token: ctx.config.metricsToken,
+    spanWriter: ctx.spanWriter,
+    textIndexLagSeconds: () => textIndexLagSeconds(ctx.ch),
+  });
   registerApiSecurityHeaders(app, ctx.config);
   registerOpenApi(app, PUBLIC_PREFIX, ctx.config.baseUrl);
   registerRateLimits(app, ctx.config);

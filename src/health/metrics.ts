@@ -9,7 +9,7 @@ import type { SpanWriter } from '../traces/span-writer.js';
  * route pattern (never the raw URL, so ids and query strings don't explode the label set). Given the
  * process's span writer, the ingest queue too (docs/operations.md, "What to alert on"): its depth in
  * spans, bytes and requests, requests refused or dropped by reason, and commit and acknowledgement
- * latency.
+ * latency. Given a reader of it, the text indexer's lag (src/traces/text-index.ts).
  *
  * Open by default on the api port, as Prometheus scrapers expect (the labels are route patterns and
  * status codes: no tenant's ids or data). With METRICS_TOKEN set it answers only
@@ -19,9 +19,9 @@ import type { SpanWriter } from '../traces/span-writer.js';
 export function registerMetrics(
   app: FastifyInstance,
   service: string,
-  options: { token?: string; spanWriter?: SpanWriter } = {},
+  options: { token?: string; spanWriter?: SpanWriter; textIndexLagSeconds?: () => Promise<number | null> } = {},
 ): void {
-  const { token, spanWriter } = options;
+  const { token, spanWriter, textIndexLagSeconds } = options;
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   collectDefaultMetrics({ register: registry });
@@ -37,6 +37,18 @@ export function registerMetrics(
     requests.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
   });
   if (spanWriter) registerIngestMetrics(app, registry, spanWriter);
+  if (textIndexLagSeconds) {
+    new Gauge({
+      name: 'sightline_text_index_lag_seconds',
+      help: "Seconds from now back to the text indexer's watermark: spans stored since are found by a scan, not the index",
+      registers: [registry],
+      async collect() {
+        // NaN (unknown, rather than a reassuring 0) before the first pass, or when the engine can't answer.
+        const lag = await textIndexLagSeconds().catch(() => null);
+        this.set(lag ?? Number.NaN);
+      },
+    });
+  }
   app.get('/metrics', async (request, reply) => {
     if (token !== undefined && !bearerMatches(request, token))
       throw new UnauthorizedError('/metrics needs Authorization: Bearer <METRICS_TOKEN>');

@@ -162,6 +162,18 @@ ${PASS_SETTINGS}`,
   return done(to, spans, collisions);
 }
 
+/**
+ * Seconds from the engine's clock back to the indexer's watermark: a span stored that long ago or
+ * less is not in the postings yet (a search still finds it, by a scan). Null before the first pass.
+ */
+export async function textIndexLagSeconds(ch: ClickHouseStore): Promise<number | null> {
+  const [row] = await ch.rows<{ lag: number | null }>({
+    query: `SELECT if(count() = 0, NULL, dateDiff('millisecond', max(watermark), now64(3)) / 1000) AS lag
+              FROM text_index_marks WHERE project_id = ''`,
+  });
+  return row?.lag ?? null;
+}
+
 /** Passes until the indexer has caught up with `lagMs` ago (tests, the bench, a first start). */
 export async function catchUpTextIndex(
   ctx: { ch: ClickHouseStore; pg: PostgresStore },

@@ -14,6 +14,13 @@ import { catchUpTextIndex, runTextIndexPass } from '../../src/traces/text-index.
 
 const h = useHarness();
 
+/** `sightline_text_index_lag_seconds` of the api's /metrics (NaN before the first pass). */
+async function lagMetric(): Promise<number | undefined> {
+  const res = await call(h().api, { method: 'GET', url: '/metrics' });
+  const line = res.body.split('\n').find((l) => l.startsWith('sightline_text_index_lag_seconds'));
+  return line === undefined ? undefined : Number(line.split(' ').pop());
+}
+
 /** A deterministic generator (mulberry32), so a failure reproduces. */
 function rng(seed: number) {
   let a = seed;
@@ -234,6 +241,7 @@ describe('text index: same answers as a scan', () => {
 
   it('finds the same traces as a scan before the indexer ran (everything is the tail)', async () => {
     expect(await watermark()).toBe(0);
+    expect(await lagMetric()).toBeNaN();
     await compareRandom();
   });
 
@@ -243,6 +251,10 @@ describe('text index: same answers as a scan', () => {
     expect(passes.length).toBeGreaterThan(1);
     expect(passes.reduce((n, p) => n + p.spans, 0)).toBeGreaterThanOrEqual(120);
     expect(await watermark()).toBeGreaterThan(0);
+    // /metrics says how far behind the index is: the pass just reached the engine's clock.
+    const lag = await lagMetric();
+    expect(lag).toBeGreaterThanOrEqual(0);
+    expect(lag).toBeLessThan(3600);
     const postings = await h().ctx.ch.rows<{ n: string }>({
       query: 'SELECT count() AS n FROM text_postings WHERE project_id = {p:String}',
       query_params: { p: projectId },
