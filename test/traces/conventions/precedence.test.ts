@@ -102,6 +102,24 @@ describe('environment, resource and metadata', () => {
     expect(mapOne({}, {}, resource).environment).toBe('prod');
   });
 
+  it("keeps the user's own attributes as metadata and the conventions' as attributes (issue 37)", () => {
+    const span = mapOne({
+      tenant: 'acme',
+      'app.feature': 'booking',
+      'ai.toolCall.id': 'call-1',
+      'http.request.method': 'POST',
+      'operation.name': 'ai.toolCall',
+      'langfuse.release': 'v1.4.0',
+      'langfuse.version': 'flow-2',
+    });
+    expect(span.metadata).toEqual({ release: 'v1.4.0', version: 'flow-2', tenant: 'acme', 'app.feature': 'booking' });
+    expect(span.attributes).toEqual({
+      'ai.toolCall.id': 'call-1',
+      'http.request.method': 'POST',
+      'operation.name': 'ai.toolCall',
+    });
+  });
+
   it('puts lifted user metadata first so the cap never drops it, and counts what the cap drops', () => {
     const attrs: Record<string, string> = {};
     for (let i = 0; i < 150; i++) attrs[`k${i}`] = 'v';
