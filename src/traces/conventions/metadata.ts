@@ -23,8 +23,8 @@ const JSON_METADATA_KEYS: ReadonlySet<string> = new Set([
 /**
  * Attributes naming what the user set on their app, under the plain key the trace header and the
  * metadata filter use: Langfuse's `release` (`LANGFUSE_RELEASE`, `release` on a trace) and `version`
- * (the trace's or observation's `version`). Sightline has no release field (public-api.md lists none),
- * so they are the user's metadata `release` and `version`, not a convention attribute.
+ * (the trace's or observation's `version`). Sightline has no span or trace field for either, so they
+ * are the user's metadata `release` and `version`, not a convention attribute.
  */
 const RENAMED: ReadonlyMap<string, string> = new Map([
   ['langfuse.release', 'release'],
