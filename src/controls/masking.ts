@@ -5,8 +5,8 @@ import type { NormalizedSpan } from '../traces/span-input.js';
 
 /**
  * PII masking at ingest (quality.md §6, docs/producer-controls.md "Masking"): a project's detectors and
- * patterns run over each span's input, output, error message, metadata values and event attribute
- * values before anything is stored or indexed. Every expression runs on RE2, so matching is linear in
+ * patterns run over each span's input, output, error message, metadata and attribute values and event
+ * attribute values before anything is stored or indexed. Every expression runs on RE2, so matching is linear in
  * the text whatever the pattern; a pattern RE2 can't run (back-references, look-around) is refused
  * when the setting is written. Pure: the caller gives the project's hash key.
  *
@@ -181,7 +181,7 @@ export type Masker = {
   maskText(text: string, json?: boolean): { text: string | null; count: number };
   /**
    * The text fields of a span as a producer sent them (native span fields: input and output as any
-   * JSON value, error message, metadata and event attribute values), masked in place before they are
+   * JSON value, error message, metadata, attribute and event attribute values), masked in place before they are
    * kept anywhere (span pieces: src/protocols/span-parts.ts). Answers how many values were masked.
    */
   maskFields(fields: {
@@ -189,6 +189,7 @@ export type Masker = {
     output?: unknown;
     error_message?: string | null;
     metadata?: Record<string, unknown> | null;
+    attributes?: Record<string, unknown> | null;
     events?: { attributes?: Record<string, unknown> | null }[] | null;
   }): number;
 };
@@ -365,6 +366,7 @@ export function compileMasking(setting: MaskingSetting, hashKey: Buffer): Masker
       span.error_message = r.text ?? '';
     }
     masked += maskRecord(span.metadata);
+    masked += maskRecord(span.attributes);
     for (const event of span.events) masked += maskRecord(event.attributes);
     return masked;
   }
@@ -385,6 +387,7 @@ export function compileMasking(setting: MaskingSetting, hashKey: Buffer): Masker
         fields.error_message = r.text ?? '';
       }
       count += maskRecord(fields.metadata);
+      count += maskRecord(fields.attributes);
       for (const event of fields.events ?? []) count += maskRecord(event.attributes);
       return count;
     },

@@ -231,7 +231,7 @@ type MergeInput = Pick<SpanPart, 'kind' | 'fields' | 'received_at' | 'event_time
  * The span its pieces make, or null while no create has come. Pieces apply in the order the producer
  * made them (event time; a create before an update of the same time), each field the latest piece
  * that sent it: a value absent, null, '', {} or [] never overwrites one. The earliest start is kept;
- * metadata and resource merge key by key (a later piece's value wins); tags are the union; events and
+ * metadata, resource and attributes merge key by key (a later piece's value wins); tags are the union; events and
  * links are kept once each. A piece repeated (same part id) counts once. Pure.
  */
 export function mergeSpanParts(parts: readonly MergeInput[]): Partial<SpanInput> | null {
@@ -250,7 +250,7 @@ export function mergeSpanParts(parts: readonly MergeInput[]): Partial<SpanInput>
       const prior = out[key];
       if (key === 'start_time') {
         if (prior === undefined || Date.parse(value as string) < Date.parse(prior as string)) out[key] = value;
-      } else if (key === 'metadata' || key === 'resource') {
+      } else if (key === 'metadata' || key === 'resource' || key === 'attributes') {
         out[key] = { ...(prior as object | undefined), ...(value as object) };
       } else if (key === 'tags') {
         out[key] = [...new Set([...((prior as string[] | undefined) ?? []), ...(value as string[])])];

@@ -68,7 +68,7 @@ const OUTPUT_SETTINGS = [
 ];
 
 const SPAN_COLUMNS = `trace_id, span_id, parent_span_id, name, kind, start_time, end_time, status, error_type, error_message,
-  model_name, environment, user_id, session_id, input, output, metadata, tags, cost, input_tokens, output_tokens,
+  model_name, environment, user_id, session_id, input, output, metadata, attributes, tags, cost, input_tokens, output_tokens,
   total_tokens, prompt_name, prompt_version, evaluation_run_id`;
 
 const TRACE_COLUMNS = `trace_id, start_time, end_time, ${ROOT_NAME} AS name, ${USER} AS user_id, ${SESSION} AS session_id,

@@ -110,6 +110,9 @@ export const SpanAnswer = z
     resource: MetadataMap.describe(
       "the producer's resource attributes (host.*, process.*, service.*), apart from metadata",
     ),
+    attributes: MetadataMap.describe(
+      "the instrumentation conventions' attributes no field used (ai.*, gen_ai.*, http.*, ...), apart from the user's metadata; never in the trace's metadata_map",
+    ),
     dropped_attributes_count: Count.describe('attributes, events or links dropped past their caps'),
     tags: z.array(z.string()).describe("the span's tags, as sent"),
     prompt_name: z.string().nullable().describe('the prompt the span used (docs/prompts.md, "Linking spans")'),

@@ -27,7 +27,7 @@ import {
   rebuildIndexed,
   withSystemInstructions,
 } from './conventions/messages.js';
-import { jsonMetadata, liftedKey } from './conventions/metadata.js';
+import { isConventionAttribute, jsonMetadata, liftedKey } from './conventions/metadata.js';
 import { fitParts, type Usage } from './conventions/usage.js';
 import { VERCEL_OUTER_OPERATIONS, vercelStepOutput } from './conventions/vercel.js';
 import { conventionalName, OWN_NAME_KEY } from './conventions/names.js';
@@ -37,12 +37,13 @@ import { asString, text, type ReadContext } from './conventions/values.js';
 /**
  * OTLP spans as ingest spans (docs/integrations/mapping.md). Pure: no I/O. Each span's attributes are
  * read in one pass, each looked up in the convention table (conventions/precedence.ts); then each
- * field takes the first fitting value in precedence order. An attribute used for a field leaves the
- * metadata; the others stay in it. Values that don't fit a field (a negative token count) stay in
- * metadata rather than getting the span rejected: an OTLP exporter can't fix one span.
+ * field takes the first fitting value in precedence order. An attribute used for a field is not kept
+ * again; the others stay on the span, as its metadata (the user's) or its attributes (the
+ * conventions'). Values that don't fit a field (a negative token count) stay there rather than
+ * getting the span rejected: an OTLP exporter can't fix one span.
  */
 
-/** Metadata keys kept per span: the user's lifted metadata first, then the span's other attributes. */
+/** Keys kept per span in its metadata (the user's lifted metadata first), and as many in its attributes. */
 export const MAX_OTLP_METADATA_KEYS = 128;
 
 export function otlpToSpans(request: OtlpTraceRequest): SpanInput[] {
@@ -166,9 +167,10 @@ function mapSpan(span: OtlpSpan, resourceAttrs: OtlpAttributes, resource: String
 
   let dropped = span.droppedAttributesCount + span.droppedEventsCount + span.droppedLinksCount + resource.dropped;
   const stacktrace = firstText(exception, 'exception.stacktrace');
-  const metadata = metadataOf(attrs, consumed, stacktrace, renamed === undefined ? undefined : span.name);
-  mapped.metadata = metadata.map;
-  dropped += metadata.dropped;
+  const kept = metadataOf(attrs, consumed, stacktrace, renamed === undefined ? undefined : span.name);
+  mapped.metadata = kept.metadata.map;
+  if (Object.keys(kept.attributes.map).length > 0) mapped.attributes = kept.attributes.map;
+  dropped += kept.metadata.dropped + kept.attributes.dropped;
   if (Object.keys(resource.map).length > 0) mapped.resource = resource.map;
 
   if (span.events.length > 0) {
@@ -296,19 +298,24 @@ function environmentOf(resource: OtlpAttributes): string | undefined {
 }
 
 /**
- * The span's metadata: the user's metadata lifted to plain keys first (so the cap never drops it),
- * then the attributes no field consumed, then the span's own name when a convention renamed it
- * (conventions/names.ts), then the exception's stack trace. Keys past the cap, too
- * long, or repeated by a lifted key are counted as dropped.
+ * The span's metadata and attributes (docs/traces.md, "Metadata and attributes"). Metadata is the
+ * user's: what an SDK nests under its metadata prefix, lifted to plain keys, and attributes of the
+ * user's own namespace (`tenant`, `app.feature`). Attributes are the conventions' (`ai.toolCall.id`,
+ * `gen_ai.response.id`, `http.*`; conventions/metadata.ts) that no field consumed, the span's own
+ * name when a convention renamed it (conventions/names.ts) and the exception's stack trace: they
+ * describe the span, so they stay on it and stay out of the trace's `metadata_map`. Each map keeps
+ * up to MAX_OTLP_METADATA_KEYS keys, lifted metadata first; keys past the cap, too long, or repeated
+ * by a lifted key are counted as dropped.
  */
 function metadataOf(
   attrs: OtlpAttributes,
   consumed: Set<string>,
   stacktrace: string | undefined,
   ownName: string | undefined,
-): StringMap {
+): { metadata: StringMap; attributes: StringMap } {
   const lifted: [string, unknown][] = [];
-  const plain: [string, unknown][] = [];
+  const own: [string, unknown][] = [];
+  const conventional: [string, unknown][] = [];
   for (const [key, value] of attrs) {
     if (value === null || consumed.has(key)) continue;
     const plainKey = liftedKey(key);
@@ -318,14 +325,22 @@ function metadataOf(
     }
     const entries = jsonMetadata(key, value);
     if (entries) lifted.push(...entries);
-    else plain.push([key, value]);
+    else if (isConventionAttribute(key)) conventional.push([key, value]);
+    else own.push([key, value]);
   }
-  if (ownName !== undefined) plain.push([OWN_NAME_KEY, ownName]);
-  if (stacktrace) plain.push(['exception.stacktrace', stacktrace]);
+  if (ownName !== undefined) conventional.push([OWN_NAME_KEY, ownName]);
+  if (stacktrace) conventional.push(['exception.stacktrace', stacktrace]);
+  return {
+    metadata: cappedMap(lifted.length > 0 ? [...lifted, ...own] : own),
+    attributes: cappedMap(conventional),
+  };
+}
+
+function cappedMap(entries: [string, unknown][]): StringMap {
   const map: Record<string, string> = {};
   let keys = 0;
   let dropped = 0;
-  for (const [key, value] of lifted.length > 0 ? [...lifted, ...plain] : plain) {
+  for (const [key, value] of entries) {
     if (value === null || value === undefined) continue;
     if (
       keys >= MAX_OTLP_METADATA_KEYS ||

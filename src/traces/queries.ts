@@ -134,6 +134,8 @@ export type StoredSpanRow = {
   // clickhouse/0019_span_prompt.sql
   prompt_name: string;
   prompt_version: string | number;
+  // clickhouse/0027_span_attributes.sql
+  attributes: Record<string, string>;
 };
 
 // One row per span (a copy re-sent by two processes at once is folded by LIMIT 1 BY), by start time.
@@ -155,7 +157,7 @@ export function traceSpansQuery(projectId: string, traceId: string, limit: numbe
                    input, output, metadata, cost, input_tokens, output_tokens, total_tokens, evaluation_run_id,
                    cost_source, cache_read_tokens, cache_write_tokens, reasoning_tokens, time_to_first_token_ms,
                    output_tokens_per_second, events, links, resource, dropped_attributes_count, tags,
-                   prompt_name, prompt_version
+                   prompt_name, prompt_version, attributes
               ${ONE_TRACE_SPANS}
              LIMIT {limit:UInt32}
              ${settingsClause(limits)}`,
@@ -164,13 +166,14 @@ export function traceSpansQuery(projectId: string, traceId: string, limit: numbe
 }
 
 /**
- * The bytes of the long fields (input, output, metadata, error message, events, links, resource) of
+ * The bytes of the long fields (input, output, metadata, error message, events, links, resource,
+ * attributes) of
  * a trace's first `limit` spans, in the same order as traceSpansQuery: what the detail read spends its byte budget on
  * before it reads the spans themselves. Rows: bytes. Params: project, trace, limit.
  */
 export function traceSpanBytesQuery(projectId: string, traceId: string, limit: number, limits: QueryLimits): Query {
   return {
-    query: `SELECT byteSize(input, output, metadata, error_message, events, links, resource) AS bytes
+    query: `SELECT byteSize(input, output, metadata, error_message, events, links, resource, attributes) AS bytes
               ${ONE_TRACE_SPANS}
              LIMIT {limit:UInt32}
              ${settingsClause(limits)}`,

@@ -14,6 +14,8 @@ import { SPAN_STATUSES } from './vocabulary.js';
 
 export const MAX_SPANS_PER_REQUEST = 10_000;
 export const MAX_METADATA_KEYS = 256;
+/** A span's convention attributes (`attributes`): as many keys as its metadata. */
+export const MAX_ATTRIBUTE_KEYS = MAX_METADATA_KEYS;
 export const MAX_METADATA_KEY_LENGTH = 256;
 export const MAX_METADATA_VALUE_LENGTH = 32_768;
 export const MAX_NAME_LENGTH = 512;
@@ -108,6 +110,14 @@ export const SpanInputSchema = z
       .record(z.string().min(1).max(MAX_METADATA_KEY_LENGTH), z.string().max(MAX_METADATA_VALUE_LENGTH))
       .refine((m) => Object.keys(m).length <= MAX_METADATA_KEYS, `at most ${MAX_METADATA_KEYS} keys`)
       .nullish(),
+    /**
+     * The instrumentation conventions' attributes (`ai.toolCall.id`, `http.method`), kept apart from
+     * the user's metadata: on the span, never in the trace's metadata_map (docs/traces.md).
+     */
+    attributes: z
+      .record(z.string().min(1).max(MAX_METADATA_KEY_LENGTH), z.string().max(MAX_METADATA_VALUE_LENGTH))
+      .refine((m) => Object.keys(m).length <= MAX_ATTRIBUTE_KEYS, `at most ${MAX_ATTRIBUTE_KEYS} keys`)
+      .nullish(),
     /** Attributes, events or links the producer or the OTLP mapping dropped past their caps. */
     dropped_attributes_count: TokenCount,
     /** Labels of the span's trace (a trace's tags are its spans' union). */
@@ -166,6 +176,7 @@ export interface NormalizedSpan {
   events: SpanEvent[];
   links: SpanLink[];
   resource: Record<string, string>;
+  attributes: Record<string, string>;
   dropped_attributes_count: number;
   /** Distinct, in the order sent. */
   tags: string[];
@@ -291,6 +302,7 @@ export function plainlyValid(item: unknown): item is SpanOutput {
   if (s.time_to_first_token_ms != null && !isNumberIn(s.time_to_first_token_ms, 0, 2_147_483_647)) return false;
   if (s.output_tokens_per_second != null && !isNumberIn(s.output_tokens_per_second, 0, Number.MAX_VALUE)) return false;
   if (s.resource != null && !isStringMap(s.resource, MAX_METADATA_KEYS)) return false;
+  if (s.attributes != null && !isStringMap(s.attributes, MAX_ATTRIBUTE_KEYS)) return false;
   if (s.events != null) {
     if (!Array.isArray(s.events) || s.events.length > MAX_SPAN_EVENTS) return false;
     for (const e of s.events as unknown[]) {
@@ -381,6 +393,7 @@ function normalizeSpan(span: SpanOutput): NormalizedSpan {
       attributes: l.attributes ?? {},
     })),
     resource: span.resource ?? {},
+    attributes: span.attributes ?? {},
     dropped_attributes_count: span.dropped_attributes_count ?? 0,
     tags: span.tags?.length ? [...new Set(span.tags)] : [],
     prompt_name: span.prompt_name ?? '',
@@ -416,6 +429,7 @@ export function replaceUnpairedSurrogates(spans: NormalizedSpan[]): void {
     }
     span.metadata = wellFormedMap(span.metadata);
     span.resource = wellFormedMap(span.resource);
+    span.attributes = wellFormedMap(span.attributes);
     if (span.tags.length) span.tags = span.tags.map(wellFormed);
   }
 }

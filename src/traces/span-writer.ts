@@ -371,6 +371,8 @@ const SPAN_COLUMNS = [
   // clickhouse/0019_span_prompt.sql
   'prompt_name',
   'prompt_version',
+  // clickhouse/0027_span_attributes.sql
+  'attributes',
 ] as const;
 
 /**
@@ -386,7 +388,7 @@ const INSERT_TARGET = `spans (${SPAN_COLUMNS.join(', ')}) SETTINGS optimize_on_i
 
 /**
  * One row of the `spans` table as JSONCompactEachRow takes it: the values of SPAN_COLUMNS in order
- * (DateTime64(3) as epoch ms, DateTime as s, the metadata and resource Maps as objects, events and
+ * (DateTime64(3) as epoch ms, DateTime as s, the metadata, resource and attributes Maps as objects, events and
  * links as JSON text).
  */
 export type SpanRow = [
@@ -427,6 +429,7 @@ export type SpanRow = [
   tags: string[],
   prompt_name: string,
   prompt_version: number,
+  attributes: Record<string, string>,
 ];
 
 function toRow(projectId: string, ttlDays: number, s: NormalizedSpan, traceHourMs: number): SpanRow {
@@ -469,6 +472,7 @@ function toRow(projectId: string, ttlDays: number, s: NormalizedSpan, traceHourM
     s.tags,
     s.prompt_name,
     s.prompt_version,
+    s.attributes,
   ];
 }
 

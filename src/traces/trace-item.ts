@@ -103,6 +103,7 @@ export function spanRecordOf(row: StoredSpanRow): SpanRecord {
     events: eventsOf(row.events),
     links: linksOf(row.links),
     resource: row.resource,
+    attributes: row.attributes,
     dropped_attributes_count: Number(row.dropped_attributes_count),
     tags: row.tags,
     prompt_name: orNull(row.prompt_name),

@@ -103,15 +103,17 @@ describe('masking detectors', () => {
       output: '"fine"',
       error_message: 'no user bob@example.com',
       metadata: { customer: 'cy@example.com', plan: 'pro' },
+      attributes: { 'ai.toolCall.args': '{"to":"eve@example.com"}', 'ai.toolCall.name': 'send' },
       events: [{ name: 'exception', time: 0, attributes: { 'exception.message': 'dee@example.com failed' } }],
     };
     const count = m.maskSpans([span as never]);
-    expect(count).toBe(4);
+    expect(count).toBe(5);
     expect(span).toEqual({
       input: null,
       output: '"fine"',
       error_message: '',
       metadata: { plan: 'pro' },
+      attributes: { 'ai.toolCall.name': 'send' },
       events: [{ name: 'exception', time: 0, attributes: {} }],
     });
   });

@@ -142,6 +142,7 @@ describe('exports to a download', () => {
       input: 'question p1, "quoted", with a comma',
       output: 'answer p1',
       metadata: { tenant: 'acme' },
+      attributes: {},
       environment: 'prod',
     });
     expect(lines[0]!.start_time).toBe(iso(T0));

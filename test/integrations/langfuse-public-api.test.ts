@@ -65,6 +65,7 @@ runOnce(async () => {
     tags: ['beta', 'travel'],
     metadata: { tenant: 'acme', nested: { a: 1 } },
     release: 'v1.2.3',
+    version: 'checkout-7',
     input: { question: 'where is my bag?' },
   });
   const lookup = t.span({ name: 'lookup', input: { id: 7 } });
@@ -100,7 +101,16 @@ describe('Langfuse SDK v3 into the Langfuse public API', () => {
     expect([...trace.tags].sort()).toEqual(['beta', 'travel']);
     const root = spanNamed(trace, 'support-agent');
     expect(root.parent_span_id).toBeNull();
-    expect(root.metadata).toMatchObject({ tenant: 'acme', nested: '{"a":1}', 'langfuse.release': 'v1.2.3' });
+    // Release and version are the user's metadata `release` and `version` (docs/integrations/langfuse-api.md),
+    // in the trace's metadata too; the trace has no convention keys (issue 37).
+    expect(root.metadata).toEqual({ tenant: 'acme', nested: '{"a":1}', release: 'v1.2.3', version: 'checkout-7' });
+    expect(trace.metadata_map).toEqual({
+      tenant: 'acme',
+      nested: '{"a":1}',
+      release: 'v1.2.3',
+      version: 'checkout-7',
+      key: 'bag-7',
+    });
     expect(JSON.parse(root.input!)).toEqual({ question: 'where is my bag?' });
     // trace.update({output}) came later as another trace-create: joined, not a second span.
     expect(JSON.parse(root.output!)).toEqual({ answer: 'In Lisbon.' });
@@ -122,7 +132,8 @@ describe('Langfuse SDK v3 into the Langfuse public API', () => {
       status: 'unset',
     });
     expect(chat.cost).toBeCloseTo(0.0018, 12);
-    expect(chat.metadata['langfuse.model_parameters.temperature']).toBe('0.2');
+    expect(chat.attributes['langfuse.model_parameters.temperature']).toBe('0.2');
+    expect(chat.metadata).toEqual({});
     expect(JSON.parse(chat.output!)).toEqual({ role: 'assistant', content: 'In Lisbon.' });
     expect(chat.end_time).not.toBeNull();
     expect(spanNamed(trace, 'lookup')).toMatchObject({ kind: 'custom', output: '{"found":true}' });

@@ -12,6 +12,8 @@ import {
 } from './support/read-back.js';
 import {
   AGENT_NAME,
+  APP_VERSION,
+  RELEASE,
   TRACE_NAME,
   ANSWER,
   LANGFUSE_PROMPT,
@@ -45,9 +47,9 @@ runOnce(async () => {
 });
 
 describe('Langfuse SDK into Sightline', () => {
-  it("names the trace by the SDK's traceName; the root observation keeps its own name in metadata (issue 37)", () => {
+  it("names the trace by the SDK's traceName; the root observation keeps its own name in its attributes (issue 37)", () => {
     expect(trace.name).toBe(TRACE_NAME);
-    expect(spanNamed(trace, TRACE_NAME).metadata['otel.span.name']).toBe(AGENT_NAME);
+    expect(spanNamed(trace, TRACE_NAME).attributes['otel.span.name']).toBe(AGENT_NAME);
     // Only the root is renamed: the other observations carry langfuse.trace.name too.
     expect(spansNamed(trace, TRACE_NAME)).toHaveLength(1);
   });
@@ -120,5 +122,22 @@ describe('Langfuse SDK into Sightline', () => {
     expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual(
       [],
     );
+  });
+
+  it("keeps release and version as the user's metadata `release` and `version`, found by `metadata eq` (issue 37)", async () => {
+    for (const s of trace.spans) expect(s.metadata).toMatchObject({ release: RELEASE, version: APP_VERSION });
+    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'release', op: 'eq', value: RELEASE }])).toEqual([
+      trace.trace_id,
+    ]);
+    expect(
+      await listTraceIds(h(), token, [{ field: 'metadata', key: 'version', op: 'eq', value: APP_VERSION }]),
+    ).toEqual([trace.trace_id]);
+  });
+
+  it("holds the user's metadata only in the trace's metadata; the SDK's attributes stay on their spans (issue 37)", () => {
+    expect(trace.metadata_map).toEqual({ tenant: TENANT, release: RELEASE, version: APP_VERSION });
+    const generation = spansNamed(trace, GENERATION)[0]!;
+    expect(Object.keys(generation.attributes)).toContain('langfuse.observation.model.parameters');
+    for (const s of trace.spans) expect(Object.keys(s.metadata).filter((k) => k.startsWith('langfuse.'))).toEqual([]);
   });
 });

@@ -134,6 +134,9 @@ describe('the langsmith SDK into Sightline', () => {
     expect(tool.output).toContain('sunny in Paris');
     expect(llm.input).toContain('What is the weather in Paris?');
     expect(root.metadata).toMatchObject({ 'langsmith.project': 'travel-app', thread_id: 'thread-7' });
+    // LangChain's keys about the run stay on the run's span, out of the trace's metadata (issue 37).
+    expect(llm.attributes).toMatchObject({ ls_model_name: 'gpt-4o', ls_provider: 'openai' });
+    expect(Object.keys(trace.metadata_map ?? {}).filter((k) => k.startsWith('ls_'))).toEqual([]);
     expect(trace.tags ?? root.tags).toEqual(expect.arrayContaining(['prod', 'agent']));
     expect(trace).toMatchObject({ session_id: 'thread-7', user_id: 'user-3', error_count: 0 });
   });

@@ -100,7 +100,7 @@ describe('OpenInference into Sightline', () => {
 
   it('flattens the `metadata` JSON so that `metadata eq tenant acme` finds the trace', async () => {
     expect(spanNamed(trace, AGENT_NAME).metadata).toMatchObject({ tenant: TENANT });
-    expect(trace.metadata_map).toMatchObject({ tenant: TENANT });
+    expect(trace.metadata_map).toEqual({ tenant: TENANT });
     expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([
       trace.trace_id,
     ]);

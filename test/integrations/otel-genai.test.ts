@@ -97,7 +97,7 @@ describe('OpenTelemetry GenAI conventions into Sightline', () => {
   });
 
   it('finds the trace by its plain `tenant` attribute', async () => {
-    expect(trace.metadata_map).toMatchObject({ tenant: TENANT });
+    expect(trace.metadata_map).toEqual({ tenant: TENANT });
     expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([
       trace.trace_id,
     ]);

@@ -94,7 +94,7 @@ describe('OpenLLMetry (Traceloop) into Sightline', () => {
 
   it('lifts the tenant association property to plain metadata that `metadata eq` finds', async () => {
     expect(spanNamed(trace, 'plan_trip.workflow').metadata).toMatchObject({ tenant: TENANT });
-    expect(trace.metadata_map).toMatchObject({ tenant: TENANT });
+    expect(trace.metadata_map).toEqual({ tenant: TENANT });
     expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([
       trace.trace_id,
     ]);

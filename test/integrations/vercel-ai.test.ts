@@ -48,7 +48,7 @@ const toolCalls = () => trace.spans.filter((s) => s.name === TOOL_NAME || s.name
 describe('Vercel AI SDK into Sightline', () => {
   it('names the trace after its functionId and each tool call after its tool (issue 37)', () => {
     expect(trace.name).toBe(AGENT_NAME);
-    expect(spanNamed(trace, AGENT_NAME).metadata['otel.span.name']).toBe('ai.generateText');
+    expect(spanNamed(trace, AGENT_NAME).attributes['otel.span.name']).toBe('ai.generateText');
     expect(spanNamed(trace, TOOL_NAME).kind).toBe('tool');
     expect(spanNamed(trace, FAILING_TOOL_NAME).kind).toBe('tool');
     expect(trace.spans.filter((s) => s.name === 'ai.toolCall')).toEqual([]);
@@ -110,5 +110,18 @@ describe('Vercel AI SDK into Sightline', () => {
     expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual(
       [],
     );
+  });
+
+  it("holds only the user's metadata in the trace's metadata_map; the SDK's attributes stay on their spans (issue 37)", async () => {
+    // userId and sessionId became the trace's user and session; tenant is all that is left.
+    expect(trace.metadata_map).toEqual({ tenant: TENANT });
+    for (const s of trace.spans) expect(s.metadata).toEqual({ tenant: TENANT });
+    const tool = spanNamed(trace, TOOL_NAME);
+    expect(tool.attributes).toMatchObject({ 'ai.toolCall.name': TOOL_NAME, 'otel.span.name': 'ai.toolCall' });
+    expect(tool.attributes['ai.toolCall.id']).toBeTruthy();
+    // A convention attribute is no metadata: `metadata eq` does not match it.
+    expect(
+      await listTraceIds(h(), token, [{ field: 'metadata', key: 'ai.toolCall.name', op: 'eq', value: TOOL_NAME }]),
+    ).toEqual([]);
   });
 });

@@ -274,9 +274,9 @@ describe('the conventions that name a prompt version', () => {
     expect(
       mapOne({ 'sightline.prompt_name': 's', 'langfuse.observation.prompt.name': 'lf', 'sightline.prompt_version': 1 }),
     ).toMatchObject({ prompt_name: 's', prompt_version: 1 });
-    // A version that is not a number stays in metadata.
+    // A version that is not a number stays in the span's attributes.
     const hashed = mapOne({ 'llm.prompt_template.version': '1.2.0' });
     expect(hashed.prompt_version).toBeUndefined();
-    expect(hashed.metadata).toMatchObject({ 'llm.prompt_template.version': '1.2.0' });
+    expect(hashed.attributes).toMatchObject({ 'llm.prompt_template.version': '1.2.0' });
   });
 });

@@ -18,6 +18,39 @@ const partOf = (e: Envelope): SpanPart => {
 };
 
 describe('Langfuse events', () => {
+  it("keeps release and version as the user's metadata, model parameters and levels as the span's attributes (issue 37)", () => {
+    const trace = partOf(
+      event('trace-create', { id: 't', name: 'n', release: 'v1.4.0', version: 'flow-2', metadata: { tenant: 'acme' } }),
+    );
+    expect(trace.fields.metadata).toEqual({ tenant: 'acme', release: 'v1.4.0', version: 'flow-2' });
+    const generation = partOf(
+      event('generation-create', {
+        id: 'g',
+        traceId: 't',
+        version: 'flow-2',
+        modelParameters: { temperature: 0.2 },
+        level: 'WARNING',
+        statusMessage: 'slow',
+      }),
+    );
+    expect(generation.fields.metadata).toEqual({ version: 'flow-2' });
+    expect(generation.fields.attributes).toEqual({
+      'langfuse.model_parameters.temperature': '0.2',
+      'langfuse.level': 'WARNING',
+      'langfuse.status_message': 'slow',
+    });
+    // Pieces of one span merge their attributes key by key, as their metadata.
+    const update = partOf(
+      event('generation-update', { id: 'g', traceId: 't', modelParameters: { max_tokens: 100 } }, 'e-2'),
+    );
+    expect(mergeSpanParts([generation, update])?.attributes).toEqual({
+      'langfuse.model_parameters.temperature': '0.2',
+      'langfuse.model_parameters.max_tokens': '100',
+      'langfuse.level': 'WARNING',
+      'langfuse.status_message': 'slow',
+    });
+  });
+
   it('reads the old usage form (promptTokens…) and its costs; an empty usage says nothing', () => {
     const part = partOf(
       event('generation-update', {

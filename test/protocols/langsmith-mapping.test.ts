@@ -72,13 +72,9 @@ describe('LangSmith run mapping', () => {
       user_id: 'u-1',
       end_time: '2026-01-01T12:00:01.000Z',
     });
-    expect(fields.metadata).toEqual({
-      ls_model_name: 'claude-sonnet-4',
-      thread_id: 't-1',
-      user_id: 'u-1',
-      reference_example_id: 'ex-1',
-      'langsmith.project': 'proj',
-    });
+    // The user's metadata apart from what LangChain says about the run (issue 37).
+    expect(fields.metadata).toEqual({ thread_id: 't-1', user_id: 'u-1', 'langsmith.project': 'proj' });
+    expect(fields.attributes).toEqual({ ls_model_name: 'claude-sonnet-4', reference_example_id: 'ex-1' });
     expect(runToSpanFields({ id: LEAF, run_type: 'agent' }).kind).toBe('custom');
   });
 

@@ -168,7 +168,7 @@ async function assertReadBack(token: string, projectId: string, ids: Awaited<Ret
     environment: 'staging',
     duration_ms: 245,
   });
-  expect(spans[1].metadata).toMatchObject({ 'http.status_code': '500' });
+  expect(spans[1].attributes).toMatchObject({ 'http.status_code': '500' });
   expect(spans[1].metadata['service.name']).toBeUndefined();
 
   const session = await call(h().api, { method: 'GET', url: `${PUBLIC}/sessions/sess-7`, token });

@@ -147,12 +147,13 @@ function assertGenAiTrace(spans: NormalizedSpan[], ids: { traceId: string; rootI
   expect(child.output).toBeNull();
   expect(child.evaluation_run_id).toBe('run-1');
   expect(child.environment).toBe('staging');
-  // Unmapped attributes and the unused alternative model end up in metadata; the resource and the
-  // instrumentation scope in `resource`.
-  expect(child.metadata).toMatchObject({
+  // Unmapped attributes stay on the span: the user's own (`retry.attempts`) as metadata, the
+  // conventions' and the unused alternative model as attributes (docs/traces.md, "Metadata and
+  // attributes"); the resource and the instrumentation scope in `resource`.
+  expect(child.metadata).toEqual({ 'retry.attempts': '[1,2]' });
+  expect(child.attributes).toMatchObject({
     'gen_ai.response.model': 'gpt-4o-2024-08-06',
     'http.status_code': '500',
-    'retry.attempts': '[1,2]',
   });
   expect(child.resource).toMatchObject({
     'service.name': 'checkout-bot',
@@ -160,7 +161,7 @@ function assertGenAiTrace(spans: NormalizedSpan[], ids: { traceId: string; rootI
     'otel.scope.version': '1.2.3',
   });
   expect(Object.keys(child.metadata)).not.toContain('service.name');
-  expect(child.metadata['exception.stacktrace']).toContain('upstream refused');
+  expect(child.attributes['exception.stacktrace']).toContain('upstream refused');
   expect(Object.keys(child.metadata)).not.toContain('gen_ai.request.model');
   expect(Object.keys(child.metadata)).not.toContain('deployment.environment.name');
 
@@ -348,9 +349,10 @@ describe('OTLP JSON (exporter-trace-otlp-http)', () => {
       session_id: 'conv-1',
       input_tokens: 5,
     });
-    // A negative count is not a count: left in metadata, never gets the span rejected.
+    // A negative count is not a count: left in attributes, never gets the span rejected.
     expect(span!.output_tokens).toBeUndefined();
-    expect(span!.metadata).toEqual({ 'gen_ai.usage.completion_tokens': '-1', flag: 'true', nested: '{"a":1.5}' });
+    expect(span!.metadata).toEqual({ flag: 'true', nested: '{"a":1.5}' });
+    expect(span!.attributes).toEqual({ 'gen_ai.usage.completion_tokens': '-1' });
     expect(validateSpans([span]).accepted[0]).toMatchObject({
       total_tokens: 5,
       output_tokens: 0,
@@ -411,7 +413,8 @@ describe('OTLP JSON (exporter-trace-otlp-http)', () => {
       }),
     );
     expect(spans.map((s) => s.kind)).toEqual(['rerank', 'chain', 'custom', 'custom']);
-    expect(spans[1]!.metadata).toEqual({ 'gen_ai.operation.name': 'chat' });
+    expect(spans[1]!.metadata).toEqual({});
+    expect(spans[1]!.attributes).toEqual({ 'gen_ai.operation.name': 'chat' });
     const { accepted, rejected } = validateSpans(spans);
     expect(accepted).toHaveLength(3);
     expect(rejected).toEqual([{ index: 3, span_id: 'bb', errors: ['start_time: Invalid ISO date-time'] }]);

@@ -36,6 +36,7 @@ const FIELDS = [
   'time_to_first_token_ms',
   'output_tokens_per_second',
   'resource',
+  'attributes',
   'dropped_attributes_count',
 ];
 
@@ -112,6 +113,7 @@ const spanLike = fc.record(
     time_to_first_token_ms: fc.oneof(fc.double(), fc.constantFrom(0, 2_147_483_647, 2_147_483_648, -1), junk),
     output_tokens_per_second: fc.oneof(fc.double(), junk),
     resource: fc.oneof(metadata, junk),
+    attributes: fc.oneof(metadata, junk),
     dropped_attributes_count: fc.oneof(count, junk),
     events: fc.oneof(
       fc.array(event, { maxLength: 3 }),

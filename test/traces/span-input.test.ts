@@ -51,6 +51,7 @@ describe('validateSpans', () => {
         events: [],
         links: [],
         resource: {},
+        attributes: {},
         dropped_attributes_count: 0,
         tags: [],
         prompt_name: '',

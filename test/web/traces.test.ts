@@ -75,7 +75,7 @@ describe('web application: traces', () => {
     await screenshot(phone.page, 'trace-phone', true);
     await phone.context.close();
   });
-  it('shows a span’s cost source, cache and reasoning tokens, streaming timings, events, links and resource', async () => {
+  it('shows a span’s cost source, cache and reasoning tokens, streaming timings, events, links, attributes and resource', async () => {
     const s = server();
     const t = Date.now() - 60_000;
     const stack = 'Traceback (most recent call last):\n  File "app.py", line 3, in <module>\nValueError: bad value';
@@ -87,6 +87,7 @@ describe('web application: traces', () => {
         kind: 'agent',
         start_time: iso(t),
         end_time: iso(t + 3000),
+        metadata: { release: 'v1.4.0', version: 'flow-2' },
       },
       {
         trace_id: 'web-details',
@@ -120,6 +121,7 @@ describe('web application: traces', () => {
         ],
         links: [{ trace_id: 'web-batch', span_id: 'b-1', attributes: { 'link.kind': 'follows_from' } }],
         resource: { 'service.name': 'chat-svc', 'host.name': 'web-1' },
+        attributes: { 'gen_ai.response.id': 'resp-77' },
         metadata: { tenant: 'acme' },
       },
     ];
@@ -148,6 +150,13 @@ describe('web application: traces', () => {
     await panel.getByTestId('span-resource').locator('summary').click();
     await expect(panel.getByLabel('Resource attributes').textContent()).resolves.toContain('chat-svc');
     await expect(panel.getByRole('table').first().textContent()).resolves.not.toContain('chat-svc');
+    // The instrumentation's attributes sit apart from the metadata too (docs/traces.md, "Metadata and attributes").
+    await expect(panel.getByLabel('Attributes', { exact: true }).textContent()).resolves.toContain('resp-77');
+    await expect(panel.getByLabel('Metadata', { exact: true }).textContent()).resolves.not.toContain('resp-77');
+    // The app's release and version (the user's metadata) in the trace header.
+    const summary = page.getByTestId('trace-summary');
+    await expect(summary.textContent()).resolves.toMatch(/Release\s*v1\.4\.0/);
+    await expect(summary.textContent()).resolves.toMatch(/Version\s*flow-2/);
     await screenshot(page, 'trace-span-details');
     await context.close();
   });

@@ -653,6 +653,9 @@ export interface components {
         resource?: {
           [key: string]: string;
         } | null;
+        attributes?: {
+          [key: string]: string;
+        } | null;
         dropped_attributes_count?: number | null;
         tags?: string[] | null;
         prompt_name?: string | null;
@@ -1383,6 +1386,10 @@ export interface components {
       links: components['schemas']['SpanLink'][];
       /** @description the producer's resource attributes (host.*, process.*, service.*), apart from metadata */
       resource: {
+        [key: string]: string;
+      };
+      /** @description the instrumentation conventions' attributes no field used (ai.*, gen_ai.*, http.*, ...), apart from the user's metadata; never in the trace's metadata_map */
+      attributes: {
         [key: string]: string;
       };
       /** @description attributes, events or links dropped past their caps */

@@ -83,8 +83,9 @@ function tracePart(e: Envelope, receivedAt: number): SpanPart {
   const at =
     time(b.timestamp, 'body.timestamp') ?? time(e.timestamp, 'timestamp') ?? new Date(receivedAt).toISOString();
   const metadata = metadataOf(b.metadata);
-  if (typeof b.release === 'string' && b.release) metadata['langfuse.release'] = b.release;
-  if (typeof b.version === 'string' && b.version) metadata['langfuse.version'] = b.version;
+  // The user's release and version: plain metadata keys, as over OTLP (conventions/metadata.ts).
+  if (typeof b.release === 'string' && b.release) metadata.release = b.release;
+  if (typeof b.version === 'string' && b.version) metadata.version = b.version;
   const fields: Partial<SpanInput> = {
     start_time: at,
     name: shortText(b.name, 'body.name', 512),
@@ -119,14 +120,16 @@ function observationPart(e: Envelope, ev: { kind: SpanPart['kind']; type: string
   if (type === 'EVENT' && ev.kind === 'create') end ??= start;
   const parent = typeof b.parentObservationId === 'string' && b.parentObservationId ? b.parentObservationId : traceId;
   const metadata = metadataOf(b.metadata);
-  if (typeof b.version === 'string' && b.version) metadata['langfuse.version'] = b.version;
+  if (typeof b.version === 'string' && b.version) metadata.version = b.version;
+  // What Langfuse says about the observation itself: its attributes, not the user's metadata.
+  const attributes: Record<string, string> = {};
   if (b.modelParameters && typeof b.modelParameters === 'object')
     for (const [k, v] of Object.entries(b.modelParameters as Record<string, unknown>))
-      if (v !== null && v !== undefined) putMeta(metadata, `langfuse.model_parameters.${k}`, v);
+      if (v !== null && v !== undefined) putMeta(attributes, `langfuse.model_parameters.${k}`, v);
   const level = typeof b.level === 'string' ? b.level.toUpperCase() : '';
-  if (level && level !== 'DEFAULT') metadata['langfuse.level'] = level;
+  if (level && level !== 'DEFAULT') attributes['langfuse.level'] = level;
   const statusMessage = shortText(b.statusMessage, 'body.statusMessage', 32_768);
-  if (statusMessage && level !== 'ERROR') metadata['langfuse.status_message'] = statusMessage;
+  if (statusMessage && level !== 'ERROR') attributes['langfuse.status_message'] = statusMessage;
   const fields: Partial<SpanInput> = {
     name: shortText(b.name, 'body.name', 512),
     kind: KINDS[type],
@@ -136,6 +139,7 @@ function observationPart(e: Envelope, ev: { kind: SpanPart['kind']; type: string
     input: b.input ?? undefined,
     output: b.output ?? undefined,
     metadata,
+    attributes,
     environment: shortText(b.environment, 'body.environment'),
     model_name: shortText(b.model, 'body.model'),
     prompt_name: shortText(b.promptName, 'body.promptName'),

@@ -173,18 +173,37 @@ function plainValue(v: unknown): string | undefined {
   return undefined;
 }
 
-function runMetadata(run: RunPayload, extra: Record<string, unknown>): Record<string, string> {
-  const out: Record<string, string> = {};
-  const put = (key: string, value: unknown) => {
+/**
+ * What LangChain and LangGraph add to a run's `extra.metadata` about the run itself (`ls_provider`,
+ * `ls_model_name`, `langgraph_node`, `langgraph_step`, `checkpoint_ns`): the span's attributes, not
+ * the user's metadata (docs/traces.md, "Metadata and attributes").
+ */
+function isFrameworkKey(key: string): boolean {
+  return key.startsWith('ls_') || key.startsWith('langgraph_') || key === 'checkpoint_ns';
+}
+
+/**
+ * The run's metadata (the user's: `extra.metadata` but the frameworks' keys, and the LangSmith
+ * project) and attributes (the frameworks' keys, and the run's other plain top-level fields such as
+ * `reference_example_id`).
+ */
+function runMetadata(
+  run: RunPayload,
+  extra: Record<string, unknown>,
+): { metadata: Record<string, string>; attributes: Record<string, string> } {
+  const metadata: Record<string, string> = {};
+  const attributes: Record<string, string> = {};
+  const put = (out: Record<string, string>, key: string, value: unknown) => {
     const text = plainValue(value);
     if (text === undefined || key === '' || key.length > MAX_METADATA_KEY_LENGTH || key === '__proto__') return;
     if (Object.keys(out).length >= MAX_METADATA_KEYS && !(key in out)) return;
     out[key] = text;
   };
-  if (isRecord(extra.metadata)) for (const [k, v] of Object.entries(extra.metadata)) put(k, v);
-  for (const [k, v] of Object.entries(run)) if (!CONSUMED.has(k)) put(k, v);
-  put('langsmith.project', run.session_name);
-  return out;
+  if (isRecord(extra.metadata))
+    for (const [k, v] of Object.entries(extra.metadata)) put(isFrameworkKey(k) ? attributes : metadata, k, v);
+  for (const [k, v] of Object.entries(run)) if (!CONSUMED.has(k)) put(attributes, k, v);
+  put(metadata, 'langsmith.project', run.session_name);
+  return { metadata, attributes };
 }
 
 /** `Error: boom` (JS) or `ValueError('boom')` (Python): the type before the message. */
@@ -239,8 +258,9 @@ export function runToSpanFields(run: RunPayload): Partial<SpanInput> {
   if (usage)
     for (const [k, v] of Object.entries(usage)) if (v !== undefined) (fields as Record<string, unknown>)[k] = v;
 
-  const metadata = runMetadata(run, extra);
+  const { metadata, attributes } = runMetadata(run, extra);
   if (Object.keys(metadata).length) fields.metadata = metadata;
+  if (Object.keys(attributes).length) fields.attributes = attributes;
   const rawMetadata = isRecord(extra.metadata) ? extra.metadata : {};
   for (const key of THREAD_KEYS) {
     const session = str(rawMetadata[key]);

@@ -20,6 +20,17 @@ const JSON_METADATA_KEYS: ReadonlySet<string> = new Set([
   'langfuse.trace.metadata',
 ]);
 
+/**
+ * Attributes naming what the user set on their app, under the plain key the trace header and the
+ * metadata filter use: Langfuse's `release` (`LANGFUSE_RELEASE`, `release` on a trace) and `version`
+ * (the trace's or observation's `version`). Sightline has no span or trace field for either, so they
+ * are the user's metadata `release` and `version`, not a convention attribute.
+ */
+const RENAMED: ReadonlyMap<string, string> = new Map([
+  ['langfuse.release', 'release'],
+  ['langfuse.version', 'version'],
+]);
+
 /** The plain key of a lifted attribute, or '' when `key` is not one. */
 export function liftedKey(key: string): string {
   const c = key.charCodeAt(0);
@@ -28,7 +39,35 @@ export function liftedKey(key: string): string {
   for (const prefix of LIFTED_PREFIXES) {
     if (key.length > prefix.length && key.startsWith(prefix)) return key.slice(prefix.length);
   }
-  return '';
+  return RENAMED.get(key) ?? '';
+}
+
+/**
+ * Namespaces of the conventions instrumentations write in (docs/traces.md, "Metadata and
+ * attributes"): the LLM conventions Sightline maps (Vercel AI SDK `ai.*` with its `operation.name` /
+ * `resource.name`, OTel GenAI, OpenInference, Traceloop, Langfuse, `sightline.*`) and the general
+ * OpenTelemetry semantic conventions. An attribute in one of them describes the span, not the user's
+ * app: it stays on the span's `attributes` and never reaches the trace's `metadata_map`. Anything
+ * else (a key of the user's own, `tenant` or `app.feature`) is the user's metadata.
+ */
+const CONVENTION_NAMESPACES: ReadonlySet<string> = new Set([
+  // The LLM conventions
+  ...'ai gen_ai llm langfuse traceloop openinference sightline input output tool tool_call embedding'.split(' '),
+  ...'retrieval reranker document prompt graph agent operation resource openai anthropic aws az gcp'.split(' '),
+  // OpenTelemetry's semantic conventions
+  ...'otel exception error http url server client network net peer db rpc messaging code thread'.split(' '),
+  ...'user enduser session user_agent faas cloud deployment service telemetry host process os'.split(' '),
+  ...'container k8s event feature_flag graphql destination source log tls dns file system'.split(' '),
+]);
+
+/**
+ * True when `key` is a convention attribute (its namespace, the part before the first `.`, is one
+ * of CONVENTION_NAMESPACES); false for the user's own keys. Called once per attribute left after
+ * the fields took theirs: one `indexOf` and one set lookup.
+ */
+export function isConventionAttribute(key: string): boolean {
+  const dot = key.indexOf('.');
+  return dot > 0 && CONVENTION_NAMESPACES.has(key.slice(0, dot));
 }
 
 /** The entries of a JSON metadata attribute, or undefined when `key` is not one or its value no object. */

@@ -17,6 +17,8 @@ import {
   FAILURE_MESSAGE,
   MODEL,
   QUESTION,
+  RELEASE,
+  APP_VERSION,
   RESOURCE,
   SENT_COST,
   SESSION_ID,
@@ -37,7 +39,8 @@ import {
  * baseUrl = Sightline, any public key and a Sightline API key as secret key (it posts OTLP JSON to
  * `${baseUrl}/api/public/otel/v1/traces` with Basic auth), an agent observation with two generations
  * (model, usageDetails with cached tokens, costDetails), a tool, and a failing generation (level
- * ERROR), user, session and tenant set with propagateAttributes. No LLM is called: a Langfuse user
+ * ERROR), user, session, tenant and the app's version set with propagateAttributes, its release on
+ * the processor. No LLM is called: a Langfuse user
  * reports the generation's details by hand, as here.
  */
 
@@ -56,6 +59,7 @@ export async function runLangfuse(target: Target): Promise<ScenarioResult> {
     secretKey: target.apiKey,
     baseUrl: target.origin,
     exportMode: 'immediate',
+    release: RELEASE,
   });
   const provider = new BasicTracerProvider({ resource: resourceFromAttributes(RESOURCE), spanProcessors: [processor] });
   setLangfuseTracerProvider(provider);
@@ -72,6 +76,7 @@ export async function runLangfuse(target: Target): Promise<ScenarioResult> {
       metadata: { tenant: TENANT },
       traceName: TRACE_NAME,
       tags: ['travel', 'beta'],
+      version: APP_VERSION,
     },
     () =>
       startActiveObservation(

@@ -14,6 +14,9 @@ export const LANGFUSE_PROMPT = { name: 'travel/planner', version: 3, isFallback:
 export const AGENT_NAME = 'travel-agent';
 /** The trace name a Langfuse user sets (`propagateAttributes({traceName})`), apart from the root observation's. */
 export const TRACE_NAME = 'travel-booking';
+/** The app's release and version, as the Langfuse SDK sends them (`release`, `version`). */
+export const RELEASE = 'travel-app@1.4.0';
+export const APP_VERSION = 'booking-flow-2';
 export const QUESTION = 'What is the weather in Paris today?';
 export const TOOL_NAME = 'get_weather';
 export const TOOL_CALL_ID = 'call_weather_1';

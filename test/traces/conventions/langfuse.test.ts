@@ -25,7 +25,7 @@ describe('Langfuse SDK, as recorded', () => {
       });
       expect(s.cost).toBeCloseTo(0.0006, 10);
       expect(s.cost_source).toBe('sent');
-      expect(Object.keys(s.metadata).filter((k) => k.startsWith('langfuse.observation.'))).toEqual([
+      expect(Object.keys(s.attributes ?? {}).filter((k) => k.startsWith('langfuse.observation.'))).toEqual([
         'langfuse.observation.model.parameters',
       ]);
     }
@@ -36,7 +36,8 @@ describe('Langfuse SDK, as recorded', () => {
     expect(parsed(root.input)).toEqual({ question: 'What is the weather in Paris today?' });
     expect(parsed(root.output)).toEqual({ answer: 'It is 18°C and sunny in Paris.' });
     // The trace input said the same as the root's own: it leaves metadata.
-    expect(root.metadata).toEqual({ tenant: 'acme', 'langfuse.internal.is_app_root': 'true' });
+    expect(root.metadata).toEqual({ tenant: 'acme' });
+    expect(root.attributes).toEqual({ 'langfuse.internal.is_app_root': 'true' });
     const tool = named(spans, 'get_weather')[0]!;
     expect(parsed(tool.input)).toEqual({ city: 'Paris' });
     for (const s of spans) {
@@ -50,7 +51,7 @@ describe('Langfuse SDK, as recorded', () => {
     const failed = named(spans, 'chat gpt-4o').filter((s) => s.status === 'error');
     expect(failed).toHaveLength(1);
     expect(failed[0]!.error_message).toBe('Rate limit reached for gpt-4o: retry after 20s');
-    expect(failed[0]!.metadata['langfuse.observation.level']).toBeUndefined();
+    expect(failed[0]!.attributes?.['langfuse.observation.level']).toBeUndefined();
   });
 });
 
@@ -90,7 +91,7 @@ describe('Langfuse attributes by hand', () => {
     expect(mapOne({ 'langfuse.observation.cost_details': '{"totalCost":2}' }).cost).toBe(2);
     const bad = mapOne({ 'langfuse.observation.cost_details': 'not json' });
     expect(bad.cost).toBeUndefined();
-    expect(bad.metadata!['langfuse.observation.cost_details']).toBe('not json');
+    expect(bad.attributes?.['langfuse.observation.cost_details']).toBe('not json');
   });
 
   it('reads the time to first token from completion_start_time', () => {
@@ -109,7 +110,8 @@ describe('Langfuse attributes by hand', () => {
       'gen_ai.request.model': 'm2',
     });
     expect(both).toMatchObject({ kind: 'llm', model_name: 'm1' });
-    expect(both.metadata).toEqual({ 'gen_ai.operation.name': 'embeddings', 'gen_ai.request.model': 'm2' });
+    expect(both.metadata).toEqual({});
+    expect(both.attributes).toEqual({ 'gen_ai.operation.name': 'embeddings', 'gen_ai.request.model': 'm2' });
   });
 
   it('lifts observation and trace metadata, flat or as one JSON object, and reads the compatibility user/session keys', () => {
@@ -126,12 +128,13 @@ describe('Langfuse attributes by hand', () => {
     ).toMatchObject({ user_id: 'u2', session_id: 's2' });
   });
 
-  it('keeps a WARNING level in metadata and the span unerrored', () => {
+  it('keeps a WARNING level in attributes and the span unerrored', () => {
     const [span] = normalize([
       mapOne({ 'langfuse.observation.level': 'WARNING', 'langfuse.observation.status_message': 'slow' }),
     ]);
     expect(span!.status).toBe('unset');
-    expect(span!.metadata).toMatchObject({
+    expect(span!.metadata).toEqual({});
+    expect(span!.attributes).toMatchObject({
       'langfuse.observation.level': 'WARNING',
       'langfuse.observation.status_message': 'slow',
     });

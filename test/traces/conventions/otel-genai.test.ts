@@ -16,10 +16,10 @@ describe('OTel GenAI, as recorded', () => {
     expect(chats.map((s) => s.kind)).toEqual(['llm', 'llm', 'llm']);
   });
 
-  it('reads model, tokens and cache reads, and keeps the differing response model in metadata', () => {
+  it('reads model, tokens and cache reads, and keeps the differing response model in attributes', () => {
     const cached = chats.find((s) => s.cache_read_tokens > 0)!;
     expect(cached).toMatchObject({ model_name: 'gpt-4o', input_tokens: 120, output_tokens: 30, cache_read_tokens: 40 });
-    expect(cached.metadata['gen_ai.response.model']).toBe('gpt-4o-2024-08-06');
+    expect(cached.attributes?.['gen_ai.response.model']).toBe('gpt-4o-2024-08-06');
   });
 
   it('joins the system instructions to the input messages', () => {
@@ -27,7 +27,7 @@ describe('OTel GenAI, as recorded', () => {
     const input = parsed(withContent.input) as { role: string; parts: { content: string }[] }[];
     expect(input.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
     expect(input[0]!.parts[0]!.content).toBe('You are a travel agent.');
-    expect(withContent.metadata['gen_ai.system_instructions']).toBeUndefined();
+    expect(withContent.attributes?.['gen_ai.system_instructions']).toBeUndefined();
   });
 
   it('reads tool call arguments and result', () => {
@@ -48,7 +48,7 @@ describe('OTel GenAI, as recorded', () => {
       error_type: 'RateLimitError',
       error_message: '429 Rate limit reached for gpt-4o: retry after 20s',
     });
-    expect(failed.metadata['error.type']).toBeUndefined();
+    expect(failed.attributes?.['error.type']).toBeUndefined();
   });
 });
 
@@ -151,7 +151,8 @@ describe('OTel GenAI attributes by hand', () => {
       },
     );
     expect(span).toMatchObject({ status: 'error', error_type: 'TimeoutError', error_message: 'took too long' });
-    expect(span.metadata).toEqual({
+    expect(span.metadata).toEqual({});
+    expect(span.attributes).toEqual({
       'error.type': 'fallback',
       'exception.stacktrace': 'TimeoutError: took too long\n at x',
     });

@@ -16,7 +16,7 @@ describe('the convention table', () => {
     expect(SOURCES.size).toBe(rows);
   });
 
-  it('takes each field from the highest convention present, and keeps the losers that differ in metadata', () => {
+  it('takes each field from the highest convention present, and keeps the losers that differ in attributes', () => {
     const all = {
       'langfuse.observation.model.name': 'lf',
       'llm.model_name': 'oi',
@@ -27,8 +27,9 @@ describe('the convention table', () => {
     const { 'langfuse.observation.model.name': _lf, ...noLangfuse } = all;
     const span = mapOne(noLangfuse);
     expect(span.model_name).toBe('oi');
-    expect(span.metadata).toEqual({ 'gen_ai.request.model': 'genai', 'ai.model.id': 'vercel' });
-    expect(mapOne({ 'gen_ai.request.model': 'same', 'ai.model.id': 'same' }).metadata).toEqual({});
+    expect(span.metadata).toEqual({});
+    expect(span.attributes).toEqual({ 'gen_ai.request.model': 'genai', 'ai.model.id': 'vercel' });
+    expect(mapOne({ 'gen_ai.request.model': 'same', 'ai.model.id': 'same' }).attributes).toBeUndefined();
 
     const users = mapOne({
       'ai.telemetry.metadata.userId': 'v',
@@ -37,9 +38,10 @@ describe('the convention table', () => {
       'langfuse.user.id': 'l',
     });
     expect(users.user_id).toBe('l');
-    // Losing ids that differ stay in metadata, user metadata under its plain key: the first lifted
-    // `userId` in arrival order, the second counted as dropped.
-    expect(users.metadata).toEqual({ userId: 'v', 'user.id': 'o' });
+    // Losing ids that differ stay: the user's metadata under its plain key (the first lifted `userId`
+    // in arrival order, the second counted as dropped), the convention's `user.id` in attributes.
+    expect(users.metadata).toEqual({ userId: 'v' });
+    expect(users.attributes).toEqual({ 'user.id': 'o' });
     expect(users.dropped_attributes_count).toBe(1);
 
     expect(
@@ -98,6 +100,24 @@ describe('environment, resource and metadata', () => {
     });
     expect(span.metadata).toEqual({});
     expect(mapOne({}, {}, resource).environment).toBe('prod');
+  });
+
+  it("keeps the user's own attributes as metadata and the conventions' as attributes (issue 37)", () => {
+    const span = mapOne({
+      tenant: 'acme',
+      'app.feature': 'booking',
+      'ai.toolCall.id': 'call-1',
+      'http.request.method': 'POST',
+      'operation.name': 'ai.toolCall',
+      'langfuse.release': 'v1.4.0',
+      'langfuse.version': 'flow-2',
+    });
+    expect(span.metadata).toEqual({ release: 'v1.4.0', version: 'flow-2', tenant: 'acme', 'app.feature': 'booking' });
+    expect(span.attributes).toEqual({
+      'ai.toolCall.id': 'call-1',
+      'http.request.method': 'POST',
+      'operation.name': 'ai.toolCall',
+    });
   });
 
   it('puts lifted user metadata first so the cap never drops it, and counts what the cap drops', () => {

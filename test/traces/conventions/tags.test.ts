@@ -7,7 +7,7 @@ describe('tags from the conventions', () => {
   it("reads Langfuse's langfuse.trace.tags as the span's tags, out of metadata", () => {
     const span = mapOne({ 'langfuse.trace.tags': ['travel', 'beta', 'travel'] });
     expect(span.tags).toEqual(['travel', 'beta']);
-    expect(span.metadata?.['langfuse.trace.tags']).toBeUndefined();
+    expect(span.attributes?.['langfuse.trace.tags']).toBeUndefined();
   });
 
   it("reads the Vercel AI SDK's metadata.tags and sightline.tags, first one present winning", () => {
@@ -17,10 +17,10 @@ describe('tags from the conventions', () => {
     expect(mapOne({ 'sightline.tags': '["x", "y"]', 'langfuse.trace.tags': ['z'] }).tags).toEqual(['x', 'y']);
   });
 
-  it('leaves out what is no tag, and a value that is no list stays metadata', () => {
+  it('leaves out what is no tag, and a value that is no list stays in attributes', () => {
     expect(mapOne({ 'sightline.tags': '["ok", "", 3, "  "]' }).tags).toEqual(['ok']);
     const plain = mapOne({ 'sightline.tags': 'not-a-list' });
     expect(plain.tags).toBeUndefined();
-    expect(plain.metadata?.['sightline.tags']).toBe('not-a-list');
+    expect(plain.attributes?.['sightline.tags']).toBe('not-a-list');
   });
 });

@@ -11,14 +11,14 @@ describe('Vercel AI SDK, as recorded', () => {
   const tools = [...named(spans, 'get_weather'), ...named(spans, 'book_table')];
 
   it('names the root call after its functionId and the tool calls after their tools, keeping their own names', () => {
-    expect(root.metadata['otel.span.name']).toBe('ai.generateText');
-    expect(tools.map((t) => [t.name, t.metadata['otel.span.name'], t.metadata['ai.toolCall.name']])).toEqual([
+    expect(root.attributes?.['otel.span.name']).toBe('ai.generateText');
+    expect(tools.map((t) => [t.name, t.attributes?.['otel.span.name'], t.attributes?.['ai.toolCall.name']])).toEqual([
       ['get_weather', 'ai.toolCall', 'get_weather'],
       ['book_table', 'ai.toolCall', 'book_table'],
     ]);
     // Model steps keep their operation names; nothing else is called ai.toolCall or ai.generateText.
     expect(spans.filter((s) => s.name === 'ai.toolCall' || s.name === 'ai.generateText')).toEqual([]);
-    expect(steps.every((s) => s.metadata['otel.span.name'] === undefined)).toBe(true);
+    expect(steps.every((s) => s.attributes?.['otel.span.name'] === undefined)).toBe(true);
   });
 
   it('gives the call, its model calls and its tool calls their kinds', () => {
@@ -37,12 +37,12 @@ describe('Vercel AI SDK, as recorded', () => {
         cache_read_tokens: 40,
       });
       // gen_ai.usage.* and ai.usage.* said the same: neither stays in metadata.
-      expect(s.metadata['ai.usage.inputTokens']).toBeUndefined();
-      expect(s.metadata['gen_ai.usage.input_tokens']).toBeUndefined();
-      expect(s.metadata['ai.usage.inputTokenDetails.noCacheTokens']).toBeUndefined();
+      expect(s.attributes?.['ai.usage.inputTokens']).toBeUndefined();
+      expect(s.attributes?.['gen_ai.usage.input_tokens']).toBeUndefined();
+      expect(s.attributes?.['ai.usage.inputTokenDetails.noCacheTokens']).toBeUndefined();
     }
     expect(root).toMatchObject({ input_tokens: 0, output_tokens: 0, total_tokens: 0, cache_read_tokens: 0 });
-    expect(root.metadata['ai.usage.inputTokens']).toBe('240');
+    expect(root.attributes?.['ai.usage.inputTokens']).toBe('240');
     const total = spans.reduce((n, s) => n + s.input_tokens, 0);
     expect(total).toBe(240);
   });
@@ -61,7 +61,7 @@ describe('Vercel AI SDK, as recorded', () => {
       'book_table',
     ]);
     expect(second!.output).toBe('It is 18°C and sunny in Paris.');
-    const weather = tools.find((t) => t.metadata['ai.toolCall.name'] === 'get_weather')!;
+    const weather = tools.find((t) => t.attributes?.['ai.toolCall.name'] === 'get_weather')!;
     expect(parsed(weather.input)).toEqual({ city: 'Paris' });
     expect(parsed(weather.output)).toEqual({ city: 'Paris', temperature_c: 18, conditions: 'sunny' });
   });
@@ -70,17 +70,17 @@ describe('Vercel AI SDK, as recorded', () => {
     for (const s of spans) {
       expect(s).toMatchObject({ user_id: 'user-42', session_id: 'sess-7', environment: 'staging' });
       expect(s.metadata.tenant).toBe('acme');
-      expect(s.metadata['ai.telemetry.metadata.tenant']).toBeUndefined();
+      expect(s.attributes?.['ai.telemetry.metadata.tenant']).toBeUndefined();
       expect(s.metadata.userId).toBeUndefined();
     }
   });
 
   it('maps the failing tool call to an error with its exception event', () => {
-    const failed = tools.find((t) => t.metadata['ai.toolCall.name'] === 'book_table')!;
+    const failed = tools.find((t) => t.attributes?.['ai.toolCall.name'] === 'book_table')!;
     expect(failed).toMatchObject({ status: 'error', error_type: 'Error', error_message: 'No table free at 20:00' });
     expect(failed.events.map((e) => e.name)).toEqual(['exception']);
     expect(failed.events[0]!.attributes['exception.message']).toBe('No table free at 20:00');
-    expect(failed.metadata['exception.stacktrace']).toContain('No table free at 20:00');
+    expect(failed.attributes?.['exception.stacktrace']).toContain('No table free at 20:00');
   });
 });
 
@@ -163,8 +163,8 @@ describe('Vercel AI SDK attributes by hand', () => {
       content: 'Let me check the weather.',
       tool_calls: calls,
     });
-    expect(span.metadata?.['ai.response.toolCalls']).toBeUndefined();
-    expect(span.metadata?.['ai.response.text']).toBeUndefined();
+    expect(span.attributes?.['ai.response.toolCalls']).toBeUndefined();
+    expect(span.attributes?.['ai.response.text']).toBeUndefined();
     // Text alone, or calls alone, stay as they were.
     expect(mapOne({ 'ai.operationId': 'ai.streamText.doStream', 'ai.response.text': 'Hi' }).output).toBe('Hi');
     expect(mapOne({ 'ai.response.text': '', 'ai.response.toolCalls': JSON.stringify(calls) }).output).toBe(
@@ -178,13 +178,13 @@ describe('Vercel AI SDK attributes by hand', () => {
       { name: 'ai.streamText' },
     );
     expect(root.name).toBe('support-bot');
-    expect(root.metadata?.['otel.span.name']).toBe('ai.streamText');
+    expect(root.attributes?.['otel.span.name']).toBe('ai.streamText');
     const child = mapOne(
       { 'ai.operationId': 'ai.streamText', 'ai.telemetry.functionId': 'support-bot' },
       { name: 'ai.streamText', parentSpanId: 'a1a2a3a4a5a6a7a8' },
     );
     expect(child.name).toBe('ai.streamText');
-    expect(child.metadata?.['otel.span.name']).toBeUndefined();
+    expect(child.attributes?.['otel.span.name']).toBeUndefined();
     // Langfuse's trace name, and ours, win over the functionId.
     expect(mapOne({ 'langfuse.trace.name': 'checkout', 'ai.telemetry.functionId': 'f' }).name).toBe('checkout');
     expect(mapOne({ 'sightline.trace.name': 'ours', 'langfuse.trace.name': 'checkout' }).name).toBe('ours');

@@ -5,8 +5,8 @@ import type { Span, SpanEvent } from '../../types';
 
 /**
  * The parts of a span beyond the spec's fields (docs/spans.md, "More span fields"): its events
- * (exceptions with their stack trace), its links to other spans, and the producer's resource
- * attributes, shown apart from the span's own metadata.
+ * (exceptions with their stack trace), its links to other spans, the instrumentation's attributes
+ * and the producer's resource attributes, shown apart from the span's own metadata.
  */
 
 const COST_SOURCES: Record<Span['cost_source'], string> = {
@@ -108,6 +108,28 @@ export function SpanLinks({ span, projectId }: { span: Span; projectId: string }
           </li>
         ))}
       </ul>
+    </section>
+  );
+}
+
+/**
+ * The conventions' attributes no field used (`ai.toolCall.id`, `gen_ai.response.id`, `otel.span.name`):
+ * about the span, not the user's metadata (docs/traces.md, "Metadata and attributes"). Open by
+ * default: they are what a reader of one span looks for next.
+ */
+export function SpanAttributes({ span }: { span: Span }) {
+  const attributes = span.attributes ?? {};
+  const count = Object.keys(attributes).length;
+  if (count === 0) return null;
+  return (
+    <section data-testid="span-attributes">
+      <details open>
+        <summary>
+          <h3 style={{ display: 'inline' }}>Attributes</h3>{' '}
+          <span className="muted">({count} of the instrumentation)</span>
+        </summary>
+        <Attributes values={attributes} label="Attributes" />
+      </details>
     </section>
   );
 }

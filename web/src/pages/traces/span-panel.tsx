@@ -6,7 +6,7 @@ import { highlight } from '../../components/highlight';
 import { Badge, CopyButton, Time } from '../../components/ui';
 import type { Span } from '../../types';
 import type { Rollup } from './span-tree';
-import { Attributes, costSourceLabel, SpanEvents, SpanLinks, SpanResource } from './span-details';
+import { Attributes, costSourceLabel, SpanAttributes, SpanEvents, SpanLinks, SpanResource } from './span-details';
 
 /** The selected span: what it did, what went in and out, its metadata and its error. */
 /** `terms`: a text search's terms (the trace was opened from one), marked in the input, output and error. */
@@ -175,6 +175,7 @@ export function SpanPanel({
           <Attributes values={span.metadata} label="Metadata" />
         )}
       </section>
+      <SpanAttributes span={span} />
       <SpanEvents span={span} />
       <SpanLinks span={span} projectId={projectId} />
       <SpanResource span={span} />

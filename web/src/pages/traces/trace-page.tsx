@@ -119,6 +119,9 @@ export function TracePage() {
         <Stat label="Cost" value={fmtCost(t.total_cost ?? 0)} />
         {models.length > 0 && <Stat label={models.length > 1 ? 'Models' : 'Model'} value={models.join(', ')} />}
         {t.user_id && <Stat label="User" value={t.user_id} />}
+        {/* The app's release and version: the user's metadata keys (docs/traces.md, "Metadata and attributes"). */}
+        {t.metadata_map?.release && <Stat label="Release" value={t.metadata_map.release} />}
+        {t.metadata_map?.version && <Stat label="Version" value={t.metadata_map.version} />}
       </div>
       <TraceScores
         scores={t.scores ?? []}

@@ -1,0 +1,16 @@
+-- A span's convention attributes apart from its metadata (issue 37, "trace metadata by the documented
+-- rule only"; docs/traces.md, "Metadata and attributes"). Over OTLP every attribute no field used
+-- went to `metadata`, and a trace's `metadata_map` (and metadata_pairs, metadata_kv,
+-- trace_metadata_kv, the per-hour metadata rollups: all fed from `spans.metadata`) merged them: a
+-- Vercel AI SDK trace showed 28 keys such as `ai.toolCall.id` beside the user's one `tenant`.
+--
+-- attributes: the instrumentation conventions' attributes (`ai.*`, `gen_ai.*`, `llm.*`, `http.*`,
+--   `otel.span.name`, `exception.stacktrace`, ...; src/traces/conventions/metadata.ts) that no field
+--   consumed. Read only by the span detail, so no view reads it: the trace rows and the metadata
+--   rollups now hold the user's metadata only, which is where the bytes go down (a tool call's id,
+--   a response id, a finish reason per span no longer become trace-level pairs and rollup rows).
+--   The bytes on `spans` stay what they were: the same entries, in two maps instead of one.
+--
+-- Added at the end of `spans` like 0019's fields, so the views naming their columns go on as before.
+-- Spans stored before keep their attributes in `metadata` (nothing is rewritten): an empty map here.
+ALTER TABLE spans ADD COLUMN IF NOT EXISTS attributes Map(LowCardinality(String), String) CODEC(ZSTD(1));
