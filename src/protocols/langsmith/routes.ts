@@ -13,7 +13,7 @@ import {
 import { API_KEY_ONLY_DETAIL, apiKeyOf, resolvePrincipal } from '../../auth/principal.js';
 import { admitIngest, countIngestBody, ingesting, releaseIngest } from '../../traces/ingest-admission.js';
 import { MAX_INGEST_BODY_BYTES } from '../../traces/routes.js';
-import { startSpanPartsSweeper, storeSpanParts, type SpanPart } from '../span-parts.js';
+import { storeSpanParts, type SpanPart } from '../span-parts.js';
 import { checkIngestQuotas } from '../../controls/quotas.js';
 import { parseMultipartRuns } from './multipart.js';
 import { runToSpanPart, type RunPayload } from './run-mapping.js';
@@ -121,10 +121,6 @@ function toParts(post: unknown[], patch: unknown[], receivedAt: number) {
 
 export function registerLangsmithRoutes(app: FastifyInstance, ctx: AppContext): void {
   const writer = ctx.spanWriter;
-  const stopSweeper = startSpanPartsSweeper(ctx, {
-    onError: (error) => app.log.error({ err: error }, 'settling LangSmith span parts failed'),
-  });
-  app.addHook('onClose', stopSweeper);
 
   const admitted = {
     onRequest: [authenticateKey(ctx), checkIngestQuotas(ctx), admitIngest(writer, MAX_INGEST_BODY_BYTES)],
