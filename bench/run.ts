@@ -24,6 +24,9 @@
 //   npm run bench -- --only scores --scores-spans 1000000 --scores-write 1000000
 //                                         # score writes (rate, bytes per score) and the 90-day score
 //                                         # reads: list filter and summaries, SCORES widget (bench/scores.ts)
+//   npm run bench -- --only protocols --protocol-rounds 3   # a 10,000-event Langfuse ingestion batch and
+//                                         # a 1,000-run LangSmith multipart batch against native
+//                                         # ingest of the same spans, until settled (bench/protocols.ts)
 //   npm run bench -- --only storage --storage-spans 100000   # bytes on disk per realistic span, merged,
 //                                         # against raw JSON and gzip (bench/storage.ts)
 //   npm run bench -- --only ingest --ingest-rounds 5 --ingest-before-0015 --ingest-writers ''
@@ -69,6 +72,7 @@ import { benchStorage } from './storage.js';
 import { benchScoresAlone } from './scores.js';
 import { benchWriters } from './ingest-writers.js';
 import { benchPrompts } from './prompts.js';
+import { benchProjects, benchProtocols, benchProtocolsAlone, type ProtocolBenchOptions } from './protocols.js';
 import { catchUpSeal } from '../src/rollups/seal.js';
 import { clickHouseMigrations, ROOT_DIR } from '../src/stores/migrate.js';
 import { runMonthMergePass } from '../src/traces/month-merge.js';
@@ -127,15 +131,19 @@ const { values: args } = parseArgs({
     // `--only scores`: spans of the scored data set (4 scores a trace of 4 spans) and scores written.
     'scores-spans': { type: 'string', default: '1000000' },
     'scores-write': { type: 'string', default: '1000000' },
+    // The producer protocol rows (bench/protocols.ts): interleaved rounds, Langfuse events, LangSmith runs.
+    'protocol-rounds': { type: 'string', default: '3' },
+    'langfuse-events': { type: 'string', default: '10000' },
+    'langsmith-runs': { type: 'string', default: '1000' },
   },
 });
 const ONLY = args.only;
 if (
   ONLY !== undefined &&
-  !['ingest', 'dashboards', 'lists', 'ready', 'text', 'cli', 'storage', 'scores'].includes(ONLY)
+  !['ingest', 'dashboards', 'lists', 'ready', 'text', 'cli', 'storage', 'scores', 'protocols'].includes(ONLY)
 )
   throw new Error(
-    `--only takes 'ingest', 'dashboards', 'lists', 'ready', 'text', 'cli', 'storage' or 'scores', not '${ONLY}'`,
+    `--only takes 'ingest', 'dashboards', 'lists', 'ready', 'text', 'cli', 'storage', 'scores' or 'protocols', not '${ONLY}'`,
   );
 const SPANS = Number(args.spans ?? (ONLY === 'ingest' ? 0 : 10_000_000));
 const PROJECTS = Number(args.projects);
@@ -188,6 +196,12 @@ async function main(): Promise<void> {
     const rows: Row[] = [];
     const scores = await benchScoresAlone(`${DIR}-scores`, scoresOptions(), rows);
     return report({ started_at: new Date().toISOString(), scores }, rows, `scores-${args['scores-spans']}`);
+  }
+  if (ONLY === 'protocols') {
+    // Fresh stores of their own: the rows compare protocol and native ingest on the same engines.
+    const rows: Row[] = [];
+    const protocols = await benchProtocolsAlone(`${DIR}-protocols`, protocolOptions(), rows);
+    return report({ started_at: new Date().toISOString(), protocols }, rows, 'protocols');
   }
   const reuse = args.keep && fs.existsSync(MARKER) && sameSize(JSON.parse(fs.readFileSync(MARKER, 'utf8')) as Dataset);
   if (!reuse) fs.rmSync(DIR, { recursive: true, force: true });
@@ -303,6 +317,8 @@ async function main(): Promise<void> {
     { spans: Number(args['prompt-spans']), rate: 200, duration: 10, runs: RUNS },
     rows,
   );
+  // Beside the data set: the protocols' spans and the native reference land in projects of their own.
+  results.protocols = await benchProtocols(ctx, api, await benchProjects(api, web), protocolOptions(), rows);
   // One embedded data directory per process: close this one before the growth data set opens its own.
   await Promise.all([api.close(), web.close()]);
   await ctx.close();
@@ -318,6 +334,15 @@ async function main(): Promise<void> {
 }
 
 /** The score rows' options (bench/scores.ts): fresh stores of their own beside DIR. */
+/** The producer protocol rows' options (bench/protocols.ts). */
+function protocolOptions(): ProtocolBenchOptions {
+  return {
+    rounds: Number(args['protocol-rounds']),
+    langfuseEvents: Number(args['langfuse-events']),
+    langsmithRuns: Number(args['langsmith-runs']),
+  };
+}
+
 function scoresOptions() {
   return { spans: Number(args['scores-spans']), write: Number(args['scores-write']), runs: RUNS };
 }

@@ -32,6 +32,7 @@ import { registerCommentRoutes } from './comments/routes.js';
 import { registerIdempotency } from './idempotency/plugin.js';
 import { LANGSMITH_PREFIX, registerLangsmithRoutes } from './protocols/langsmith/routes.js';
 import { registerLangfuseRoutes } from './protocols/langfuse/routes.js';
+import { shareSpanPartsSweeper } from './protocols/span-parts.js';
 
 export const PUBLIC_PREFIX = '/api/v1/public';
 
@@ -69,6 +70,16 @@ export function buildApiApp(ctx: AppContext): FastifyInstance {
   app.register(async (langsmith) => registerLangsmithRoutes(langsmith, ctx), { prefix: LANGSMITH_PREFIX });
   // Another product's protocol at the root, where its SDKs look (quality.md §5).
   registerLangfuseRoutes(app, ctx);
+  // Both protocols' span pieces settle through one sweeper per process (src/protocols/span-parts.ts).
+  let releaseSweeper: (() => Promise<void>) | undefined;
+  app.addHook('onReady', async () => {
+    releaseSweeper = shareSpanPartsSweeper(ctx, (error) =>
+      app.log.error({ err: error }, 'settling span parts failed; the next sweep retries'),
+    );
+  });
+  app.addHook('onClose', async () => {
+    await releaseSweeper?.();
+  });
   return app;
 }
 

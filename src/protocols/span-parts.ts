@@ -23,8 +23,9 @@ import { SpanInputSchema, validateSpans, type NormalizedSpan, type SpanInput } f
  * - An update whose create has not come is held, not listed; it is joined when the create comes, or
  *   dropped with the part's day. A piece arriving after its span was written is kept but changes
  *   nothing (the span writer's exactly-once check also refuses a second row).
- * - Settling runs in every API process that registered a protocol (`startSpanPartsSweeper`), every
- *   `everyMs`; two processes settling one span write it once (the writer's trace locks and check).
+ * - Settling runs once in every API process (`shareSpanPartsSweeper`: one sweeper for every app built
+ *   on one context, whichever protocols it speaks), every `everyMs`; two processes settling one span
+ *   write it once (the writer's trace locks and check).
  */
 
 /** One piece of a span: the native span fields it carries (all optional, `trace_id`/`span_id` aside). */
@@ -223,6 +224,36 @@ export function startSpanPartsSweeper(
     clearInterval(timer);
     await running;
   };
+}
+
+/** The sweeper of each context and the apps using it (one context per process, tests aside). */
+const sharedSweepers = new WeakMap<AppContext, { users: number; stop: () => Promise<void> }>();
+
+/**
+ * One sweeper per context (so per process), however many apps and protocols use it: the first user
+ * starts it, the last release stops it. Returns the release (idempotent).
+ */
+export function shareSpanPartsSweeper(ctx: AppContext, onError: (error: unknown) => void): () => Promise<void> {
+  let shared = sharedSweepers.get(ctx);
+  if (!shared) {
+    shared = { users: 0, stop: startSpanPartsSweeper(ctx, { onError }) };
+    sharedSweepers.set(ctx, shared);
+  }
+  shared.users++;
+  const mine = shared;
+  let released = false;
+  return async () => {
+    if (released) return;
+    released = true;
+    if (--mine.users > 0) return;
+    if (sharedSweepers.get(ctx) === mine) sharedSweepers.delete(ctx);
+    await mine.stop();
+  };
+}
+
+/** How many sweepers run on a context: 0 or 1 (tests). */
+export function spanPartsSweeperUsers(ctx: AppContext): number {
+  return sharedSweepers.get(ctx)?.users ?? 0;
 }
 
 type MergeInput = Pick<SpanPart, 'kind' | 'fields' | 'received_at' | 'event_time' | 'part_id'>;

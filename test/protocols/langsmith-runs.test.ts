@@ -92,7 +92,7 @@ describe('LangSmith runs over HTTP', () => {
     const res = await call(h().api, { method: 'GET', url: `${LANGSMITH_PREFIX}/info` });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toMatchObject({
-      batch_ingest_config: { use_multipart_endpoint: true, size_limit: 100 },
+      batch_ingest_config: { use_multipart_endpoint: true, size_limit: 1000 },
       instance_flags: {
         gzip_body_enabled: true,
         zstd_compression_enabled:

@@ -4,11 +4,13 @@ import { call, projectWithKey, PUBLIC, useHarness, type Harness } from '../suppo
 import {
   mergeSpanParts,
   settleSpanParts,
+  spanPartsSweeperUsers,
   startSpanPartsSweeper,
   storeSpanParts,
   type SpanPart,
 } from '../../src/protocols/span-parts.js';
 import { waitUntil } from '../support/wait.js';
+import { buildApiApp } from '../../src/app.js';
 
 /**
  * Spans sent in pieces (src/protocols/span-parts.ts): pieces kept in span_parts on real chdb, merged
@@ -167,6 +169,18 @@ describe('the sweeper', () => {
       await stop();
     }
     expect((await readTrace(token, traceId)).json().name).toBe('swept');
+  });
+});
+
+describe('one sweeper per process', () => {
+  it('is shared by every app on one context, both protocols included, and stops with the last', async () => {
+    // The harness's API app (Langfuse and LangSmith routes both registered) holds it once.
+    expect(spanPartsSweeperUsers(h().ctx)).toBe(1);
+    const second = buildApiApp(h().ctx);
+    await second.ready();
+    expect(spanPartsSweeperUsers(h().ctx)).toBe(2);
+    await second.close();
+    expect(spanPartsSweeperUsers(h().ctx)).toBe(1);
   });
 });
 

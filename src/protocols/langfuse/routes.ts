@@ -13,7 +13,7 @@ import {
 import { listScores, writeScores, type Score } from '../../scores/service.js';
 import { createVersion, getVersion, listPrompts, setLabels, type PromptVersion } from '../../prompts/service.js';
 import { admitIngest, countIngestBody, releaseIngest } from '../../traces/ingest-admission.js';
-import { storeSpanParts, startSpanPartsSweeper, type SpanPart } from '../span-parts.js';
+import { storeSpanParts, type SpanPart } from '../span-parts.js';
 import { checkIngestQuotas } from '../../controls/quotas.js';
 import { envelopeOf, mapEvent, scoreOf } from './events.js';
 
@@ -52,16 +52,6 @@ declare module 'fastify' {
 }
 
 export function registerLangfuseRoutes(app: FastifyInstance, ctx: AppContext): void {
-  let stopSweeper: (() => Promise<void>) | undefined;
-  app.addHook('onReady', async () => {
-    stopSweeper = startSpanPartsSweeper(ctx, {
-      onError: (error) => app.log.error({ err: error }, 'settling span parts failed; the next sweep retries'),
-    });
-  });
-  app.addHook('onClose', async () => {
-    await stopSweeper?.();
-  });
-
   app.register(
     async (lf) => {
       lf.setErrorHandler(langfuseError);

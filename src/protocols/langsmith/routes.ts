@@ -13,7 +13,7 @@ import {
 import { API_KEY_ONLY_DETAIL, apiKeyOf, resolvePrincipal } from '../../auth/principal.js';
 import { admitIngest, countIngestBody, ingesting, releaseIngest } from '../../traces/ingest-admission.js';
 import { MAX_INGEST_BODY_BYTES } from '../../traces/routes.js';
-import { startSpanPartsSweeper, storeSpanParts, type SpanPart } from '../span-parts.js';
+import { storeSpanParts, type SpanPart } from '../span-parts.js';
 import { checkIngestQuotas } from '../../controls/quotas.js';
 import { parseMultipartRuns } from './multipart.js';
 import { runToSpanPart, type RunPayload } from './run-mapping.js';
@@ -29,8 +29,15 @@ import { writeFeedback } from './feedback.js';
  */
 
 export const LANGSMITH_PREFIX = '/api/v1/langsmith';
-/** Runs (posts plus patches) per request at most; the SDK sends 100 by default (`size_limit`). */
+/** Runs (posts plus patches) per request at most. */
 export const MAX_RUNS_PER_REQUEST = 10_000;
+/**
+ * Run operations (a post or a patch each) the SDK puts in one request at most (/info's `size_limit`;
+ * LangSmith's own default is 100). Each request's pieces are one insert, whose fixed cost dominated
+ * 100-operation requests (bench/protocols.ts: 31% of native at 100, see docs/langsmith-protocol.md);
+ * a busy producer now sends up to 1,000, a quiet one still sends what its aggregation delay gathers.
+ */
+export const SDK_BATCH_OPERATIONS = 1000;
 /** What /info asks the SDK to batch up to, below the body limit so a batch's framing fits. */
 const BATCH_SIZE_LIMIT_BYTES = 8 * 1024 * 1024;
 const MAX_PARTS = 8 * MAX_RUNS_PER_REQUEST;
@@ -42,7 +49,7 @@ export function serverInfo() {
   return {
     batch_ingest_config: {
       use_multipart_endpoint: true,
-      size_limit: 100,
+      size_limit: SDK_BATCH_OPERATIONS,
       size_limit_bytes: BATCH_SIZE_LIMIT_BYTES,
       scale_up_qsize_trigger: 1000,
       scale_up_nthreads_limit: 16,
@@ -121,10 +128,6 @@ function toParts(post: unknown[], patch: unknown[], receivedAt: number) {
 
 export function registerLangsmithRoutes(app: FastifyInstance, ctx: AppContext): void {
   const writer = ctx.spanWriter;
-  const stopSweeper = startSpanPartsSweeper(ctx, {
-    onError: (error) => app.log.error({ err: error }, 'settling LangSmith span parts failed'),
-  });
-  app.addHook('onClose', stopSweeper);
 
   const admitted = {
     onRequest: [authenticateKey(ctx), checkIngestQuotas(ctx), admitIngest(writer, MAX_INGEST_BODY_BYTES)],
