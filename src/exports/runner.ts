@@ -13,8 +13,8 @@ import { CONTENT_TYPES, downloadDir, type ExportRow } from './service.js';
 
 /**
  * The worker's run of an export (workers/exports.ts). A run claims the export with a token and a
- * lease (LEASE_SECONDS, renewed after each part); a second run finds it claimed and does nothing.
- * The first run plans the parts (src/exports/plan.ts) and stores the plan; then each part is queried
+ * lease (EXPORT_LEASE_SECONDS, default 120, renewed after each part); a second run finds it claimed
+ * and does nothing. The first run plans the parts (src/exports/plan.ts) and stores the plan; then each part is queried
  * in the export's format and written under its fixed name (a download's file in DATA_DIR/exports/, an
  * object in the bucket), and only then counted done. A run that dies leaves the export `running`; once
  * its lease has run out the periodic pass queues it again, and the next run goes on from the first part
@@ -22,8 +22,6 @@ import { CONTENT_TYPES, downloadDir, type ExportRow } from './service.js';
  * no object is ever duplicated. Failures end `failed` with a fixed sentence (FAILURES): never a stack,
  * an address or a credential.
  */
-
-export const LEASE_SECONDS = 120;
 
 export const FAILURES = {
   tooManyRows: (max: number) =>
@@ -122,7 +120,7 @@ export async function runExport(
             started_at = COALESCE(started_at, now())
       WHERE id = $1 AND (status = 'queued' OR (status = 'running' AND (lease_until IS NULL OR lease_until < now())))
       RETURNING *`,
-    [exportId, token, LEASE_SECONDS],
+    [exportId, token, ctx.config.exports.leaseSeconds],
   );
   const row = claimed.rows[0];
   if (!row) return 'not-claimed';
@@ -159,7 +157,7 @@ export async function runExport(
         `UPDATE exports SET parts_done = $3, bytes = bytes + $4, objects = objects || $5::jsonb,
                 lease_until = now() + make_interval(secs => $6)
           WHERE ${mine}`,
-        [row.id, token, index + 1, bytes(), JSON.stringify([key]), LEASE_SECONDS],
+        [row.id, token, index + 1, bytes(), JSON.stringify([key]), ctx.config.exports.leaseSeconds],
       );
       // Another run took the export over (this one's lease ran out): it goes on, this one stops.
       if (done.rowCount === 0) return 'stopped';
