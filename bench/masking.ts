@@ -2,7 +2,8 @@
 // project without masking and to one with every detector on (action `mask`), in alternating rounds;
 // the ratio of their ingest rates (target: masked >= 80% of unmasked), and the masker alone per span.
 //
-// Alone, on fresh embedded stores: `npx tsx bench/masking.ts [--spans 20000] [--rounds 3] [--batch 500]`.
+// On fresh embedded stores of its own: `npx tsx bench/masking.ts [--spans 20000] [--rounds 3] [--batch 500]`,
+// or `npm run bench -- --only masking` (the full run has these rows too).
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -13,18 +14,10 @@ import { median, postIngestBodies, printTable, type Row } from './measure.js';
 import { compileMasking, DETECTORS, MaskingSetting } from '../src/controls/masking.js';
 import { validateSpans } from '../src/traces/span-input.js';
 
-const { values: args } = parseArgs({
-  options: {
-    spans: { type: 'string', default: '20000' },
-    rounds: { type: 'string', default: '3' },
-    batch: { type: 'string', default: '500' },
-    concurrency: { type: 'string', default: '4' },
-    dir: { type: 'string', default: 'bench/data/masking' },
-  },
-});
+export type MaskingBenchOptions = { spans: number; rounds: number; batch: number; concurrency: number; dir: string };
 
-async function main(): Promise<void> {
-  const dir = path.resolve(args.dir);
+export async function benchMasking(options: MaskingBenchOptions, rows: Row[]) {
+  const dir = path.resolve(options.dir);
   fs.rmSync(dir, { recursive: true, force: true });
   const { loadConfig } = await import('../src/config.js');
   const { openRuntime } = await import('../src/runtime.js');
@@ -70,10 +63,10 @@ async function main(): Promise<void> {
   const plainKey = await keyOf('unmasked');
   const maskedKey = await keyOf('masked', allOn);
 
-  const count = Number(args.spans);
+  const count = options.spans;
   const stamp = Date.now();
   const spans = corpusSpans('realistic', { spans: count, startMs: stamp - 86_400_000, endMs: stamp, seed: 7 });
-  const batch = Number(args.batch);
+  const batch = options.batch;
   const bodies: string[] = [];
   for (let i = 0; i < spans.length; i += batch) bodies.push(JSON.stringify({ spans: spans.slice(i, i + batch) }));
 
@@ -87,7 +80,7 @@ async function main(): Promise<void> {
   await api.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}/api/v1/public/traces`;
   const rates = { plain: [] as number[], masked: [] as number[] };
-  for (let round = 0; round < Number(args.rounds); round++) {
+  for (let round = 0; round < options.rounds; round++) {
     for (const [which, key] of [
       ['plain', plainKey],
       ['masked', maskedKey],
@@ -98,16 +91,16 @@ async function main(): Promise<void> {
         url,
         key,
         bodies.map((b) => b.replaceAll('"trace_id":"', `"trace_id":"r${round}-`)),
-        Number(args.concurrency),
+        options.concurrency,
       );
       rates[which].push((spans.length / (performance.now() - t0)) * 1000);
     }
   }
   const plain = median(rates.plain);
   const withMasking = median(rates.masked);
-  const rows: Row[] = [
+  rows.push(
     {
-      work: `ingest, realistic corpus, ${count.toLocaleString('en')} spans, every detector on (median of ${args.rounds})`,
+      work: `ingest, realistic corpus, ${count.toLocaleString('en')} spans, every detector on (median of ${options.rounds})`,
       api: `${Math.round(withMasking)} spans/s masked`,
       reference: `${Math.round(plain)} spans/s unmasked`,
       ratio: `${((withMasking / plain) * 100).toFixed(0)}%`,
@@ -120,17 +113,43 @@ async function main(): Promise<void> {
       ratio: '',
       target: '',
     },
-  ];
-  printTable(rows);
-  const out = path.resolve('bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}-masking.json`);
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, JSON.stringify({ rates, per_span_us: perSpanUs, rows }, null, 2));
-  console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
+  );
   await Promise.all([api.close(), web.close()]);
   await ctx.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { rates, ratio: withMasking / plain, per_span_us: perSpanUs };
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values: args } = parseArgs({
+    options: {
+      spans: { type: 'string', default: '20000' },
+      rounds: { type: 'string', default: '3' },
+      batch: { type: 'string', default: '500' },
+      concurrency: { type: 'string', default: '4' },
+      dir: { type: 'string', default: 'bench/data/masking' },
+    },
+  });
+  const rows: Row[] = [];
+  benchMasking(
+    {
+      spans: Number(args.spans),
+      rounds: Number(args.rounds),
+      batch: Number(args.batch),
+      concurrency: Number(args.concurrency),
+      dir: args.dir,
+    },
+    rows,
+  )
+    .then((results) => {
+      printTable(rows);
+      const out = path.resolve('bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}-masking.json`);
+      fs.mkdirSync(path.dirname(out), { recursive: true });
+      fs.writeFileSync(out, JSON.stringify({ ...results, rows }, null, 2));
+      console.log(`\nresults: ${path.relative(process.cwd(), out)}`);
+    })
+    .catch((error) => {
+      console.error(error);
+      process.exit(1);
+    });
+}
