@@ -27,6 +27,11 @@
 //   npm run bench -- --only protocols --protocol-rounds 3   # a 10,000-event Langfuse ingestion batch and
 //                                         # a 1,000-run LangSmith multipart batch against native
 //                                         # ingest of the same spans, until settled (bench/protocols.ts)
+//   npm run bench -- --only masking       # ingest of the realistic corpus with every masking detector on
+//                                         # against off, interleaved rounds (bench/masking.ts)
+//   npm run bench -- --only export --export-spans 1000000 --export-formats parquet,jsonl
+//                                         # an export of 1M spans to a local S3 by a worker process of its
+//                                         # own: MB/s and peak RSS (bench/export.ts)
 //   npm run bench -- --only storage --storage-spans 100000   # bytes on disk per realistic span, merged,
 //                                         # against raw JSON and gzip (bench/storage.ts)
 //   npm run bench -- --only ingest --ingest-rounds 5 --ingest-before-0015 --ingest-writers ''
@@ -73,6 +78,8 @@ import { benchScoresAlone } from './scores.js';
 import { benchWriters } from './ingest-writers.js';
 import { benchPrompts } from './prompts.js';
 import { benchProjects, benchProtocols, benchProtocolsAlone, type ProtocolBenchOptions } from './protocols.js';
+import { benchMasking } from './masking.js';
+import { benchExport, type ExportBenchOptions } from './export.js';
 import { catchUpSeal } from '../src/rollups/seal.js';
 import { clickHouseMigrations, ROOT_DIR } from '../src/stores/migrate.js';
 import { runMonthMergePass } from '../src/traces/month-merge.js';
@@ -135,15 +142,33 @@ const { values: args } = parseArgs({
     'protocol-rounds': { type: 'string', default: '3' },
     'langfuse-events': { type: 'string', default: '10000' },
     'langsmith-runs': { type: 'string', default: '1000' },
+    // `--only masking`: realistic spans sent each way per round, and the rounds (bench/masking.ts).
+    'masking-spans': { type: 'string', default: '20000' },
+    'masking-rounds': { type: 'string', default: '3' },
+    // `--only export`: spans loaded and exported, once per format (bench/export.ts).
+    'export-spans': { type: 'string', default: '1000000' },
+    'export-formats': { type: 'string', default: 'parquet,jsonl' },
   },
 });
 const ONLY = args.only;
 if (
   ONLY !== undefined &&
-  !['ingest', 'dashboards', 'lists', 'ready', 'text', 'cli', 'storage', 'scores', 'protocols'].includes(ONLY)
+  ![
+    'ingest',
+    'dashboards',
+    'lists',
+    'ready',
+    'text',
+    'cli',
+    'storage',
+    'scores',
+    'protocols',
+    'masking',
+    'export',
+  ].includes(ONLY)
 )
   throw new Error(
-    `--only takes 'ingest', 'dashboards', 'lists', 'ready', 'text', 'cli', 'storage', 'scores' or 'protocols', not '${ONLY}'`,
+    `--only takes 'ingest', 'dashboards', 'lists', 'ready', 'text', 'cli', 'storage', 'scores', 'protocols', 'masking' or 'export', not '${ONLY}'`,
   );
 const SPANS = Number(args.spans ?? (ONLY === 'ingest' ? 0 : 10_000_000));
 const PROJECTS = Number(args.projects);
@@ -202,6 +227,16 @@ async function main(): Promise<void> {
     const rows: Row[] = [];
     const protocols = await benchProtocolsAlone(`${DIR}-protocols`, protocolOptions(), rows);
     return report({ started_at: new Date().toISOString(), protocols }, rows, 'protocols');
+  }
+  if (ONLY === 'masking') {
+    const rows: Row[] = [];
+    const masking = await benchMasking(maskingOptions(), rows);
+    return report({ started_at: new Date().toISOString(), masking }, rows, 'masking');
+  }
+  if (ONLY === 'export') {
+    const rows: Row[] = [];
+    const exported = await benchExport(exportOptions(), rows);
+    return report({ started_at: new Date().toISOString(), export: exported }, rows, `export-${args['export-spans']}`);
   }
   const reuse = args.keep && fs.existsSync(MARKER) && sameSize(JSON.parse(fs.readFileSync(MARKER, 'utf8')) as Dataset);
   if (!reuse) fs.rmSync(DIR, { recursive: true, force: true });
@@ -330,7 +365,29 @@ async function main(): Promise<void> {
   results.dashboard_growth = await benchGrowth(rows, results.dashboards as { '90d': { p50_ms: number } });
   results.storage = await benchStorage(storageOptions(), rows);
   results.scores = await benchScoresAlone(`${DIR}-scores`, scoresOptions(), rows);
+  results.masking = await benchMasking(maskingOptions(), rows);
+  results.export = await benchExport(exportOptions(), rows);
   report(results, rows, String(SPANS));
+}
+
+/** The masking rows' options (bench/masking.ts): fresh stores of their own beside DIR. */
+function maskingOptions() {
+  return {
+    dir: `${DIR}-masking`,
+    spans: Number(args['masking-spans']),
+    rounds: Number(args['masking-rounds']),
+    batch: 500,
+    concurrency: CONCURRENCY,
+  };
+}
+
+/** The export rows' options (bench/export.ts): fresh stores and a local S3 of their own beside DIR. */
+function exportOptions(): ExportBenchOptions {
+  return {
+    dir: `${DIR}-export`,
+    spans: Number(args['export-spans']),
+    formats: args['export-formats'].split(',') as ExportBenchOptions['formats'],
+  };
 }
 
 /** The score rows' options (bench/scores.ts): fresh stores of their own beside DIR. */

@@ -101,6 +101,7 @@ const envSchema = z.object({
   EXPORT_PART_ROWS: z.coerce.number().int().min(1).max(10_000_000).default(100_000),
   EXPORT_MAX_ROWS: z.coerce.number().int().min(1).default(100_000_000),
   EXPORT_CONCURRENT_PER_PROJECT: z.coerce.number().int().min(1).max(100).default(2),
+  EXPORT_LEASE_SECONDS: z.coerce.number().int().min(5).max(3_600).default(120),
   IDEMPOTENCY_TEST_CRASH: z.enum(['before_commit', 'after_commit']).optional(),
   INGEST_QUEUE_MAX_SPANS: z.coerce.number().int().min(1).default(30_000),
   INGEST_QUEUE_MAX_BYTES: z.coerce
@@ -199,9 +200,16 @@ export type Config = Readonly<{
    * Exports (docs/exports.md): bucket endpoints on loopback/private addresses are refused unless
    * `allowPrivate`; an export is written in parts of at most `partRows` rows (the memory bound of one
    * part on the embedded engine, which answers a query whole); at most `maxRows` rows an export and
-   * `concurrentPerProject` queued or running exports a project.
+   * `concurrentPerProject` queued or running exports a project. A run holds its export for
+   * `leaseSeconds` (renewed after each part); a run that died is taken over once that has passed.
    */
-  exports: Readonly<{ allowPrivate: boolean; partRows: number; maxRows: number; concurrentPerProject: number }>;
+  exports: Readonly<{
+    allowPrivate: boolean;
+    partRows: number;
+    maxRows: number;
+    concurrentPerProject: number;
+    leaseSeconds: number;
+  }>;
   /**
    * Tests only (test/faults/idempotency-crash.test.ts): the process SIGKILLs itself in a keyed create,
    * right before or right after its commit, so a test can show what a retry finds. Unset in real use.
@@ -302,6 +310,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       partRows: e.EXPORT_PART_ROWS,
       maxRows: e.EXPORT_MAX_ROWS,
       concurrentPerProject: e.EXPORT_CONCURRENT_PER_PROJECT,
+      leaseSeconds: e.EXPORT_LEASE_SECONDS,
     }),
     idempotencyTestCrash: e.IDEMPOTENCY_TEST_CRASH,
     ingest: Object.freeze({ queueMaxSpans: e.INGEST_QUEUE_MAX_SPANS, queueMaxBytes: e.INGEST_QUEUE_MAX_BYTES }),

@@ -2,19 +2,26 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { PassThrough, type Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import type { AppContext } from '../context.js';
 import { SecretBoxError } from '../secrets/secret-box.js';
-import { clickhouseFormat, partQuery, planQuery, type ExportSelection } from '../query/exports.js';
+import {
+  clickhouseFormat,
+  partMinutesQuery,
+  partQuery,
+  planQuery,
+  type ExportSelection,
+  type PartChunk,
+} from '../query/exports.js';
 import { openBucket } from './buckets.js';
 import { bucketWriter, BucketWriteError } from './bucket-writer.js';
-import { planParts, partName, type PlannedPart } from './plan.js';
+import { planChunks, planParts, partName, type PlannedPart } from './plan.js';
 import { CONTENT_TYPES, downloadDir, type ExportRow } from './service.js';
 
 /**
  * The worker's run of an export (workers/exports.ts). A run claims the export with a token and a
- * lease (LEASE_SECONDS, renewed after each part); a second run finds it claimed and does nothing.
- * The first run plans the parts (src/exports/plan.ts) and stores the plan; then each part is queried
+ * lease (EXPORT_LEASE_SECONDS, default 120, renewed after each part); a second run finds it claimed
+ * and does nothing. The first run plans the parts (src/exports/plan.ts) and stores the plan; then each part is queried
  * in the export's format and written under its fixed name (a download's file in DATA_DIR/exports/, an
  * object in the bucket), and only then counted done. A run that dies leaves the export `running`; once
  * its lease has run out the periodic pass queues it again, and the next run goes on from the first part
@@ -23,7 +30,12 @@ import { CONTENT_TYPES, downloadDir, type ExportRow } from './service.js';
  * an address or a credential.
  */
 
-export const LEASE_SECONDS = 120;
+/**
+ * A JSON lines or CSV part on the embedded engine (which answers a query whole) is written as chunks of
+ * about this fraction of the part's rows (EXPORT_PART_ROWS / 5: 20,000 by default), one query each
+ * (plan.ts `planChunks`). A Parquet part is one file, so one query; a ClickHouse server streams.
+ */
+export const CHUNKS_PER_PART = 5;
 
 export const FAILURES = {
   tooManyRows: (max: number) =>
@@ -109,6 +121,47 @@ function counted(source: Readable): { body: Readable; bytes: () => number } {
   return { body, bytes: () => bytes };
 }
 
+/**
+ * A part's file as its queries answer it: one query, or for a JSON lines or CSV part on the embedded
+ * engine one per chunk (CHUNKS_PER_PART), run one after the other as the write reaches them. The first
+ * runs here, so its failure is said to be the query's; `queryFailed` tells a later one's apart from
+ * the write's own failures.
+ */
+async function partBody(ctx: AppContext, row: ExportRow, part: PlannedPart, index: number) {
+  const selection = selectionOf(row);
+  let failed = false;
+  const run = async (chunk: PartChunk, first: boolean): Promise<Readable> => {
+    const read = partQuery(selection, part, clickhouseFormat(row.format, index === 0 && first), chunk);
+    try {
+      return (await exportClient(ctx).exec({ query: read.query, query_params: read.query_params })).stream;
+    } catch {
+      failed = true;
+      throw new ExportFailure(FAILURES.query);
+    }
+  };
+  let chunks: PartChunk[] = [{}];
+  if (ctx.ch.embedded && row.format !== 'parquet') {
+    const read = partMinutesQuery(selection, part);
+    try {
+      const result = await exportClient(ctx).query({ ...read, format: 'JSONEachRow' });
+      const minutes = await result.json<{ minute: number | string; rows: number | string }>();
+      chunks = planChunks(
+        minutes.map((m) => ({ minute: Number(m.minute), rows: Number(m.rows) })),
+        Math.ceil(ctx.config.exports.partRows / CHUNKS_PER_PART),
+      );
+    } catch {
+      throw new ExportFailure(FAILURES.query);
+    }
+  }
+  const first = await run(chunks[0]!, true);
+  async function* chunked() {
+    yield* first;
+    for (const chunk of chunks.slice(1)) yield* await run(chunk, false);
+  }
+  const source = chunks.length === 1 ? first : Readable.from(chunked(), { objectMode: false });
+  return { ...counted(source), queryFailed: () => failed };
+}
+
 /** Runs (or goes on with) one export; answers what it did. */
 export async function runExport(
   ctx: AppContext,
@@ -122,7 +175,7 @@ export async function runExport(
             started_at = COALESCE(started_at, now())
       WHERE id = $1 AND (status = 'queued' OR (status = 'running' AND (lease_until IS NULL OR lease_until < now())))
       RETURNING *`,
-    [exportId, token, LEASE_SECONDS],
+    [exportId, token, ctx.config.exports.leaseSeconds],
   );
   const row = claimed.rows[0];
   if (!row) return 'not-claimed';
@@ -144,22 +197,20 @@ export async function runExport(
     destination = row.to_bucket ? await bucketDestination(ctx, row) : downloadDestination(ctx, row);
     for (let index = row.parts_done; index < parts.length; index++) {
       if (options.signal?.aborted) return 'stopped';
-      const read = partQuery(selectionOf(row), parts[index]!, clickhouseFormat(row.format, index === 0));
-      let stream: Readable;
+      const { body, bytes, queryFailed } = await partBody(ctx, row, parts[index]!, index);
+      let key: string;
       try {
-        stream = (await exportClient(ctx).exec({ query: read.query, query_params: read.query_params })).stream;
-      } catch {
-        throw new ExportFailure(FAILURES.query);
+        key = await destination.put(partName(index, row.format), body);
+      } catch (error) {
+        throw queryFailed() ? new ExportFailure(FAILURES.query) : error;
       }
-      const { body, bytes } = counted(stream);
-      const key = await destination.put(partName(index, row.format), body);
       await options.afterPartWritten?.(index);
       if (options.signal?.aborted) return 'stopped';
       const done = await db.query(
         `UPDATE exports SET parts_done = $3, bytes = bytes + $4, objects = objects || $5::jsonb,
                 lease_until = now() + make_interval(secs => $6)
           WHERE ${mine}`,
-        [row.id, token, index + 1, bytes(), JSON.stringify([key]), LEASE_SECONDS],
+        [row.id, token, index + 1, bytes(), JSON.stringify([key]), ctx.config.exports.leaseSeconds],
       );
       // Another run took the export over (this one's lease ran out): it goes on, this one stops.
       if (done.rowCount === 0) return 'stopped';

@@ -98,6 +98,8 @@ type Source = {
   shardKey: string;
   columns: string;
   order: string;
+  /** The time the rows are ordered by first (chunks of a part are ranges of it). */
+  time: string;
 };
 
 function source(s: ExportSelection, param: Param): Source {
@@ -119,6 +121,7 @@ function source(s: ExportSelection, param: Param): Source {
         shardKey: 'span_id',
         columns: SPAN_COLUMNS,
         order: 'start_time, trace_id, span_id',
+        time: 'start_time',
       };
     case 'traces':
       return {
@@ -134,6 +137,7 @@ function source(s: ExportSelection, param: Param): Source {
         shardKey: 'trace_id',
         columns: TRACE_COLUMNS,
         order: 'start_time, trace_id',
+        time: 'start_time',
       };
     case 'scores':
       // currentScores applies its conditions to every row of a score and again to the newest one.
@@ -144,6 +148,7 @@ function source(s: ExportSelection, param: Param): Source {
         shardKey: 'score_id',
         columns: SCORE_EXPORT_COLUMNS,
         order: 'created_at, score_id',
+        time: 'created_at',
       };
   }
 }
@@ -167,11 +172,8 @@ SETTINGS ${FINAL_SETTINGS.join(', ')}`,
   };
 }
 
-/** One part's rows in the export's format, ordered by time. */
-export function partQuery(s: ExportSelection, part: PartWindow, format: string): Query {
-  const params = baseParams(s);
-  const { param } = paramBuilder(params);
-  const src = source(s, param);
+/** The conditions of a part's rows: its hours and, for a busy hour, its shard. */
+function partConditions(src: Source, part: PartWindow, params: Record<string, unknown>): string[] {
   params.part_from = part.from_hour;
   params.part_to = part.to_hour;
   const where = [
@@ -182,6 +184,45 @@ export function partQuery(s: ExportSelection, part: PartWindow, format: string):
     params.shards = part.shards;
     params.shard = part.shard;
     where.push(`cityHash64(${src.shardKey}) % {shards:UInt32} = {shard:UInt32}`);
+  }
+  return where;
+}
+
+/**
+ * A part's rows by minute of the time they are ordered by: `[{minute (epoch s), rows}]`, oldest
+ * first. The runner cuts a JSON lines or CSV part on the embedded engine into chunks of consecutive
+ * minutes (`chunk`), one query each, written one after the other into the part's file: that engine
+ * answers a query whole, and a chunk's answer is a fraction of the part's.
+ */
+export function partMinutesQuery(s: ExportSelection, part: PartWindow): Query {
+  const params = baseParams(s);
+  const { param } = paramBuilder(params);
+  const src = source(s, param);
+  const where = partConditions(src, part, params);
+  return {
+    query: `SELECT toUnixTimestamp(toStartOfMinute(${src.time})) AS minute, count() AS rows ${src.fromWhere(where)}
+GROUP BY minute ORDER BY minute
+SETTINGS ${FINAL_SETTINGS.join(', ')}`,
+    query_params: params,
+  };
+}
+
+/** A range of a part's rows by their time, epoch seconds: `[from, to)`, either end open when absent. */
+export type PartChunk = { from?: number; to?: number };
+
+/** One part's rows (or one chunk of them) in the export's format, ordered by time. */
+export function partQuery(s: ExportSelection, part: PartWindow, format: string, chunk: PartChunk = {}): Query {
+  const params = baseParams(s);
+  const { param } = paramBuilder(params);
+  const src = source(s, param);
+  const where = partConditions(src, part, params);
+  if (chunk.from !== undefined) {
+    params.chunk_from = chunk.from;
+    where.push(`${src.time} >= toDateTime({chunk_from:UInt32}, 'UTC')`);
+  }
+  if (chunk.to !== undefined) {
+    params.chunk_to = chunk.to;
+    where.push(`${src.time} < toDateTime({chunk_to:UInt32}, 'UTC')`);
   }
   const withRoot = s.kind === 'traces' ? 'WITH finalizeAggregation(root) AS root_span\n' : '';
   return {

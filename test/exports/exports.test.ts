@@ -18,6 +18,7 @@ import { startLocalS3, type LocalS3 } from '../support/s3-server.js';
 import { runExport, sweepExports } from '../../src/exports/runner.js';
 import { runDueSchedules } from '../../src/exports/schedules.js';
 import { startExportWorkers } from '../../workers/exports.js';
+import { partName, planChunks } from '../../src/exports/plan.js';
 
 // Parts of 3 rows: the 8 spans below are written in several parts.
 const h = useHarness({ EXPORT_ALLOW_PRIVATE: 'true', EXPORT_PART_ROWS: '3', EXPORT_CONCURRENT_PER_PROJECT: '50' });
@@ -215,6 +216,35 @@ describe('exports to a download', () => {
       ['sc-1', 't-prod', 0.9],
       ['sc-2', 't-dev', 0.1],
     ]);
+  });
+
+  it('writes a JSON lines or CSV part in chunks of minutes, one query each: in order, one CSV header', async () => {
+    // A project of its own: three spans a few minutes apart in one hour make one part of 3 rows, which
+    // the embedded engine writes as 3 chunks (EXPORT_PART_ROWS 3 / 5 rounds up to 1 row a chunk).
+    const other = await createProject(h(), owner.token, owner.workspace.id);
+    const otherKey = (await createApiKey(h(), owner.token, other.id)).key;
+    const start = T0 + 5 * HOUR;
+    await ingestSpans(
+      h(),
+      otherKey,
+      ['c1', 'c2', 'c3'].map((id, i) => span('t-chunks', id, 5 * HOUR + i * 120_000)),
+    );
+    const window = { start_time: iso(start - HOUR), end_time: iso(start + HOUR) };
+    for (const format of ['jsonl', 'csv'] as const) {
+      const res = await post(otherKey, '/exports', { ...window, kind: 'spans', format });
+      expect(res.statusCode, res.body).toBe(202);
+      const id = (res.json() as { export_id: string }).export_id;
+      expect(await runExport(h().ctx, id)).toBe('completed');
+      const state = (await get(otherKey, `/exports/${id}`)).json() as { rows: number; objects: string[] };
+      expect(state).toMatchObject({ rows: 3, objects: [partName(0, format)] });
+      const body = (await get(otherKey, `/exports/${id}/download`)).body;
+      const lines = body.trim().split('\n');
+      if (format === 'jsonl') expect(lines.map((l) => JSON.parse(l).span_id)).toEqual(['c1', 'c2', 'c3']);
+      else {
+        expect(lines.filter((l) => l.startsWith('"trace_id"'))).toHaveLength(1);
+        expect(lines.slice(1).map((l) => l.split(',')[1])).toEqual(['"c1"', '"c2"', '"c3"']);
+      }
+    }
   });
 
   it('an empty window completes with no rows; its download is empty', async () => {
@@ -545,5 +575,24 @@ describe('isolation and roles', () => {
     const over = await post(capped.token, '/exports', body);
     expectDetail(over, 429, 'a project runs at most 50 exports at a time; try again when one of them has finished');
     expect(over.headers['retry-after']).toBe('30');
+  });
+});
+
+describe('chunks of a part', () => {
+  it('groups consecutive minutes up to the chunk size, the ends open, a busy minute alone', () => {
+    expect(planChunks([], 10)).toEqual([{}]);
+    expect(planChunks([{ minute: 60, rows: 4 }], 10)).toEqual([{}]);
+    expect(
+      planChunks(
+        [
+          { minute: 60, rows: 4 },
+          { minute: 120, rows: 6 },
+          { minute: 180, rows: 25 },
+          { minute: 240, rows: 0 },
+          { minute: 300, rows: 3 },
+        ],
+        10,
+      ),
+    ).toEqual([{ to: 180 }, { from: 180, to: 300 }, { from: 300 }]);
   });
 });

@@ -18,6 +18,7 @@ const SECTIONS = [
   ['evaluators', 'Evaluators'],
   ['prompts', 'Prompts'],
   ['annotation', 'Annotation'],
+  ['usage', 'Usage'],
   ['settings', 'Settings'],
 ] as const;
 

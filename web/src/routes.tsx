@@ -18,6 +18,7 @@ import { EvaluatorsRoutes } from './pages/evaluators/evaluators-page';
 import { PromptsRoutes } from './pages/prompts';
 import { AnnotationQueuesPage } from './pages/annotation/queues-page';
 import { ReviewPage } from './pages/annotation/review-page';
+import { UsagePage } from './pages/usage';
 
 function ProjectIndex() {
   const { projectId } = useParams();
@@ -60,6 +61,7 @@ export function AppRoutes() {
           <Route path="prompts/*" element={<PromptsRoutes />} />
           <Route path="annotation" element={<AnnotationQueuesPage />} />
           <Route path="annotation/:queueId" element={<ReviewPage />} />
+          <Route path="usage" element={<UsagePage />} />
           <Route path="settings" element={<SettingsPage />} />
           <Route path="*" element={<NotFound />} />
         </Route>

@@ -8,6 +8,7 @@ import { Badge, CopyButton, Empty, ErrorBox, Loading, Modal, Time, useTitle } fr
 import type { ApiKey, Member, Role } from '../types';
 import { ModelPricesTab } from './model-prices-tab';
 import { LlmConnectionsTab, ScoreConfigsTab } from './quality-settings';
+import { MaskingTab, QuotasTab } from './producer-settings';
 
 const TABS = [
   ['keys', 'API keys'],
@@ -16,6 +17,8 @@ const TABS = [
   ['prices', 'Model prices'],
   ['score-configs', 'Score configs'],
   ['llm-connections', 'LLM connections'],
+  ['masking', 'Masking'],
+  ['quotas', 'Quotas'],
   ['account', 'Account'],
 ] as const;
 
@@ -432,6 +435,10 @@ export function SettingsPage() {
         <ScoreConfigsTab />
       ) : tab === 'llm-connections' ? (
         <LlmConnectionsTab />
+      ) : tab === 'masking' ? (
+        <MaskingTab />
+      ) : tab === 'quotas' ? (
+        <QuotasTab />
       ) : tab === 'account' ? (
         <AccountSettings />
       ) : (
