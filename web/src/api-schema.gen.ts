@@ -4,6 +4,15 @@
  * change the schema, then regenerate. test/web/api-types.test.ts fails when this file is stale.
  */
 
+/** OneOf type helpers */
+type Without<T, U> = { [P in Exclude<keyof T, keyof U>]?: never };
+type XOR<T, U> = T | U extends object ? (Without<T, U> & U) | (Without<U, T> & T) : T | U;
+type OneOf<T extends any[]> = T extends [infer Only]
+  ? Only
+  : T extends [infer A, infer B, ...infer Rest]
+    ? OneOf<[XOR<A, B>, ...Rest]>
+    : never;
+
 export interface paths {
   '/api/v1/public/workspaces': {
     /** List the workspaces of the caller */
@@ -386,6 +395,12 @@ export interface paths {
      * @description Fills the `{{variable}}` placeholders of a version (chosen as by GET /prompts/{name}); a variable the prompt names and `variables` lacks is a 422 naming it. Values that are not strings are filled as JSON.
      */
     post: operations['compilePrompt'];
+  };
+  '/api/v1/public/projects/{project_id}/sampling': {
+    /** Get a project's sampling */
+    get: operations['getSampling'];
+    /** Replace a project's sampling */
+    put: operations['putSampling'];
   };
   '/api/v1/public/projects/{project_id}/masking': {
     /** Get a project's masking */
@@ -1476,6 +1491,8 @@ export interface components {
     };
     IngestResult: {
       accepted: number;
+      /** @description of the accepted spans, those sampled out (held for the decision window, docs/producer-controls.md); present when the project samples */
+      sampled_out?: number;
       rejected: {
         index: number;
         span_id: string | null;
@@ -2840,6 +2857,57 @@ export interface components {
         }[];
       }[];
     };
+    SamplingSetting: {
+      /**
+       * @description the share of traces kept by hash of the trace id, 0 to 1
+       * @default 1
+       */
+      rate: number;
+      /**
+       * @description a trace one of whose spans matches any of these is kept whole
+       * @default []
+       */
+      keep: OneOf<
+        [
+          {
+            /** @constant */
+            field: 'status';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          },
+          {
+            /** @constant */
+            field: 'environment';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          },
+          {
+            /** @constant */
+            field: 'model_name';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          },
+          {
+            /** @constant */
+            field: 'span_kind';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          },
+          {
+            /** @constant */
+            field: 'metadata';
+            /** @enum {string} */
+            op: 'eq' | 'contains';
+            value: string;
+            key: string;
+          },
+        ]
+      >[];
+    };
     MaskingSetting: {
       /** @default [] */
       detectors: ('email' | 'phone' | 'payment_card' | 'iban' | 'ip' | 'secret' | 'jwt')[];
@@ -2865,12 +2933,13 @@ export interface components {
       data: {
         /** @description the UTC day, YYYY-MM-DD */
         date: string;
-        /** @description spans ingest accepted */
+        /** @description spans ingest stored (a held span counts when a keep rule takes it out) */
         spans: number;
         /** @description traces that started that day */
         traces: number;
         /** @description ingest request bytes as sent (compressed when sent compressed) */
         bytes: number;
+        /** @description spans sampling held at ingest (docs/producer-controls.md, "Sampling") */
         sampled_out_spans: number;
         /** @description values masking replaced or dropped */
         masked_values: number;
@@ -2889,12 +2958,13 @@ export interface components {
       data: {
         /** @description the UTC day, YYYY-MM-DD */
         date: string;
-        /** @description spans ingest accepted */
+        /** @description spans ingest stored (a held span counts when a keep rule takes it out) */
         spans: number;
         /** @description traces that started that day */
         traces: number;
         /** @description ingest request bytes as sent (compressed when sent compressed) */
         bytes: number;
+        /** @description spans sampling held at ingest (docs/producer-controls.md, "Sampling") */
         sampled_out_spans: number;
         /** @description values masking replaced or dropped */
         masked_values: number;
@@ -2912,12 +2982,13 @@ export interface components {
         data: {
           /** @description the UTC day, YYYY-MM-DD */
           date: string;
-          /** @description spans ingest accepted */
+          /** @description spans ingest stored (a held span counts when a keep rule takes it out) */
           spans: number;
           /** @description traces that started that day */
           traces: number;
           /** @description ingest request bytes as sent (compressed when sent compressed) */
           bytes: number;
+          /** @description spans sampling held at ingest (docs/producer-controls.md, "Sampling") */
           sampled_out_spans: number;
           /** @description values masking replaced or dropped */
           masked_values: number;
@@ -11603,6 +11674,189 @@ export interface operations {
       200: {
         content: {
           'application/json': components['schemas']['CompiledPrompt'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Get a project's sampling */
+  getSampling: {
+    parameters: {
+      path: {
+        project_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['SamplingSetting'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Replace a project's sampling */
+  putSampling: {
+    parameters: {
+      path: {
+        project_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description the share of traces kept by hash of the trace id, 0 to 1
+           * @default 1
+           */
+          rate?: number;
+          /**
+           * @description a trace one of whose spans matches any of these is kept whole
+           * @default []
+           */
+          keep?: OneOf<
+            [
+              {
+                /** @enum {string} */
+                field: 'status';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              },
+              {
+                /** @enum {string} */
+                field: 'environment';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              },
+              {
+                /** @enum {string} */
+                field: 'model_name';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              },
+              {
+                /** @enum {string} */
+                field: 'span_kind';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              },
+              {
+                /** @enum {string} */
+                field: 'metadata';
+                /** @enum {string} */
+                op: 'eq' | 'contains';
+                value: string;
+                key: string;
+              },
+            ]
+          >[];
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['SamplingSetting'];
         };
       };
       /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
