@@ -191,10 +191,9 @@ export async function sweepSampling(
 ): Promise<{ promoted: number; expired: number }> {
   const promoted = await promoteHeld(ctx, writer, projectIds);
   const scope = '($1::uuid[] IS NULL OR project_id = ANY($1::uuid[]))';
-  const expired = await ctx.pg.pool.query(
-    `DELETE FROM sampling_held WHERE expires_at <= now() AND ${scope}`,
-    [projectIds],
-  );
+  const expired = await ctx.pg.pool.query(`DELETE FROM sampling_held WHERE expires_at <= now() AND ${scope}`, [
+    projectIds,
+  ]);
   await ctx.pg.pool.query(`DELETE FROM sampling_keeps WHERE expires_at <= now() AND ${scope}`, [projectIds]);
   return { promoted, expired: expired.rowCount ?? 0 };
 }

@@ -53,7 +53,14 @@ export async function projectUsage(
   const from = utcDay(startMs);
   const to = utcDay(endMs - 1);
   const [counters, judge] = await Promise.all([
-    ctx.pg.pool.query<{ project_id: string; day: string; spans: string; bytes: string; masked_values: string; sampled_out_spans: string }>(
+    ctx.pg.pool.query<{
+      project_id: string;
+      day: string;
+      spans: string;
+      bytes: string;
+      masked_values: string;
+      sampled_out_spans: string;
+    }>(
       `SELECT project_id, to_char(day, 'YYYY-MM-DD') AS day, spans, bytes, masked_values, sampled_out_spans FROM usage_daily
         WHERE project_id = ANY($1::uuid[]) AND day BETWEEN $2 AND $3`,
       [projectIds, from, to],

@@ -150,7 +150,12 @@ describe('the decision', () => {
     }
     for (const t of healthy.slice(0, 5)) expect((await detail(a, t)).statusCode).toBe(404);
     // Nothing held is listed, searched, or reachable by SQL.
-    const list = await call(h().api, { method: 'GET', url: `${PUBLIC}/traces`, token: a.key.key, query: { limit: 100 } });
+    const list = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/traces`,
+      token: a.key.key,
+      query: { limit: '100' },
+    });
     const listed = new Set(list.json().data.map((x: { trace_id: string }) => x.trace_id));
     for (const t of healthy) expect(listed.has(t)).toBe(false);
     for (const t of failing) expect(listed.has(t)).toBe(true);
@@ -191,7 +196,12 @@ describe('the decision', () => {
     expect(late).toEqual({ accepted: 1, sampled_out: 0, rejected: [] });
     const read = await detail(a, trace!);
     expect(read.statusCode).toBe(200);
-    expect(read.json().spans.map((s: { span_id: string }) => s.span_id).sort()).toEqual(['a', 'b', 'root']);
+    expect(
+      read
+        .json()
+        .spans.map((s: { span_id: string }) => s.span_id)
+        .sort(),
+    ).toEqual(['a', 'b', 'root']);
     // A span after the match is kept by the trace's keep marker, on either instance.
     expect(await send(h().api, a, [span(trace!, 'c', { parent_span_id: 'root' })])).toEqual({
       accepted: 1,

@@ -8,11 +8,13 @@ import { Badge, CopyButton, Empty, ErrorBox, Loading, Modal, Time, useTitle } fr
 import type { ApiKey, Member, Role } from '../types';
 import { ModelPricesTab } from './model-prices-tab';
 import { LlmConnectionsTab, ScoreConfigsTab } from './quality-settings';
+import { SamplingTab } from './sampling';
 
 const TABS = [
   ['keys', 'API keys'],
   ['members', 'Members'],
   ['project', 'Project'],
+  ['sampling', 'Sampling'],
   ['prices', 'Model prices'],
   ['score-configs', 'Score configs'],
   ['llm-connections', 'LLM connections'],
@@ -394,7 +396,7 @@ function ProjectSettings() {
   );
 }
 
-/** `/projects/{project_id}/settings`: API keys, members and roles, retention, model prices (`?tab=`). */
+/** `/projects/{project_id}/settings`: API keys, members and roles, retention, sampling, model prices (`?tab=`). */
 export function SettingsPage() {
   const { project } = useProject();
   useTitle(`Settings · ${project.name}`);
@@ -426,6 +428,8 @@ export function SettingsPage() {
         <ApiKeys />
       ) : tab === 'members' ? (
         <Members />
+      ) : tab === 'sampling' ? (
+        <SamplingTab />
       ) : tab === 'prices' ? (
         <ModelPricesTab />
       ) : tab === 'score-configs' ? (
