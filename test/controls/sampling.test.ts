@@ -116,7 +116,7 @@ describe('sampling settings', () => {
     const cost = await setting(a, a.owner.token, { rate: 0.5, keep: [{ field: 'cost', op: 'gt', value: 1 }] });
     expect(cost.statusCode).toBe(422);
     expect(JSON.stringify(cost.json().detail)).toContain(
-      'unknown field; a keep rule tests one of status, environment, model_name, span_kind, metadata',
+      'not a keep rule: a keep rule tests status, environment, model_name or span_kind (op \\"in\\", value a list of strings) or metadata',
     );
     // Nothing half-written: the refused PUTs left the last good setting.
     expect((await setting(a, a.owner.token)).json()).toEqual({ rate: 0.25, keep: [] });

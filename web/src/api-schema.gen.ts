@@ -4,15 +4,6 @@
  * change the schema, then regenerate. test/web/api-types.test.ts fails when this file is stale.
  */
 
-/** OneOf type helpers */
-type Without<T, U> = { [P in Exclude<keyof T, keyof U>]?: never };
-type XOR<T, U> = T | U extends object ? (Without<T, U> & U) | (Without<U, T> & T) : T | U;
-type OneOf<T extends any[]> = T extends [infer Only]
-  ? Only
-  : T extends [infer A, infer B, ...infer Rest]
-    ? OneOf<[XOR<A, B>, ...Rest]>
-    : never;
-
 export interface paths {
   '/api/v1/public/workspaces': {
     /** List the workspaces of the caller */
@@ -2867,46 +2858,44 @@ export interface components {
        * @description a trace one of whose spans matches any of these is kept whole
        * @default []
        */
-      keep: OneOf<
-        [
-          {
+      keep: (
+        | {
             /** @constant */
             field: 'status';
             /** @constant */
             op: 'in';
             value: string[];
-          },
-          {
+          }
+        | {
             /** @constant */
             field: 'environment';
             /** @constant */
             op: 'in';
             value: string[];
-          },
-          {
+          }
+        | {
             /** @constant */
             field: 'model_name';
             /** @constant */
             op: 'in';
             value: string[];
-          },
-          {
+          }
+        | {
             /** @constant */
             field: 'span_kind';
             /** @constant */
             op: 'in';
             value: string[];
-          },
-          {
+          }
+        | {
             /** @constant */
             field: 'metadata';
             /** @enum {string} */
             op: 'eq' | 'contains';
             value: string;
             key: string;
-          },
-        ]
-      >[];
+          }
+      )[];
     };
     MaskingSetting: {
       /** @default [] */
@@ -11809,46 +11798,44 @@ export interface operations {
            * @description a trace one of whose spans matches any of these is kept whole
            * @default []
            */
-          keep?: OneOf<
-            [
-              {
+          keep?: (
+            | {
                 /** @enum {string} */
                 field: 'status';
                 /** @enum {string} */
                 op: 'in';
                 value: string[];
-              },
-              {
+              }
+            | {
                 /** @enum {string} */
                 field: 'environment';
                 /** @enum {string} */
                 op: 'in';
                 value: string[];
-              },
-              {
+              }
+            | {
                 /** @enum {string} */
                 field: 'model_name';
                 /** @enum {string} */
                 op: 'in';
                 value: string[];
-              },
-              {
+              }
+            | {
                 /** @enum {string} */
                 field: 'span_kind';
                 /** @enum {string} */
                 op: 'in';
                 value: string[];
-              },
-              {
+              }
+            | {
                 /** @enum {string} */
                 field: 'metadata';
                 /** @enum {string} */
                 op: 'eq' | 'contains';
                 value: string;
                 key: string;
-              },
-            ]
-          >[];
+              }
+          )[];
         };
       };
     };
