@@ -96,6 +96,7 @@ const envSchema = z.object({
   EVALUATOR_CONCURRENCY_PER_PROJECT: z.coerce.number().int().min(1).max(1_000).default(4),
   EVALUATOR_DAILY_CALLS_PER_PROJECT: z.coerce.number().int().min(0).max(100_000_000).default(10_000),
   EVALUATOR_RETRY_BACKOFF_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
+  SAMPLING_DECISION_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
   ANNOTATION_HOLD_SECONDS: z.coerce.number().int().min(0).max(86_400).default(600),
   EXPORT_ALLOW_PRIVATE: booleanFlag(false),
   EXPORT_PART_ROWS: z.coerce.number().int().min(1).max(10_000_000).default(100_000),
@@ -190,6 +191,8 @@ export type Config = Readonly<{
    */
   llmConnections: Readonly<{ allowPrivate: boolean; timeoutMs: number }>;
   /** How long a reviewer's claim on an annotation queue item lasts, renewed by writes (docs/annotation.md); 0 in tests. */
+  /** Sampling (quality.md §6): how long spans of a trace out by hash are held for a keep rule's match. */
+  samplingDecisionWindowSeconds: number;
   annotationHoldSeconds: number;
   /**
    * Online evaluators' bounds (docs/evaluators.md, "Caps and retries"): judge calls of one project
@@ -304,6 +307,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       dailyCallsPerProject: e.EVALUATOR_DAILY_CALLS_PER_PROJECT,
       retryBackoffMs: e.EVALUATOR_RETRY_BACKOFF_MS,
     }),
+    samplingDecisionWindowSeconds: e.SAMPLING_DECISION_WINDOW_SECONDS,
     annotationHoldSeconds: e.ANNOTATION_HOLD_SECONDS,
     exports: Object.freeze({
       allowPrivate: e.EXPORT_ALLOW_PRIVATE,

@@ -2,18 +2,20 @@ import { z } from 'zod';
 import { Count } from '../answer-schemas.js';
 import { MaskingSetting } from './masking.js';
 import { QuotasSetting } from './quota-setting.js';
+import { SamplingSetting } from './sampling.js';
 
 /** The answers of the producer-control routes (docs/producer-controls.md). */
 
+export const SamplingAnswer = SamplingSetting.meta({ id: 'SamplingSetting' });
 export const MaskingAnswer = MaskingSetting.meta({ id: 'MaskingSetting' });
 export const QuotasAnswer = QuotasSetting.meta({ id: 'QuotasSetting' });
 
 const UsageDay = z.object({
   date: z.string().describe('the UTC day, YYYY-MM-DD'),
-  spans: Count.describe('spans ingest accepted'),
+  spans: Count.describe('spans ingest stored (a held span counts when a keep rule takes it out)'),
   traces: Count.describe('traces that started that day'),
   bytes: Count.describe('ingest request bytes as sent (compressed when sent compressed)'),
-  sampled_out_spans: Count,
+  sampled_out_spans: Count.describe('spans sampling held at ingest (docs/producer-controls.md, "Sampling")'),
   masked_values: Count.describe('values masking replaced or dropped'),
   scores: Count.describe('scores written'),
   judge_calls: Count.describe("online evaluators' judge calls"),

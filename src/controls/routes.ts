@@ -8,16 +8,18 @@ import { IsoDateTime, isoToEpochMs } from '../edge-schemas.js';
 import { BadRequestError } from '../errors.js';
 import { MaskingSetting } from './masking.js';
 import { QuotasSetting } from './quota-setting.js';
+import { SAMPLING_DEFAULT, SamplingSetting, startSamplingSweep } from './sampling.js';
 import { controlsOf } from './settings.js';
 import { emptyUsageDays, MAX_USAGE_DAYS, projectUsage, type UsageDay } from './usage-report.js';
-import { MaskingAnswer, ProjectUsageAnswer, QuotasAnswer, WorkspaceUsageAnswer } from './answers.js';
+import { MaskingAnswer, ProjectUsageAnswer, QuotasAnswer, SamplingAnswer, WorkspaceUsageAnswer } from './answers.js';
 import { closeQuotaCounter } from './quotas.js';
 import { usageMeterOf } from './usage.js';
 
 /**
- * Producer controls (quality.md §6; docs/producer-controls.md): a project's masking and quotas (user
+ * Producer controls (quality.md §6; docs/producer-controls.md): a project's sampling, masking and quotas (user
  * credential; reads VIEWER+, writes ADMIN; a PUT replaces the whole setting and applies to spans
- * ingested from then on, within 10 s on every API process), and usage per day.
+ * ingested from then on, within 10 s on every API process), and usage per day. Each API process runs
+ * the sampling sweep (src/controls/sampling.ts).
  */
 const ProjectParams = z.object({ project_id: z.string().min(1) });
 const WorkspaceParams = z.object({ workspace_id: z.string().min(1) });
@@ -25,7 +27,7 @@ const UsageQuery = z.object({ start_time: IsoDateTime.optional(), end_time: IsoD
 const DAY_MS = 86_400_000;
 const DEFAULT_USAGE_DAYS = 30;
 
-type Setting = 'masking' | 'quotas';
+type Setting = 'sampling' | 'masking' | 'quotas';
 
 function usageWindow(query: z.infer<typeof UsageQuery>): { startMs: number; endMs: number } {
   const endMs = query.end_time ? isoToEpochMs(query.end_time) : Date.now();
@@ -58,7 +60,9 @@ function sumDays(lists: UsageDay[][]): UsageDay[] {
 export function registerControlRoutes(app: FastifyInstance, ctx: AppContext): void {
   const r = typed(app);
   const user = { onRequest: authenticate(ctx, 'user') };
+  const stopSweep = startSamplingSweep(ctx, ctx.spanWriter);
   app.addHook('onClose', async () => {
+    await stopSweep();
     closeQuotaCounter(ctx);
     await usageMeterOf(ctx).close();
   });
@@ -92,6 +96,7 @@ export function registerControlRoutes(app: FastifyInstance, ctx: AppContext): vo
       },
     );
   };
+  settingRoutes('sampling', SamplingSetting, SamplingAnswer, SAMPLING_DEFAULT);
   settingRoutes('masking', MaskingSetting, MaskingAnswer, { detectors: [], patterns: [], action: 'mask' });
   settingRoutes('quotas', QuotasSetting, QuotasAnswer, {});
 

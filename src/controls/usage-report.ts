@@ -53,8 +53,15 @@ export async function projectUsage(
   const from = utcDay(startMs);
   const to = utcDay(endMs - 1);
   const [counters, judge] = await Promise.all([
-    ctx.pg.pool.query<{ project_id: string; day: string; spans: string; bytes: string; masked_values: string }>(
-      `SELECT project_id, to_char(day, 'YYYY-MM-DD') AS day, spans, bytes, masked_values FROM usage_daily
+    ctx.pg.pool.query<{
+      project_id: string;
+      day: string;
+      spans: string;
+      bytes: string;
+      masked_values: string;
+      sampled_out_spans: string;
+    }>(
+      `SELECT project_id, to_char(day, 'YYYY-MM-DD') AS day, spans, bytes, masked_values, sampled_out_spans FROM usage_daily
         WHERE project_id = ANY($1::uuid[]) AND day BETWEEN $2 AND $3`,
       [projectIds, from, to],
     ),
@@ -109,7 +116,13 @@ export async function projectUsage(
   const at = (id: string, day: string) => byProject.get(id)?.find((d) => d.date === day);
   for (const r of counters.rows) {
     const d = at(r.project_id, r.day);
-    if (d) Object.assign(d, { spans: Number(r.spans), bytes: Number(r.bytes), masked_values: Number(r.masked_values) });
+    if (d)
+      Object.assign(d, {
+        spans: Number(r.spans),
+        bytes: Number(r.bytes),
+        masked_values: Number(r.masked_values),
+        sampled_out_spans: Number(r.sampled_out_spans),
+      });
   }
   for (const r of judge.rows) {
     const d = at(r.project_id, r.day);

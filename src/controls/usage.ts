@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 
 /**
  * Ingest usage per project and UTC day (docs/producer-controls.md, "Usage"): each API process adds
- * what it accepted (spans, request bytes, requests) and masked into memory, and writes the sums to
+ * what it accepted (spans, request bytes, requests), masked and sampled out into memory, and writes the sums to
  * Postgres (`usage_daily`) every `FLUSH_MS` and when it stops. The daily span quota reads the day's
  * stored total (kept `TOTAL_TTL_MS`) plus what this process has not written yet, so every process
  * enforces it within a few seconds of the others.
@@ -10,7 +10,7 @@ import type { AppContext } from '../context.js';
 const FLUSH_MS = 5_000;
 const TOTAL_TTL_MS = 5_000;
 
-export type UsageCounts = { spans: number; bytes: number; requests: number; masked: number };
+export type UsageCounts = { spans: number; bytes: number; requests: number; masked: number; sampledOut: number };
 
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
@@ -29,11 +29,12 @@ export class UsageMeter {
 
   add(projectId: string, counts: Partial<UsageCounts>): void {
     const key = `${projectId}|${utcDay(this.now())}`;
-    const c = this.pending.get(key) ?? { spans: 0, bytes: 0, requests: 0, masked: 0 };
+    const c = this.pending.get(key) ?? { spans: 0, bytes: 0, requests: 0, masked: 0, sampledOut: 0 };
     c.spans += counts.spans ?? 0;
     c.bytes += counts.bytes ?? 0;
     c.requests += counts.requests ?? 0;
     c.masked += counts.masked ?? 0;
+    c.sampledOut += counts.sampledOut ?? 0;
     this.pending.set(key, c);
     if (!this.timer) {
       this.timer = setTimeout(() => {
@@ -71,22 +72,24 @@ export class UsageMeter {
         const [projectId, day] = key.split('|') as [string, string];
         try {
           await this.ctx.pg.pool.query(
-            `INSERT INTO usage_daily (project_id, day, spans, bytes, requests, masked_values)
-             SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM projects WHERE id = $1)
+            `INSERT INTO usage_daily (project_id, day, spans, bytes, requests, masked_values, sampled_out_spans)
+             SELECT $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM projects WHERE id = $1)
              ON CONFLICT (project_id, day) DO UPDATE SET spans = usage_daily.spans + excluded.spans,
                bytes = usage_daily.bytes + excluded.bytes, requests = usage_daily.requests + excluded.requests,
-               masked_values = usage_daily.masked_values + excluded.masked_values`,
-            [projectId, day, c.spans, c.bytes, c.requests, c.masked],
+               masked_values = usage_daily.masked_values + excluded.masked_values,
+               sampled_out_spans = usage_daily.sampled_out_spans + excluded.sampled_out_spans`,
+            [projectId, day, c.spans, c.bytes, c.requests, c.masked, c.sampledOut],
           );
           // The stored total moved: read it again at the next quota check.
           this.totals.delete(key);
         } catch {
-          const again = this.pending.get(key) ?? { spans: 0, bytes: 0, requests: 0, masked: 0 };
+          const again = this.pending.get(key) ?? { spans: 0, bytes: 0, requests: 0, masked: 0, sampledOut: 0 };
           this.pending.set(key, {
             spans: again.spans + c.spans,
             bytes: again.bytes + c.bytes,
             requests: again.requests + c.requests,
             masked: again.masked + c.masked,
+            sampledOut: again.sampledOut + c.sampledOut,
           });
         }
       }

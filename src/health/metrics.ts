@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { UnauthorizedError } from '../errors.js';
 import type { SpanWriter } from '../traces/span-writer.js';
+import { sampledOutCounter } from '../controls/sampling.js';
 
 /**
  * `/metrics` in Prometheus text format: process metrics and one request histogram labelled by
@@ -36,7 +37,11 @@ export function registerMetrics(
     const route = request.routeOptions.url ?? 'unmatched';
     requests.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
   });
-  if (spanWriter) registerIngestMetrics(app, registry, spanWriter);
+  if (spanWriter) {
+    registerIngestMetrics(app, registry, spanWriter);
+    // Spans sampled out at ingest (docs/producer-controls.md): per process, no tenant label.
+    registry.registerMetric(sampledOutCounter);
+  }
   if (textIndexLagSeconds) {
     new Gauge({
       name: 'sightline_text_index_lag_seconds',

@@ -132,6 +132,20 @@ export const PredicateSchema = z.discriminatedUnion('field', [
 ]);
 export type Predicate = z.infer<typeof PredicateSchema>;
 
+/** The span fields a sampling `keep` rule may test (quality.md §6, `sampling`). */
+export const KEEP_FIELDS = ['status', 'environment', 'model_name', 'span_kind', 'metadata'] as const;
+
+/**
+ * A sampling `keep` predicate: the list's own rows for those fields, tested against each span as it
+ * arrives (src/controls/sampling.ts `keepMatches`). Any other field, or a row that fits none, is refused
+ * naming the fields allowed. A plain union (`anyOf` in the OpenAPI document, as the web types read it).
+ */
+export const KeepPredicateSchema = z.union([list.sets[3], list.sets[1], list.sets[0], list.sets[2], list.metadata], {
+  error:
+    'not a keep rule: a keep rule tests status, environment, model_name or span_kind (op "in", value a list of strings) or metadata (key, op "eq" or "contains", value a string)',
+});
+export type KeepPredicate = z.infer<typeof KeepPredicateSchema>;
+
 /** A span predicate: a widget spec's filters, and what alert and detector predicates normalise to. */
 export const SpanFilterSchema = z.discriminatedUnion('field', [
   span.traceId,

@@ -163,6 +163,9 @@ export const SessionDetailAnswer = SessionSummaryAnswer.extend({
 export const IngestAnswer = z
   .object({
     accepted: Count,
+    sampled_out: Count.optional().describe(
+      'of the accepted spans, those sampled out (held for the decision window, docs/producer-controls.md); present when the project samples',
+    ),
     rejected: z.array(z.object({ index: Count, span_id: z.string().nullable(), errors: z.array(z.string()) })),
   })
   .meta({ id: 'IngestResult' });

@@ -188,15 +188,14 @@ export function registerTraceRoutes(app: FastifyInstance, ctx: AppContext): void
         if (total > MAX_SPANS_PER_REQUEST)
           throw new PayloadTooLargeError(`at most ${MAX_SPANS_PER_REQUEST} spans per request; split the batch`);
         const { accepted, rejected } = validateSpans(otlpToSpans(decoded));
-        await storing(request, () =>
+        const { sampledOut } = await storing(request, () =>
           ingesting(writer, request, () => storeSpans(writer, apiKeyOf(request), accepted, prices, controls)),
         );
-        const message = rejected.length
-          ? rejected
-              .slice(0, 5)
-              .map((x) => `span ${x.span_id ?? x.index}: ${x.errors.join('; ')}`)
-              .join(' | ')
-          : '';
+        // Partial success has no field for sampling: its message says it (quality.md §6), after any rejections.
+        const message = [
+          ...rejected.slice(0, 5).map((x) => `span ${x.span_id ?? x.index}: ${x.errors.join('; ')}`),
+          ...(sampledOut ? [`${sampledOut} span${sampledOut === 1 ? '' : 's'} sampled out`] : []),
+        ].join(' | ');
         if (protobuf)
           return reply.type('application/x-protobuf').send(encodeOtlpProtobufResponse(rejected.length, message));
         return reply.type('application/json').send(otlpJsonResponse(rejected.length, message));

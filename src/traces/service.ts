@@ -32,6 +32,7 @@ import { settingsClause } from '../query/limits.js';
 import { forEachInSlices } from '../event-loop-slices.js';
 import { controlsOf, type ControlsBook } from '../controls/settings.js';
 import { usageMeterOf, type UsageMeter } from '../controls/usage.js';
+import { sampleBatch } from '../controls/sampling.js';
 import type { AnswerOf } from '../answer-schemas.js';
 import type { SessionSummaryAnswer, TextMatchAnswer } from './answers.js';
 import {
@@ -48,14 +49,15 @@ import {
 } from './read-bounds.js';
 
 /** What the ingest path reads of a project's producer controls, and counts its usage into. */
-export type IngestControls = { book: ControlsBook; meter: UsageMeter };
+export type IngestControls = { book: ControlsBook; meter: UsageMeter; ctx: AppContext };
 
 /** The process's ingest controls for a running context. */
 export function ingestControlsOf(ctx: AppContext): IngestControls {
-  return { book: controlsOf(ctx), meter: usageMeterOf(ctx) };
+  return { book: controlsOf(ctx), meter: usageMeterOf(ctx), ctx };
 }
 
-export type IngestResult = { accepted: number; rejected: RejectedSpan[] };
+/** `sampled_out` only for a project that samples (quality.md §6): others answer as before sampling existed. */
+export type IngestResult = { accepted: number; sampled_out?: number; rejected: RejectedSpan[] };
 
 /** `POST /traces`: validates each span, stores the valid ones (partial success, docs/spans.md). */
 export async function ingestSpans(
@@ -66,8 +68,9 @@ export async function ingestSpans(
   controls: IngestControls,
 ): Promise<IngestResult> {
   const { accepted, rejected } = validateSpans(raw);
-  await storeSpans(writer, key, accepted, prices, controls);
-  return { accepted: accepted.length, rejected };
+  const { sampledOut } = await storeSpans(writer, key, accepted, prices, controls);
+  if (sampledOut === null) return { accepted: accepted.length, rejected };
+  return { accepted: accepted.length, sampled_out: sampledOut, rejected };
 }
 
 /**
@@ -75,7 +78,9 @@ export async function ingestSpans(
  * (docs/producer-controls.md): nothing unmasked reaches a store or an index. Spans without a sent
  * cost are then priced from the key's project's prices (docs/model-prices.md): cost is fixed at
  * ingest, so a later price change touches only spans ingested after it. What was stored and masked
- * is counted in the project's usage.
+ * is counted in the project's usage. Sampling decides last (src/controls/sampling.ts): spans of a trace
+ * out by hash are held, already masked and priced, and counted as sampled out (`sampledOut`, null
+ * when the project keeps every trace).
  */
 export async function storeSpans(
   writer: SpanWriter,
@@ -83,15 +88,23 @@ export async function storeSpans(
   spans: NormalizedSpan[],
   prices: PriceBook,
   controls: IngestControls,
-): Promise<void> {
+): Promise<{ sampledOut: number | null }> {
   replaceUnpairedSurrogates(spans);
-  const { masker } = await controls.book.of(key.projectId);
+  const { masker, sampling } = await controls.book.of(key.projectId);
   let masked = 0;
   // Sliced like pricing (docs/limits.md, "The event loop"): a 10,000-span batch masks in turns.
   if (masker) await forEachInSlices(spans, (span) => (masked += masker.maskSpan(span)));
   await prices.price(key.projectId, spans);
-  await writer.write(key.projectId, key.traceTtlDays, spans);
-  controls.meter.add(key.projectId, { spans: spans.length, masked });
+  let kept = spans;
+  let sampledOut: number | null = null;
+  if (sampling) {
+    const decided = await sampleBatch(controls.ctx, writer, key.projectId, key.traceTtlDays, sampling, spans);
+    kept = decided.kept;
+    sampledOut = decided.held;
+  }
+  if (kept.length > 0) await writer.write(key.projectId, key.traceTtlDays, kept);
+  controls.meter.add(key.projectId, { spans: kept.length, masked, sampledOut: sampledOut ?? 0 });
+  return { sampledOut };
 }
 
 async function rows<T>(ctx: AppContext, q: Query, limits: QueryLimits, advice: string): Promise<T[]> {

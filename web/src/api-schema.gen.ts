@@ -387,6 +387,12 @@ export interface paths {
      */
     post: operations['compilePrompt'];
   };
+  '/api/v1/public/projects/{project_id}/sampling': {
+    /** Get a project's sampling */
+    get: operations['getSampling'];
+    /** Replace a project's sampling */
+    put: operations['putSampling'];
+  };
   '/api/v1/public/projects/{project_id}/masking': {
     /** Get a project's masking */
     get: operations['getMasking'];
@@ -1483,6 +1489,8 @@ export interface components {
     };
     IngestResult: {
       accepted: number;
+      /** @description of the accepted spans, those sampled out (held for the decision window, docs/producer-controls.md); present when the project samples */
+      sampled_out?: number;
       rejected: {
         index: number;
         span_id: string | null;
@@ -2847,6 +2855,55 @@ export interface components {
         }[];
       }[];
     };
+    SamplingSetting: {
+      /**
+       * @description the share of traces kept by hash of the trace id, 0 to 1
+       * @default 1
+       */
+      rate: number;
+      /**
+       * @description a trace one of whose spans matches any of these is kept whole
+       * @default []
+       */
+      keep: (
+        | {
+            /** @constant */
+            field: 'status';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'environment';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'model_name';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'span_kind';
+            /** @constant */
+            op: 'in';
+            value: string[];
+          }
+        | {
+            /** @constant */
+            field: 'metadata';
+            /** @enum {string} */
+            op: 'eq' | 'contains';
+            value: string;
+            key: string;
+          }
+      )[];
+    };
     MaskingSetting: {
       /** @default [] */
       detectors: ('email' | 'phone' | 'payment_card' | 'iban' | 'ip' | 'secret' | 'jwt')[];
@@ -2872,12 +2929,13 @@ export interface components {
       data: {
         /** @description the UTC day, YYYY-MM-DD */
         date: string;
-        /** @description spans ingest accepted */
+        /** @description spans ingest stored (a held span counts when a keep rule takes it out) */
         spans: number;
         /** @description traces that started that day */
         traces: number;
         /** @description ingest request bytes as sent (compressed when sent compressed) */
         bytes: number;
+        /** @description spans sampling held at ingest (docs/producer-controls.md, "Sampling") */
         sampled_out_spans: number;
         /** @description values masking replaced or dropped */
         masked_values: number;
@@ -2896,12 +2954,13 @@ export interface components {
       data: {
         /** @description the UTC day, YYYY-MM-DD */
         date: string;
-        /** @description spans ingest accepted */
+        /** @description spans ingest stored (a held span counts when a keep rule takes it out) */
         spans: number;
         /** @description traces that started that day */
         traces: number;
         /** @description ingest request bytes as sent (compressed when sent compressed) */
         bytes: number;
+        /** @description spans sampling held at ingest (docs/producer-controls.md, "Sampling") */
         sampled_out_spans: number;
         /** @description values masking replaced or dropped */
         masked_values: number;
@@ -2919,12 +2978,13 @@ export interface components {
         data: {
           /** @description the UTC day, YYYY-MM-DD */
           date: string;
-          /** @description spans ingest accepted */
+          /** @description spans ingest stored (a held span counts when a keep rule takes it out) */
           spans: number;
           /** @description traces that started that day */
           traces: number;
           /** @description ingest request bytes as sent (compressed when sent compressed) */
           bytes: number;
+          /** @description spans sampling held at ingest (docs/producer-controls.md, "Sampling") */
           sampled_out_spans: number;
           /** @description values masking replaced or dropped */
           masked_values: number;
@@ -11610,6 +11670,187 @@ export interface operations {
       200: {
         content: {
           'application/json': components['schemas']['CompiledPrompt'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Get a project's sampling */
+  getSampling: {
+    parameters: {
+      path: {
+        project_id: string;
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['SamplingSetting'];
+        };
+      };
+      /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */
+      400: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Authentication failed: no credential, or one that is invalid, expired or revoked */
+      401: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description The credential may not do this: an API key on a route needing a user, or no access */
+      403: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Not found, or not visible to the caller */
+      404: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Request validation failed */
+      422: {
+        content: {
+          'application/json': components['schemas']['ValidationError'];
+        };
+      };
+      /** @description Rate limited; retry after the `Retry-After` header */
+      429: {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description Another client error (409, 413, 414, 415, ...) */
+      '4XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+      /** @description A server error; 503 when a store or the credential check is unavailable (retry) */
+      '5XX': {
+        content: {
+          'application/json': components['schemas']['Error'];
+        };
+      };
+    };
+  };
+  /** Replace a project's sampling */
+  putSampling: {
+    parameters: {
+      path: {
+        project_id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * @description the share of traces kept by hash of the trace id, 0 to 1
+           * @default 1
+           */
+          rate?: number;
+          /**
+           * @description a trace one of whose spans matches any of these is kept whole
+           * @default []
+           */
+          keep?: (
+            | {
+                /** @enum {string} */
+                field: 'status';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'environment';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'model_name';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'span_kind';
+                /** @enum {string} */
+                op: 'in';
+                value: string[];
+              }
+            | {
+                /** @enum {string} */
+                field: 'metadata';
+                /** @enum {string} */
+                op: 'eq' | 'contains';
+                value: string;
+                key: string;
+              }
+          )[];
+        };
+      };
+    };
+    responses: {
+      /** @description Default Response */
+      200: {
+        content: {
+          'application/json': components['schemas']['SamplingSetting'];
         };
       };
       /** @description A malformed request: a bad JSON body or URL encoding, a missing or mismatched `project_id`, an invalid `filters` parameter */

@@ -10,6 +10,7 @@ import { Badge, Empty, ErrorBox, Loading, Modal, NotFound, Pager, Time, useTitle
 import { AGGREGATIONS, GROUP_FIELDS, IDENTITY_MEASURES, MEASURES, valueFormatter } from '../widget-spec';
 import type { Alert, AlertEvaluation, AlertFilter, Page, Predicate } from '../types';
 import { ALERT_STATUSES } from '../../../src/alerts/vocabulary';
+import { SampledBanner } from './sampling';
 
 const STATUSES: readonly string[] = ALERT_STATUSES;
 const OPERATORS = ['>', '>=', '<', '<=', '=', '!='];
@@ -336,6 +337,7 @@ export function AlertsPage() {
           )}
         </div>
       </div>
+      <SampledBanner />
       {alerts.isPending ? (
         <Loading rows={5} />
       ) : alerts.error ? (

@@ -9,11 +9,13 @@ import type { ApiKey, Member, Role } from '../types';
 import { ModelPricesTab } from './model-prices-tab';
 import { LlmConnectionsTab, ScoreConfigsTab } from './quality-settings';
 import { MaskingTab, QuotasTab } from './producer-settings';
+import { SamplingTab } from './sampling';
 
 const TABS = [
   ['keys', 'API keys'],
   ['members', 'Members'],
   ['project', 'Project'],
+  ['sampling', 'Sampling'],
   ['prices', 'Model prices'],
   ['score-configs', 'Score configs'],
   ['llm-connections', 'LLM connections'],
@@ -397,7 +399,7 @@ function ProjectSettings() {
   );
 }
 
-/** `/projects/{project_id}/settings`: API keys, members and roles, retention, model prices (`?tab=`). */
+/** `/projects/{project_id}/settings`: API keys, members and roles, retention, sampling, model prices (`?tab=`). */
 export function SettingsPage() {
   const { project } = useProject();
   useTitle(`Settings · ${project.name}`);
@@ -429,6 +431,8 @@ export function SettingsPage() {
         <ApiKeys />
       ) : tab === 'members' ? (
         <Members />
+      ) : tab === 'sampling' ? (
+        <SamplingTab />
       ) : tab === 'prices' ? (
         <ModelPricesTab />
       ) : tab === 'score-configs' ? (

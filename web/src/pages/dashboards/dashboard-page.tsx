@@ -9,6 +9,7 @@ import { Badge, ErrorBox, Loading, NotFound, Time, useTitle } from '../../compon
 import { WidgetBody } from '../../components/widget-view';
 import type { Dashboard, DashboardData, Widget } from '../../types';
 import { WidgetEditor, type WindowQuery } from './widget-editor';
+import { SampledBanner } from '../sampling';
 
 const DEFAULT_RANGE = '1d';
 
@@ -99,6 +100,7 @@ export function DashboardPage() {
           )}
         </div>
       </div>
+      <SampledBanner />
       {data.error && <ErrorBox error={data.error} title="The dashboard's data could not be read" />}
       {d.widgets.length === 0 ? (
         <div className="empty">

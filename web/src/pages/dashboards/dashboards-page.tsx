@@ -5,6 +5,7 @@ import { api, ApiError } from '../../api';
 import { useProject } from '../../project';
 import { Badge, Empty, ErrorBox, Loading, Modal, Time, useTitle } from '../../components/ui';
 import type { DashboardItem } from '../../types';
+import { SampledBanner } from '../sampling';
 
 export function DashboardsPage() {
   const { projectId, project, canWrite } = useProject();
@@ -38,6 +39,7 @@ export function DashboardsPage() {
           </button>
         )}
       </div>
+      <SampledBanner />
       {dashboards.isPending ? (
         <Loading />
       ) : dashboards.error ? (
