@@ -203,16 +203,12 @@ export async function benchEvaluatorThroughput(
   return result;
 }
 
-async function main(): Promise<void> {
-  const { values: args } = parseArgs({
-    options: {
-      traces: { type: 'string', default: '600' },
-      projects: { type: 'string', default: '2' },
-      'delay-ms': { type: 'string', default: '200' },
-      dir: { type: 'string', default: 'bench/data/evaluator-throughput' },
-    },
-  });
-  const dir = path.resolve(args.dir);
+/** Fresh embedded stores in `dir` (loopback judge allowed), then the throughput row. */
+export async function benchEvaluatorThroughputAlone(
+  dir: string,
+  options: { traces: number; projects: number; delayMs: number },
+  rows: Row[],
+) {
   fs.rmSync(dir, { recursive: true, force: true });
   const { loadConfig } = await import('../src/config.js');
   const { openRuntime } = await import('../src/runtime.js');
@@ -224,11 +220,26 @@ async function main(): Promise<void> {
   const api = buildApiApp(ctx);
   const web = buildWebApp(ctx);
   await Promise.all([api.ready(), web.ready()]);
+  try {
+    return await benchEvaluatorThroughput(ctx, api, web, options, rows);
+  } finally {
+    await Promise.all([api.close(), web.close()]);
+    await ctx.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values: args } = parseArgs({
+    options: {
+      traces: { type: 'string', default: '600' },
+      projects: { type: 'string', default: '2' },
+      'delay-ms': { type: 'string', default: '200' },
+      dir: { type: 'string', default: 'bench/data/evaluator-throughput' },
+    },
+  });
   const rows: Row[] = [];
-  const results = await benchEvaluatorThroughput(
-    ctx,
-    api,
-    web,
+  const results = await benchEvaluatorThroughputAlone(
+    path.resolve(args.dir),
     { traces: Number(args.traces), projects: Number(args.projects), delayMs: Number(args['delay-ms']) },
     rows,
   );
@@ -241,8 +252,6 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
   fs.writeFileSync(outFile, JSON.stringify({ ...results, rows }, null, 2));
   console.log(`\nresults: ${path.relative(process.cwd(), outFile)}`);
-  await Promise.all([api.close(), web.close()]);
-  await ctx.close();
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
