@@ -1,10 +1,10 @@
 import type { AppContext } from '../context.js';
 import { NotFoundError } from '../errors.js';
 import { SecretBoxError } from '../secrets/secret-box.js';
-import { openRow, type ConnectionRow } from '../llm-connections/service.js';
+import { openConnection } from '../llm-connections/service.js';
 import { callJudge, type CallFailure, type JudgeAnswer, type OpenConnection } from '../llm-connections/providers.js';
 import { writeScores } from '../scores/service.js';
-import { configSetOf, type ConfigSet } from '../scores/configs.js';
+import { configsFor } from '../scores/configs.js';
 import { getTrace } from '../traces/service.js';
 import { runCheck, type ScoreValue } from './checks.js';
 import { readJudgement, scoreSchemaOf } from './judgement.js';
@@ -12,7 +12,7 @@ import { evaluatorScoreId } from './identity.js';
 import { renderPrompt, type ScoredTarget } from './template.js';
 import { DRY_RUN_ERRORS, traceTarget } from './dry-run.js';
 import { EVALUATOR_COLUMNS, type EvaluatorRow } from './record.js';
-import { releaseSlot, takeCall } from './caps.js';
+import { claimSlot, countCall, releaseSlot } from './caps.js';
 import { writeJudgeTrace } from './judge-trace.js';
 import { raiseSignal } from './health.js';
 import { judgeCost } from './cost.js';
@@ -49,10 +49,6 @@ type Claimed = EvaluatorRow & {
   exec_span_id: string | null;
   attempts: number;
   trace_ttl_days: number;
-  /** The judge's connection of the evaluator's project (read with the claim), null when gone. */
-  connection: ConnectionRow | null;
-  /** The score configs of the evaluator's score name and config (read with the claim). */
-  score_configs: Parameters<typeof configSetOf>[0] | null;
 };
 
 type Outcome = {
@@ -81,11 +77,7 @@ async function claim(ctx: AppContext, executionId: string): Promise<Claimed | nu
         RETURNING x.execution_id, x.evaluator_id, x.trace_id, x.span_id, x.attempts)
      SELECT ${EVALUATOR_COLUMNS.split(', ')
        .map((c) => `e.${c}`)
-       .join(', ')}, c.execution_id, c.trace_id, c.span_id AS exec_span_id, c.attempts, p.trace_ttl_days,
-            (SELECT to_jsonb(lc) FROM llm_connections lc
-              WHERE lc.id::text = e.scorer->>'connection_id' AND lc.project_id = e.project_id) AS connection,
-            (SELECT jsonb_agg(to_jsonb(sc)) FROM score_configs sc
-              WHERE sc.project_id = e.project_id AND (sc.id::text = e.score_config_id::text OR sc.name = e.score_name)) AS score_configs
+       .join(', ')}, c.execution_id, c.trace_id, c.span_id AS exec_span_id, c.attempts, p.trace_ttl_days
        FROM claimed c JOIN evaluators e ON e.id = c.evaluator_id JOIN projects p ON p.id = e.project_id`,
     [executionId, STALE_RUNNING_MS],
   );
@@ -129,9 +121,13 @@ async function readTarget(ctx: AppContext, row: Claimed): Promise<ScoredTarget |
 async function storeScore(ctx: AppContext, row: Claimed, dataType: string, score: ScoreValue): Promise<string | null> {
   const scoreId = evaluatorScoreId(row.id, row.trace_id, row.exec_span_id);
   let value: number | undefined = score.value;
-  const configs: ConfigSet = configSetOf(row.score_configs ?? []);
-  // A score config's categories carry values of their own: the label decides then.
-  if (dataType === 'categorical' && (configs.byId.size || configs.byName.size)) value = undefined;
+  if (dataType === 'categorical') {
+    // A score config's categories carry values of their own: the label decides then.
+    const configs = await configsFor(ctx.pg.pool, row.project_id, row.score_config_id ? [row.score_config_id] : [], [
+      row.score_name,
+    ]);
+    if (configs.byId.size || configs.byName.size) value = undefined;
+  }
   const raw = {
     score_id: scoreId,
     trace_id: row.trace_id,
@@ -148,7 +144,6 @@ async function storeScore(ctx: AppContext, row: Claimed, dataType: string, score
     evaluatorId: row.id,
     executionId: row.execution_id,
     evaluatorVersion: row.version,
-    configs,
   });
   return written.accepted === 1 ? scoreId : null;
 }
@@ -183,11 +178,11 @@ async function judge(ctx: AppContext, row: Claimed, target: ScoredTarget, option
   if (scorer.type !== 'llm_judge') throw new Error('not a judge');
   const sleep = options.sleep ?? defaultSleep;
   let connection: OpenConnection & { defaultModel: string | null };
-  if (row.connection === null) return { status: 'error', error: EXECUTION_ERRORS.connectionGone };
   try {
-    connection = openRow(ctx, row.connection);
+    connection = await openConnection(ctx, row.project_id, scorer.connection_id);
   } catch (error) {
     if (error instanceof SecretBoxError) return { status: 'error', error: EXECUTION_ERRORS.keyUnreadable };
+    if (error instanceof NotFoundError) return { status: 'error', error: EXECUTION_ERRORS.connectionGone };
     throw error;
   }
   const model = scorer.model ?? connection.defaultModel;
@@ -198,16 +193,18 @@ async function judge(ctx: AppContext, row: Claimed, target: ScoredTarget, option
   let result: JudgeAnswer | CallFailure | null = null;
   const started = Date.now();
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    // The slot, the day's count and the attempt in one statement (caps.ts).
-    const slot = await takeCall(
+    if (!(await countCall(ctx.pg.pool, row.project_id, caps.dailyCallsPerProject)))
+      return { status: 'skipped', error: EXECUTION_ERRORS.dailyCap, judge_model: model };
+    const slot = await claimSlot(
       ctx.pg.pool,
       row.project_id,
       row.execution_id,
-      { slots: caps.concurrencyPerProject, leaseMs: timeoutMs + 30_000, dailyCap: caps.dailyCallsPerProject },
+      caps.concurrencyPerProject,
+      timeoutMs + 30_000,
       () => false,
     );
-    if (slot === 'capped') return { status: 'skipped', error: EXECUTION_ERRORS.dailyCap, judge_model: model };
     try {
+      await bumpAttempts(ctx, row.execution_id);
       result = await callJudge(
         connection,
         {

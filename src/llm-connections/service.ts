@@ -31,7 +31,7 @@ export type ConnectionInput = {
 };
 export type ConnectionUpdate = Partial<Omit<ConnectionInput, 'provider'>>;
 
-export type ConnectionRow = {
+type ConnectionRow = {
   id: string;
   project_id: string;
   name: string;
@@ -124,14 +124,7 @@ export async function openConnection(
   projectId: string,
   id: string,
 ): Promise<OpenConnection & { defaultModel: string | null }> {
-  return openRow(ctx, await findRow(ctx.pg.pool, projectId, id));
-}
-
-/** A connection row already read (the evaluator worker reads it with its claim) opened for a call. */
-export function openRow(
-  ctx: AppContext,
-  row: Pick<ConnectionRow, 'provider' | 'base_url' | 'api_key_sealed' | 'extra_headers_sealed' | 'default_model'>,
-): OpenConnection & { defaultModel: string | null } {
+  const row = await findRow(ctx.pg.pool, projectId, id);
   return {
     provider: row.provider,
     baseUrl: row.base_url,

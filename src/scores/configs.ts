@@ -166,29 +166,12 @@ export async function configsFor(
   projectId: string,
   ids: readonly string[],
   names: readonly string[],
-): Promise<ConfigSet> {
+): Promise<{ byId: Map<string, ScoreConfig>; byName: Map<string, ScoreConfig> }> {
   const uuids = [...new Set(ids.filter(isUuid))];
   const { rows } = await db.query<ConfigRow>(
     `SELECT ${COLUMNS} FROM score_configs WHERE project_id = $1 AND (id = ANY($2::uuid[]) OR name = ANY($3::text[]))`,
     [projectId, uuids, [...new Set(names)]],
   );
-  return configSetOf(rows);
-}
-
-export type ConfigSet = { byId: Map<string, ScoreConfig>; byName: Map<string, ScoreConfig> };
-
-/**
- * The configs of rows read elsewhere: by configsFor, or by a caller's own statement as `to_jsonb`
- * (the evaluator worker reads its score's configs with its claim), whose times arrive as text.
- */
-export function configSetOf(
-  rows: readonly (Omit<ConfigRow, 'created_at' | 'updated_at'> & {
-    created_at: Date | string;
-    updated_at: Date | string;
-  })[],
-): ConfigSet {
-  const configs = rows.map((r) =>
-    answerOf({ ...r, created_at: new Date(r.created_at), updated_at: new Date(r.updated_at) }),
-  );
+  const configs = rows.map(answerOf);
   return { byId: new Map(configs.map((c) => [c.id, c])), byName: new Map(configs.map((c) => [c.name, c])) };
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { issueLines } from '../zod-issues.js';
 import { SCORE_DATA_TYPES, type SCORE_SOURCES } from './answers.js';
-import type { ConfigSet, ScoreConfig } from './configs.js';
+import type { ScoreConfig } from './configs.js';
 
 /** A score as `POST /scores` takes it (quality.md §1), validated one by one (partial success). */
 
@@ -43,8 +43,6 @@ export type ScoreOrigin = {
   evaluatorId?: string;
   executionId?: string;
   evaluatorVersion?: number;
-  /** The score configs of these scores' names and config ids, when the caller has read them already. */
-  configs?: ConfigSet;
 };
 
 /** A score ready to store: every field filled, as the table holds it. */

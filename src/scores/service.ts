@@ -64,14 +64,12 @@ export async function writeScores(
     if (result.success) parsed.push({ index, input: result.data });
     else rejected.push({ index, score_id: scoreIdOf(item), errors: scoreIssues(result.error, item) });
   });
-  const configs =
-    origin.configs ??
-    (await configsFor(
-      ctx.pg.pool,
-      project.projectId,
-      parsed.flatMap((p) => (p.input.config_id ? [p.input.config_id] : [])),
-      parsed.map((p) => p.input.name),
-    ));
+  const configs = await configsFor(
+    ctx.pg.pool,
+    project.projectId,
+    parsed.flatMap((p) => (p.input.config_id ? [p.input.config_id] : [])),
+    parsed.map((p) => p.input.name),
+  );
   const ready: ResolvedScore[] = [];
   for (const { index, input } of parsed) {
     const resolved = resolveScore(input, configs);
