@@ -6,6 +6,8 @@
 // Alone, on fresh embedded stores:
 //   `npx tsx bench/evaluator-throughput.ts [--traces 600] [--projects 2] [--delay-ms 200]`
 // In `npm run bench` it runs after the evaluations rows (bench/run.ts).
+// Profiling: BENCH_PROGRESS=1 prints the finished count each second, BENCH_COUNT_SQL=1 the Postgres
+// statements of the run (count, summed wait+run ms, text), BENCH_CPU_PROFILE=<file> a CPU profile of it.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -121,6 +123,29 @@ export async function benchEvaluatorThroughput(
     );
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;
+  const inspector = process.env.BENCH_CPU_PROFILE ? new (await import('node:inspector')).Session() : null;
+  if (inspector) {
+    inspector.connect();
+    await new Promise((r) => inspector.post('Profiler.enable', () => inspector.post('Profiler.start', r)));
+  }
+  const stmtCounts = new Map<string, { n: number; ms: number }>();
+  if (process.env.BENCH_COUNT_SQL) {
+    const orig = ctx.pg.pool.query.bind(ctx.pg.pool) as (...a: unknown[]) => Promise<unknown>;
+    (ctx.pg.pool as unknown as { query: unknown }).query = async (...a: unknown[]) => {
+      const t0 = performance.now();
+      try {
+        return await orig(...a);
+      } finally {
+        const k = String(typeof a[0] === 'string' ? a[0] : (a[0] as { text: string }).text)
+          .replace(/\s+/g, ' ')
+          .slice(0, 90);
+        const c = stmtCounts.get(k) ?? { n: 0, ms: 0 };
+        c.n++;
+        c.ms += performance.now() - t0;
+        stmtCounts.set(k, c);
+      }
+    };
+  }
   const workers = startEvaluatorWorkers(ctx, { schedule: false, projectIds });
   const started = performance.now();
   const { created } = await runEvaluatorTick(ctx, { projectIds, latenessMs: 0, watchdog: false });
@@ -128,10 +153,21 @@ export async function benchEvaluatorThroughput(
   let rssPeak = rssBefore;
   while ((finished = await done()) < created.length) {
     rssPeak = Math.max(rssPeak, process.memoryUsage().rss);
-    await new Promise((resolve) => setTimeout(resolve, 250));
+    if (process.env.BENCH_PROGRESS)
+      console.log(((performance.now() - started) / 1000).toFixed(1), finished, judge.requests.length);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
   }
   const seconds = (performance.now() - started) / 1000;
+  if (inspector)
+    await new Promise<void>((r) =>
+      inspector.post('Profiler.stop', (_e, res) => {
+        fs.writeFileSync(process.env.BENCH_CPU_PROFILE!, JSON.stringify(res.profile));
+        r();
+      }),
+    );
   await Promise.all(workers.map((w) => w.close()));
+  if (process.env.BENCH_COUNT_SQL)
+    for (const [k, v] of [...stmtCounts].sort((a, b) => b[1].ms - a[1].ms)) console.log(v.n, v.ms.toFixed(0), k);
   global.gc?.();
   const rssAfter = process.memoryUsage().rss;
   const completed = Number(
@@ -167,16 +203,12 @@ export async function benchEvaluatorThroughput(
   return result;
 }
 
-async function main(): Promise<void> {
-  const { values: args } = parseArgs({
-    options: {
-      traces: { type: 'string', default: '600' },
-      projects: { type: 'string', default: '2' },
-      'delay-ms': { type: 'string', default: '200' },
-      dir: { type: 'string', default: 'bench/data/evaluator-throughput' },
-    },
-  });
-  const dir = path.resolve(args.dir);
+/** Fresh embedded stores in `dir` (loopback judge allowed), then the throughput row. */
+export async function benchEvaluatorThroughputAlone(
+  dir: string,
+  options: { traces: number; projects: number; delayMs: number },
+  rows: Row[],
+) {
   fs.rmSync(dir, { recursive: true, force: true });
   const { loadConfig } = await import('../src/config.js');
   const { openRuntime } = await import('../src/runtime.js');
@@ -188,11 +220,26 @@ async function main(): Promise<void> {
   const api = buildApiApp(ctx);
   const web = buildWebApp(ctx);
   await Promise.all([api.ready(), web.ready()]);
+  try {
+    return await benchEvaluatorThroughput(ctx, api, web, options, rows);
+  } finally {
+    await Promise.all([api.close(), web.close()]);
+    await ctx.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const { values: args } = parseArgs({
+    options: {
+      traces: { type: 'string', default: '600' },
+      projects: { type: 'string', default: '2' },
+      'delay-ms': { type: 'string', default: '200' },
+      dir: { type: 'string', default: 'bench/data/evaluator-throughput' },
+    },
+  });
   const rows: Row[] = [];
-  const results = await benchEvaluatorThroughput(
-    ctx,
-    api,
-    web,
+  const results = await benchEvaluatorThroughputAlone(
+    path.resolve(args.dir),
     { traces: Number(args.traces), projects: Number(args.projects), delayMs: Number(args['delay-ms']) },
     rows,
   );
@@ -205,8 +252,6 @@ async function main(): Promise<void> {
   fs.mkdirSync(path.dirname(outFile), { recursive: true });
   fs.writeFileSync(outFile, JSON.stringify({ ...results, rows }, null, 2));
   console.log(`\nresults: ${path.relative(process.cwd(), outFile)}`);
-  await Promise.all([api.close(), web.close()]);
-  await ctx.close();
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -23,7 +23,8 @@
 //                                         # comparison over 90 days), on fresh stores of their own
 //   npm run bench -- --only scores --scores-spans 1000000 --scores-write 1000000
 //                                         # score writes (rate, bytes per score) and the 90-day score
-//                                         # reads: list filter and summaries, SCORES widget (bench/scores.ts)
+//                                         # reads: list filter and summaries, SCORES widgets (bench/scores.ts),
+//                                         # evaluator throughput, 1 and 2 projects (bench/evaluator-throughput.ts)
 //   npm run bench -- --only protocols --protocol-rounds 3   # a 10,000-event Langfuse ingestion batch and
 //                                         # a 1,000-run LangSmith multipart batch against native
 //                                         # ingest of the same spans, until settled (bench/protocols.ts)
@@ -68,7 +69,7 @@ import { guardSql, guardUncached } from '../src/sql/guard.js';
 import { benchDashboards, benchMetadataDashboards } from './dashboards.js';
 import { benchDetection } from './detection.js';
 import { benchEvaluations } from './evaluations.js';
-import { benchEvaluatorThroughput } from './evaluator-throughput.js';
+import { benchEvaluatorThroughput, benchEvaluatorThroughputAlone } from './evaluator-throughput.js';
 import { benchAlerts } from './alerts.js';
 import { benchReady } from './ready.js';
 import { benchCliStart } from './cli-start.js';
@@ -220,7 +221,16 @@ async function main(): Promise<void> {
   if (ONLY === 'scores') {
     const rows: Row[] = [];
     const scores = await benchScoresAlone(`${DIR}-scores`, scoresOptions(), rows);
-    return report({ started_at: new Date().toISOString(), scores }, rows, `scores-${args['scores-spans']}`);
+    // The evaluator's rows belong with the scores' (issue 31): one project (4 slots) and two.
+    const evaluator_throughput = [
+      await benchEvaluatorThroughputAlone(`${DIR}-evaluators`, { traces: 300, projects: 1, delayMs: 200 }, rows),
+      await benchEvaluatorThroughputAlone(`${DIR}-evaluators`, { traces: 600, projects: 2, delayMs: 200 }, rows),
+    ];
+    return report(
+      { started_at: new Date().toISOString(), scores, evaluator_throughput },
+      rows,
+      `scores-${args['scores-spans']}`,
+    );
   }
   if (ONLY === 'protocols') {
     // Fresh stores of their own: the rows compare protocol and native ingest on the same engines.

@@ -92,14 +92,26 @@ ${settings}`;
     if (!groups.length) {
       query = `${head}SELECT ${bucket}, ${aggs.join(', ')}\nFROM rows\nGROUP BY bucket_s\nORDER BY bucket_s\n${settings}`;
     } else {
-      // Only the top groups over the whole range are drawn (as span series keep theirs).
+      // Only the top groups over the whole range are drawn (as span series keep theirs). One pass over
+      // the rows: grouping sets give each (bucket, group) and each group over the whole range (its
+      // bucket 0, a time no score has), whose value ranks the groups. (`rows` named twice would be
+      // read twice: a CTE is inlined where it is used, joins and all.)
       const limit = b.param('UInt32', seriesGroupLimit(spec));
-      const tuple = groups.length === 1 ? groups[0]! : `(${groups.join(', ')})`;
-      query = `${head}SELECT ${bucket}, ${groups.join(', ')}, ${aggs.join(', ')}
-FROM rows
-WHERE ${tuple} IN (SELECT ${tuple} FROM (SELECT ${groups.join(', ')}, ${scoreValue(spec.aggregation)} AS value FROM rows GROUP BY ${groups.join(', ')} ORDER BY value DESC NULLS LAST, ${groups.join(', ')} LIMIT ${limit}))
-GROUP BY bucket_s, ${groups.join(', ')}
-ORDER BY bucket_s, ${groups.join(', ')}
+      const list = groups.join(', ');
+      query = `${head}SELECT ${['bucket_s', ...groups, ...values].join(', ')}
+FROM (
+  SELECT *, dense_rank() OVER (ORDER BY group_value DESC NULLS LAST, ${list}) AS group_rank
+  FROM (
+    SELECT *, max(if(bucket_s = 0, value, NULL)) OVER (PARTITION BY ${list}) AS group_value
+    FROM (
+      SELECT ${bucket}, ${list}, ${aggs.join(', ')}
+      FROM rows
+      GROUP BY GROUPING SETS ((bucket_s, ${list}), (${list}))
+    )
+  )
+)
+WHERE bucket_s != 0 AND group_rank <= ${limit}
+ORDER BY bucket_s, ${list}
 ${settings}`;
     }
   }
@@ -131,13 +143,14 @@ function scoreRows(spec: MeasureSpec, b: ParamBuilder, p: { from: string; to: st
   // scores of matching traces). One row per trace on the right (FINAL; GROUP BY for the prompts), so
   // plain joins: `ANY INNER` would keep one score per trace on the left too.
   const metaKeys = groupBy.filter((g) => g.startsWith('metadata.')).map((g) => g.slice('metadata.'.length));
+  // Only the columns the groups read: the rollup's heads are wide, and FINAL merges what it reads.
   const traceColumns = [
     'trace_id',
-    `${ROOT_NAME} AS trace_name`,
-    `${USER} AS trace_user`,
-    `${SESSION} AS trace_session`,
-    'arraySort(environments)[1] AS trace_environment',
-    'model_names',
+    ...(groupBy.includes('name') ? [`${ROOT_NAME} AS trace_name`] : []),
+    ...(groupBy.includes('user_id') ? [`${USER} AS trace_user`] : []),
+    ...(groupBy.includes('session_id') ? [`${SESSION} AS trace_session`] : []),
+    ...(groupBy.includes('environment') ? ['arraySort(environments)[1] AS trace_environment'] : []),
+    ...(groupBy.includes('model_name') ? ['model_names'] : []),
     ...metaKeys.map((key, i) => {
       const k = b.param('String', key);
       return `if(JSONHas(${ROOT_HEAD_JSON}, 2, ${k}), JSONExtractString(${ROOT_HEAD_JSON}, 2, ${k}), arrayFirst(kv -> kv.1 = ${k}, metadata_pairs).2) AS trace_meta${i}`;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, PUBLIC, projectWithKey } from '../support/harness.js';
 import { ingestSpans, iso } from '../support/ingest.js';
 import { startFakeJudge, type FakeJudge } from '../support/fake-judge.js';
+import { writeScores } from '../../src/scores/service.js';
 import { logIn, newPage, screenshot, useWebServer } from '../support/browser.js';
 
 /**
@@ -200,6 +201,61 @@ describe('web application: evaluators', () => {
     await row.getByRole('link', { name: `json ${tag}` }).click();
     await page.getByRole('alert').filter({ hasText: reason }).waitFor();
     await page.getByRole('button', { name: 'Enable' }).waitFor();
+    await context.close();
+  });
+
+  it("shows how the judge agrees with people's annotations on its page", async () => {
+    const s = server();
+    const created = await call(s.h.api, {
+      method: 'POST',
+      url: `${PUBLIC}/evaluators`,
+      token: s.demo.apiKey,
+      payload: {
+        name: `agree ${tag}`,
+        target: 'trace',
+        scorer: { type: 'check', check: 'contains', params: { text: 'x' } },
+        score_name: `verdict-${tag}`,
+        enabled: false,
+      },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const evaluatorId = created.json().id as string;
+    const project = { projectId: s.demo.projectId, traceTtlDays: 30 };
+    const verdict = (i: number, label: string) => ({
+      trace_id: `agree-${tag}-${i}`,
+      name: `verdict-${tag}`,
+      data_type: 'categorical',
+      string_value: label,
+    });
+    // The judge and a person agree on two traces of three.
+    const judged = await writeScores(
+      s.h.ctx,
+      project,
+      ['good', 'bad', 'good'].map((l, i) => verdict(i, l)),
+      {
+        source: 'evaluator',
+        evaluatorId,
+      },
+    );
+    const annotated = await writeScores(
+      s.h.ctx,
+      project,
+      ['good', 'bad', 'bad'].map((l, i) => verdict(i, l)),
+      {
+        source: 'annotation',
+      },
+    );
+    expect([judged.rejected, annotated.rejected]).toEqual([[], []]);
+    const { context, page } = await newPage(s);
+    await logIn(page, s.demo.email, s.demo.password);
+    await page.goto(`/projects/${s.demo.projectId}/evaluators/${evaluatorId}`);
+    const section = page.getByTestId('evaluator-agreement');
+    await section.getByTestId('agreement-pairs').waitFor();
+    await expect(section.getByTestId('agreement-pairs').textContent()).resolves.toBe('3');
+    await expect(section.getByTestId('agreement-share').textContent()).resolves.toBe('67%');
+    const differs = section.getByTestId('agreement-disagreements').locator('tbody tr');
+    await expect(differs.count()).resolves.toBe(1);
+    await expect(differs.first().textContent()).resolves.toBe(`agree-${tag}-2goodbad`);
     await context.close();
   });
 

@@ -198,6 +198,23 @@ describe('POST /widgets/query with view SCORES', () => {
     expect((body.rows as unknown[][]).find((r) => r[2] === 0)!.slice(1)).toEqual([null, 0, null, null]);
   });
 
+  it('draws a grouped time series of the top groups only, each bucket as the table answers the group', async () => {
+    const spec = { ...HELP, aggregation: 'avg', interval: '5m', group_by: ['metadata.tenant'] };
+    const table = await query(a.key.key, spec, { type: 'table' });
+    expect(table.statusCode, table.body).toBe(200);
+    const whole = Object.fromEntries((table.json().rows as unknown[][]).map((r) => [r[0], r.slice(1, 3)]));
+    const series = await query(a.key.key, spec, { type: 'timeseries' });
+    expect(series.statusCode, series.body).toBe(200);
+    const filled = (series.json().rows as unknown[][]).filter((r) => r[3] !== 0 && r[3] !== null);
+    // All scores fall in one 5-minute bucket: each tenant's bucket is its whole-range answer.
+    expect(Object.fromEntries(filled.map((r) => [r[1], r.slice(2, 4)]))).toEqual(whole);
+    // Only the best group is drawn when one is asked for (acme's average is the higher).
+    const top = await query(a.key.key, { ...spec, limit: 1 }, { type: 'timeseries' });
+    expect(top.statusCode, top.body).toBe(200);
+    const groups = new Set((top.json().rows as unknown[][]).filter((r) => r[3] !== 0).map((r) => r[1]));
+    expect([...groups]).toEqual(['acme']);
+  });
+
   it('answers a window without scores as empty, and a replaced or deleted score by its newest row', async () => {
     const none = await query(a.key.key, { ...HELP, score_name: 'nothing', aggregation: 'avg' }, { type: 'stat' });
     expect(none.json().rows).toEqual([[null, 0, null, null]]);

@@ -67,6 +67,7 @@ export type Evaluator = Schemas['Evaluator'];
 export type EvaluatorScorer = Schemas['EvaluatorScorer'];
 export type EvaluatorExecution = Schemas['EvaluatorExecution'];
 export type EvaluatorDryRun = Schemas['EvaluatorDryRun'];
+export type EvaluatorAgreement = Schemas['EvaluatorAgreement'];
 /**
  * A backfill's progress (quality.md §2: `POST /evaluators/{id}/backfill` → 202, and
  * `GET /evaluators/{id}/backfills/{backfill_id}`): written by hand until the routes are in the served

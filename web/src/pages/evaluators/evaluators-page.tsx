@@ -8,6 +8,7 @@ import { describePredicate } from '../../filters';
 import { Badge, Empty, ErrorBox, Loading, NotFound, Pager, Time, useTitle } from '../../components/ui';
 import type {
   Evaluator,
+  EvaluatorAgreement,
   EvaluatorBackfill,
   EvaluatorDryRun,
   EvaluatorExecution,
@@ -461,6 +462,104 @@ function statusTone(s: EvaluatorExecution['status']): 'ok' | 'error' | 'warn' | 
           : 'neutral';
 }
 
+/** A score side of a disagreement: the label (categorical, boolean) or the value. */
+function sideText(side: EvaluatorAgreement['disagreements'][number]['evaluator']): string {
+  return side.label ?? fmtNumber(side.value);
+}
+
+/**
+ * How the judge agrees with people (GET /evaluators/{id}/agreement, docs/evaluators.md "Agreement
+ * with people"): the last 30 days' evaluator scores beside the annotation scores of the same name.
+ */
+function Agreement({ evaluator }: { evaluator: Evaluator }) {
+  const { projectId } = useProject();
+  const agreement = useQuery({
+    queryKey: ['evaluator-agreement', projectId, evaluator.id],
+    queryFn: () =>
+      api<EvaluatorAgreement>(`/evaluators/${encodeURIComponent(evaluator.id)}/agreement`, {
+        query: { project_id: projectId },
+      }),
+  });
+  const a = agreement.data;
+  return (
+    <section className="card stack" aria-label="Agreement with people" data-testid="evaluator-agreement">
+      <h3>Agreement with people</h3>
+      {agreement.isPending ? (
+        <Loading />
+      ) : agreement.error ? (
+        <ErrorBox error={agreement.error} />
+      ) : !a || a.pairs === 0 ? (
+        <Empty title="Nothing to compare yet">
+          Annotate traces with the score “{evaluator.score_name}” and the judge’s scores of the last 30 days are
+          compared with yours here.
+        </Empty>
+      ) : (
+        <>
+          <dl className="row" data-testid="agreement-summary">
+            <div>
+              <dt>Pairs</dt>
+              <dd data-testid="agreement-pairs">{fmtInt(a.pairs)}</dd>
+            </div>
+            {a.data_type === 'numeric' ? (
+              <>
+                <div>
+                  <dt>Correlation</dt>
+                  <dd data-testid="agreement-correlation">{fmtNumber(a.correlation)}</dd>
+                </div>
+                <div>
+                  <dt>Mean difference (judge − people)</dt>
+                  <dd data-testid="agreement-mean-difference">{fmtNumber(a.mean_difference)}</dd>
+                </div>
+              </>
+            ) : (
+              <>
+                <div>
+                  <dt>Agreement</dt>
+                  <dd data-testid="agreement-share">
+                    {a.agreement === null ? '–' : `${(a.agreement * 100).toFixed(0)}%`}
+                  </dd>
+                </div>
+                <div>
+                  <dt>Cohen’s kappa</dt>
+                  <dd data-testid="agreement-kappa">{fmtNumber(a.kappa)}</dd>
+                </div>
+              </>
+            )}
+          </dl>
+          {a.truncated && <p className="muted">More than 10,000 pairs: the first ones are measured.</p>}
+          {a.disagreements.length > 0 && (
+            <table className="data compact" data-testid="agreement-disagreements">
+              <thead>
+                <tr>
+                  <th>Trace</th>
+                  <th>Judge</th>
+                  <th>People</th>
+                </tr>
+              </thead>
+              <tbody>
+                {a.disagreements.map((d) => (
+                  <tr key={`${d.trace_id}/${d.span_id ?? ''}`}>
+                    <td>
+                      <Link
+                        to={`/projects/${projectId}/traces/${encodeURIComponent(d.trace_id)}${d.span_id ? `?span=${encodeURIComponent(d.span_id)}` : ''}`}
+                      >
+                        {d.trace_id}
+                      </Link>
+                      {d.span_id && <span className="muted"> · {d.span_id}</span>}
+                    </td>
+                    <td>{sideText(d.evaluator)}</td>
+                    <td>{sideText(d.annotation)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
 function Executions({ evaluator }: { evaluator: Evaluator }) {
   const { projectId } = useProject();
   const [status, setStatus] = useState<string>('');
@@ -680,6 +779,7 @@ function EvaluatorPage() {
       </section>
       <DryRun evaluator={e} />
       <Backfill evaluator={e} />
+      <Agreement evaluator={e} />
       <Executions evaluator={e} />
       <p className="muted">
         Created <Time iso={e.created_at} /> · changed <Time iso={e.updated_at} />
