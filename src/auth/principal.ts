@@ -79,15 +79,13 @@ export async function resolvePrincipal(ctx: AppContext, token: string): Promise<
         project_name: string;
         workspace_id: string;
         trace_ttl_days: number;
-      }>({
-        // Named, so each connection parses and plans it once: it runs on every API-key request.
-        name: 'principal-api-key',
-        text: `SELECT k.id, k.project_id, p.name AS project_name, p.workspace_id, p.trace_ttl_days
-                 FROM api_keys k JOIN projects p ON p.id = k.project_id
-                WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND p.deleted_at IS NULL
-                  AND (k.expires_at IS NULL OR k.expires_at > now())`,
-        values: [hashToken(token)],
-      });
+      }>(
+        `SELECT k.id, k.project_id, p.name AS project_name, p.workspace_id, p.trace_ttl_days
+           FROM api_keys k JOIN projects p ON p.id = k.project_id
+          WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND p.deleted_at IS NULL
+            AND (k.expires_at IS NULL OR k.expires_at > now())`,
+        [hashToken(token)],
+      );
       const row = rows[0];
       if (!row) throw new UnauthorizedError();
       noteKeyUsed(ctx.pg, row.id);
