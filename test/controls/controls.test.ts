@@ -161,7 +161,7 @@ describe('masking settings', () => {
 });
 
 describe('quotas', () => {
-  it('answer 429 naming the quota, with a Retry-After until it resets', async () => {
+  it('answer 429 naming the quota, with a Retry-After until it resets, and reset', async () => {
     const owner = await signUp(h(), 'quota');
     const project = await createProject(h(), owner.token, owner.workspace.id);
     const key = (await createApiKey(h(), owner.token, project.id)).key;
@@ -203,7 +203,15 @@ describe('quotas', () => {
     // Lifting the quota applies at once on this process.
     await setting(o, 'quotas', owner.token, {});
     expect((await send('d-5')).statusCode).toBe(200);
-  });
+
+    // The request quota resets: refused in one minute, taken again in the next (waited for, at most a minute).
+    await setting(o, 'quotas', owner.token, { ingest_requests_per_minute: 1 });
+    let last = await send('m-0');
+    for (let i = 1; i < 4 && last.statusCode !== 429; i++) last = await send(`m-${i}`);
+    expect(last.statusCode).toBe(429);
+    await new Promise((resolve) => setTimeout(resolve, 60_000 - (Date.now() % 60_000) + 250));
+    expect((await send('m-next-minute')).statusCode).toBe(200);
+  }, 180_000);
 });
 
 describe('usage', () => {
