@@ -123,7 +123,10 @@ export async function sampleBatch(
   const kept: NormalizedSpan[] = [];
   const held: NormalizedSpan[] = [];
   for (const span of spans) (byHash.get(span.trace_id) || marked.has(span.trace_id) ? kept : held).push(span);
-  if (held.length > 0) {
+  // With no keep rule, nothing can ever bring a held span back (only a keep match marks a trace):
+  // the spans out by hash are dropped at once instead of being written to Postgres to expire there.
+  if (held.length > 0 && setting.keep.length === 0) sampledOutCounter.inc(held.length);
+  else if (held.length > 0) {
     await pool.query(
       `INSERT INTO sampling_held (project_id, trace_id, span_id, ttl_days, span, expires_at)
        SELECT $1, s->>'trace_id', s->>'span_id', $2, s, now() + make_interval(secs => $3)

@@ -291,6 +291,21 @@ describe('the decision', () => {
     expect(Number(line?.split(' ').pop())).toBeGreaterThanOrEqual(66);
   });
 
+  it('with no keep rule, drops the spans out by hash at once: nothing is held to expire', async () => {
+    const c = await projectWithKey(h(), 'sampling-no-keep');
+    expect((await setting(c, c.owner.token, { rate: RATE, keep: [] })).statusCode).toBe(200);
+    const out = traceIds(c, 'dropped', false, 3);
+    const [inside] = traceIds(c, 'inside', true, 1);
+    const sent = [...out, inside!].map((t) => span(t, 'root', { status: 'error' }));
+    expect(await send(h().api, c, sent)).toEqual({ accepted: 4, sampled_out: 3, rejected: [] });
+    expect((await detail(c, inside!)).statusCode).toBe(200);
+    for (const t of out) expect((await detail(c, t)).statusCode).toBe(404);
+    const held = await h().ctx.pg.pool.query('SELECT count(*)::int AS n FROM sampling_held WHERE project_id = $1', [
+      c.project.id,
+    ]);
+    expect(held.rows[0].n).toBe(0);
+  });
+
   it("leaves another project's ingest and answer untouched", async () => {
     const [t] = traceIds(a, 'b-side', false, 1);
     expect(await send(h().api, b, [span(t!, 'x')])).toEqual({ accepted: 1, rejected: [] });
