@@ -5,7 +5,8 @@ import { usageMeterOf } from '../../src/controls/usage.js';
 
 /**
  * The usage page (issue 35): the project's usage per UTC day in a chart and a table, its storage, and the
- * workspace's total with each project's share; and the settings tabs of masking and quotas.
+ * workspace's total with each project's share; the settings tabs of masking, quotas and sampling; and the
+ * sampled banner on the dashboards and alerts pages.
  */
 
 const server = useWebServer();
@@ -149,7 +150,63 @@ describe('web application: usage and producer controls', () => {
       .toEqual({});
     await context.close();
   });
+
+  it('saves sampling in the settings, and the dashboards and alerts pages say the project is sampled', async () => {
+    const s = server();
+    const token = await sessionToken(s);
+    const { context, page } = await newPage(s);
+    await logIn(page, s.demo.email, s.demo.password);
+    await page.goto(`/projects/${s.demo.projectId}/settings`);
+    await page.getByRole('tab', { name: 'Sampling' }).click();
+    await page.getByLabel('Keep (% of traces)').fill('25');
+    await page.getByRole('button', { name: 'Add: keep errors' }).click();
+    // A rule whose value is hostile text: shown as text on the banner.
+    const rules = page.getByLabel(/^Always keep traces/);
+    const withHostile = JSON.parse(await rules.inputValue());
+    withHostile.push({ field: 'metadata', key: 'tier', op: 'eq', value: HOSTILE });
+    await rules.fill(JSON.stringify(withHostile));
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('Saved.', { exact: false }).waitFor();
+    const saved = await call(s.h.api, {
+      method: 'GET',
+      url: `${PUBLIC}/projects/${s.demo.projectId}/sampling`,
+      token,
+    });
+    expect(saved.json()).toEqual({
+      rate: 0.25,
+      keep: [
+        { field: 'status', op: 'in', value: ['error'] },
+        { field: 'metadata', key: 'tier', op: 'eq', value: HOSTILE },
+      ],
+    });
+    for (const path of ['dashboards', 'alerts']) {
+      await page.goto(`/projects/${s.demo.projectId}/${path}`);
+      const banner = page.getByTestId('sampled-banner');
+      await banner.waitFor();
+      const text = await banner.textContent();
+      expect(text).toContain('25% of traces are kept');
+      expect(text).toContain('status in error');
+      expect(text).toContain(HOSTILE);
+    }
+    await screenshot(page, 'sampled-banner');
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.locator('img[src="x"]').count()).toBe(0);
+    // Back to keeping every trace: no banner.
+    const reset = await call(s.h.api, {
+      method: 'PUT',
+      url: `${PUBLIC}/projects/${s.demo.projectId}/sampling`,
+      token,
+      payload: { rate: 1, keep: [] },
+    });
+    expect(reset.statusCode, reset.body).toBe(200);
+    await page.reload();
+    await page.getByRole('heading').first().waitFor();
+    expect(await page.getByTestId('sampled-banner').count()).toBe(0);
+    await context.close();
+  });
 });
+
+const HOSTILE = '<img src=x onerror="window.__pwned=1">';
 
 async function workspaceOf(s: WebServer, token: string): Promise<string> {
   const res = await call(s.h.api, { method: 'GET', url: `${PUBLIC}/projects/${s.demo.projectId}`, token });
