@@ -7,6 +7,7 @@ import { ensureDefaultDashboard } from '../dashboards/service.js';
 import { ensureDefaultDetector } from '../detectors/service.js';
 import { validateSpans } from '../traces/span-input.js';
 import { generateSpans } from './generate-spans.js';
+import { usageMeterOf } from '../controls/usage.js';
 
 export type DemoAccount = { email: string; password: string; workspaceId: string; projectId: string; apiKey: string };
 
@@ -72,5 +73,9 @@ export async function seedDemoTraces(ctx: AppContext, projectId: string, nowMs =
   const { accepted } = validateSpans(spans);
   // The process's one writer (src/runtime.ts): its commits are serialised with ingest's.
   await ctx.spanWriter.write(projectId, rows[0]?.trace_ttl_days ?? 30, accepted);
+  // Counted as usage like ingest's spans, so the usage page does not show the demo's traces as 0 spans.
+  const meter = usageMeterOf(ctx);
+  meter.add(projectId, { spans: accepted.length, bytes: Buffer.byteLength(JSON.stringify(spans)) });
+  await meter.flush();
   return accepted.length;
 }

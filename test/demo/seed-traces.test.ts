@@ -6,10 +6,19 @@ const h = useHarness();
 
 describe('demo traces', () => {
   it('fills a project with a day of agent traces: LLM, tool and retriever spans, some errors', async () => {
-    const { key, project } = await projectWithKey(h());
+    const { key, project, owner } = await projectWithKey(h());
     const now = Date.now();
     const stored = await seedDemoTraces(h().ctx, project.id, now);
     expect(stored).toBeGreaterThan(DEMO_TRACES * 3);
+    // Counted as the day's usage like ingest's spans, so the usage page does not say 0.
+    const usage = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/projects/${project.id}/usage`,
+      token: owner.token,
+    });
+    expect(usage.statusCode, usage.body).toBe(200);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(usage.json().data.find((d: { date: string }) => d.date === today)?.spans).toBe(stored);
 
     const all = await call(h().api, {
       method: 'GET',
