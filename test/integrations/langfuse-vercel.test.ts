@@ -96,6 +96,11 @@ describe('langfuse-vercel into the Langfuse public API', () => {
     expect(trace).toMatchObject({ user_id: USER_ID, session_id: SESSION_ID });
   });
 
+  it('has no error to show: the exporter drops the span status of the tool that threw (docs say so)', () => {
+    expect(spanNamed(trace, `ai.toolCall ${FAILING_TOOL_NAME}`)).toMatchObject({ status: 'unset', output: null });
+    expect(trace.error_count).toBe(0);
+  });
+
   it('keeps the telemetry metadata as plain keys that `metadata eq` finds; the AI SDK keys the exporter adds are attributes', async () => {
     expect(trace.metadata_map).toEqual({ tenant: TENANT });
     expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([
