@@ -5,7 +5,8 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-// An argument names another package of the repository to install (`tools/lint`, the lint tools).
+// An argument names another package of the repository to install (`tools/lint`, the lint tools;
+// `test/integrations/langfuse-langchain`, LangChain 0.3 for langfuse-langchain's test).
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', process.argv[2] ?? '.');
 const lock = path.join(root, 'package-lock.json');
 // npm writes this file on every install, so its age is the age of the install.

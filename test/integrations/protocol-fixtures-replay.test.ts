@@ -11,9 +11,10 @@ import type { StoredTrace } from './support/read-back.js';
 
 /**
  * What the real SDKs sent (test/fixtures/protocols/, recorded by its record.ts against a loopback
- * stub): the Langfuse v3 SDK's ingestion batch (events out of order, as it sends them) and the
- * LangSmith SDK's gzip multipart bodies (runs, then feedback), replayed as sent, times moved to a
- * minute ago, into a project; then re-sent whole, which changes nothing.
+ * stub): the Langfuse v3 SDK's ingestion batch (events out of order, as it sends them), those of
+ * langfuse-langchain (LangChain 0.3) and langfuse-vercel (AI SDK 6), and the LangSmith SDK's gzip
+ * multipart bodies (runs, then feedback), replayed as sent, times moved to a minute ago, into a
+ * project; then re-sent whole, which changes nothing.
  */
 
 const h = useHarness();
@@ -93,6 +94,45 @@ describe('recorded Langfuse and LangSmith fixtures', () => {
     expect(again.trace.spans).toHaveLength(first.trace.spans.length);
     expect(again.trace.total_cost).toBeCloseTo(first.trace.total_cost, 12);
     expect(again.scores).toHaveLength(1);
+  });
+
+  it('langfuse-langchain.json: the root run, llm calls with model, tokens and cost, the tool run, the error; re-sent, the same', async () => {
+    const fixture = load('langfuse-langchain.json');
+    const { project, key } = await projectWithKey(h());
+    await replay(h(), fixture, key.key);
+    const first = await readBack(h(), key.key, project.id, fixture.trace_id);
+    expect(first.trace).toMatchObject({ name: 'travel-agent', user_id: 'user-42', session_id: 'sess-7' });
+    expect(first.trace.spans.map((s) => s.kind).sort()).toEqual(['custom', 'llm', 'llm', 'llm', 'tool']);
+    const answered = first.trace.spans.filter((s) => s.name === 'ScriptedChatModel');
+    for (const llm of answered) {
+      expect(llm).toMatchObject({ model_name: 'gpt-4o-2024-08-06', input_tokens: 120, output_tokens: 30 });
+      expect(llm.cost).toBeGreaterThan(0);
+    }
+    expect(first.trace.spans.find((s) => s.status === 'error')).toMatchObject({ name: 'FakeStreamingChatModel' });
+
+    await replay(h(), fixture, key.key);
+    const again = await readBack(h(), key.key, project.id, fixture.trace_id);
+    expect(again.trace.spans).toHaveLength(5);
+    expect(again.trace.total_cost).toBeCloseTo(first.trace.total_cost, 12);
+  });
+
+  it('langfuse-vercel.json: the generateText chain, its model steps with model, tokens and cost, its tool calls; re-sent, the same', async () => {
+    const fixture = load('langfuse-vercel.json');
+    const { project, key } = await projectWithKey(h());
+    await replay(h(), fixture, key.key);
+    const first = await readBack(h(), key.key, project.id, fixture.trace_id);
+    expect(first.trace).toMatchObject({ name: 'travel-agent', user_id: 'user-42', session_id: 'sess-7' });
+    expect(first.trace.spans.map((s) => s.kind).sort()).toEqual(['chain', 'custom', 'llm', 'llm', 'tool', 'tool']);
+    for (const llm of first.trace.spans.filter((s) => s.kind === 'llm')) {
+      expect(llm).toMatchObject({ model_name: 'gpt-4o-2024-08-06', input_tokens: 120, output_tokens: 30 });
+      expect(llm.cost).toBeGreaterThan(0);
+    }
+    expect(first.trace.metadata_map).toEqual({ tenant: 'acme' });
+
+    await replay(h(), fixture, key.key);
+    const again = await readBack(h(), key.key, project.id, fixture.trace_id);
+    expect(again.trace.spans).toHaveLength(6);
+    expect(again.trace.total_cost).toBeCloseTo(first.trace.total_cost, 12);
   });
 
   it('langsmith.json: chain, llm and tool runs as one trace with model, tokens, cost, the error and the feedback; re-sent, the same', async () => {

@@ -86,6 +86,79 @@ describe('Langfuse events', () => {
     expect(merged!.parent_span_id).toBeUndefined();
   });
 
+  it("keeps a nested observation's parent when its update names none (the LangChain handler's updates)", () => {
+    const create = partOf(
+      event('span-create', { id: 'tool', traceId: 't', parentObservationId: 'chain', startTime: AT }, '1'),
+    );
+    const update = partOf(event('span-update', { id: 'tool', traceId: 't', endTime: AT, output: 'done' }, '2'));
+    expect(update.fields.parent_span_id).toBeUndefined();
+    expect(mergeSpanParts([create, update])!.parent_span_id).toBe('chain');
+  });
+
+  it('orders a create at its start and an ending update at its end, not by when the SDK queued them', () => {
+    // The LangChain handler queues a generation's end before its create; the answer's model must win.
+    const create = partOf({
+      id: '1',
+      type: 'generation-create',
+      timestamp: '2026-01-01T10:00:00.876Z',
+      body: { id: 'g', traceId: 't', startTime: '2026-01-01T10:00:00.866Z', model: 'gpt-4o' },
+    });
+    const end = partOf({
+      id: '2',
+      type: 'generation-update',
+      timestamp: '2026-01-01T10:00:00.868Z',
+      body: { id: 'g', traceId: 't', endTime: '2026-01-01T10:00:00.867Z', model: 'gpt-4o-2024-08-06' },
+    });
+    expect(mergeSpanParts([create, end])!.model_name).toBe('gpt-4o-2024-08-06');
+  });
+
+  it("reads the kinds of langfuse-vercel's AI SDK spans from their operation names", () => {
+    const kind = (type: string, name: string) => partOf(event(type, { id: 's', traceId: 't', name })).fields.kind;
+    expect(kind('span-create', 'ai.generateText')).toBe('chain');
+    expect(kind('span-create', 'ai.streamObject')).toBe('chain');
+    expect(kind('span-create', 'ai.toolCall get_weather')).toBe('tool');
+    expect(kind('generation-create', 'ai.generateText.doGenerate')).toBe('llm');
+    expect(kind('generation-create', 'ai.embedMany.doEmbed')).toBe('embedding');
+    // A name outside the AI SDK's operations, or a typed event, keeps what its type says.
+    expect(kind('span-create', 'ai.custom-step')).toBeUndefined();
+    expect(kind('agent-create', 'ai.generateText')).toBe('agent');
+  });
+
+  it('makes a span whose output is a LangChain ToolMessage a tool, as the handler sends it or serialized', () => {
+    const sent = {
+      lc_serializable: true,
+      lc_namespace: ['langchain_core', 'messages'],
+      content: '{"temperature_c":18}',
+      tool_call_id: 'call_1',
+      name: 'get_weather',
+    };
+    const serialized = { lc: 1, type: 'constructor', id: ['langchain_core', 'messages', 'ToolMessage'], kwargs: {} };
+    for (const output of [sent, serialized])
+      expect(partOf(event('span-update', { id: 's', traceId: 't', output })).fields.kind).toBe('tool');
+    const ai = { lc_namespace: ['langchain_core', 'messages'], content: 'hi' };
+    expect(partOf(event('span-update', { id: 's', traceId: 't', output: ai })).fields.kind).toBeUndefined();
+    expect(partOf(event('span-update', { id: 's', traceId: 't', output: 'text' })).fields.kind).toBeUndefined();
+  });
+
+  it("moves the frameworks' own metadata keys (LangChain's ls_*, the AI SDK's ai.toolCall.id) to attributes", () => {
+    const generation = partOf(
+      event('generation-create', {
+        id: 'g',
+        traceId: 't',
+        metadata: { tenant: 'acme', ls_provider: 'openai', ls_model_name: 'gpt-4o', langgraph_node: 'agent' },
+      }),
+    );
+    expect(generation.fields.metadata).toEqual({ tenant: 'acme' });
+    expect(generation.fields.attributes).toEqual({
+      ls_provider: 'openai',
+      ls_model_name: 'gpt-4o',
+      langgraph_node: 'agent',
+    });
+    const trace = partOf(event('trace-create', { id: 't', metadata: { tenant: 'acme', 'ai.toolCall.id': 'call_1' } }));
+    expect(trace.fields.metadata).toEqual({ tenant: 'acme' });
+    expect(trace.fields.attributes).toEqual({ 'ai.toolCall.id': 'call_1' });
+  });
+
   it('maps score types; TEXT is a categorical score that remembers its type', () => {
     expect(scoreOf({ name: 'ok', value: 1, dataType: 'BOOLEAN' })).toMatchObject({ data_type: 'boolean', value: 1 });
     expect(scoreOf({ name: 'ok', value: 'true', dataType: 'BOOLEAN' })).toMatchObject({ value: 1 });

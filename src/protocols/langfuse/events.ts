@@ -1,10 +1,12 @@
 import { langfuseCost, langfuseUsage, fitParts, type Usage } from '../../traces/conventions/usage.js';
+import { vercelKind } from '../../traces/conventions/vercel.js';
 import {
   MAX_METADATA_KEYS,
   MAX_METADATA_VALUE_LENGTH,
   MAX_SHORT_TEXT_LENGTH,
   type SpanInput,
 } from '../../traces/span-input.js';
+import { isFrameworkKey } from '../framework-keys.js';
 import type { SpanPart } from '../span-parts.js';
 
 /**
@@ -83,6 +85,7 @@ function tracePart(e: Envelope, receivedAt: number): SpanPart {
   const at =
     time(b.timestamp, 'body.timestamp') ?? time(e.timestamp, 'timestamp') ?? new Date(receivedAt).toISOString();
   const metadata = metadataOf(b.metadata);
+  const attributes = frameworkKeysOf(metadata);
   // The user's release and version: plain metadata keys, as over OTLP (conventions/metadata.ts).
   if (typeof b.release === 'string' && b.release) metadata.release = b.release;
   if (typeof b.version === 'string' && b.version) metadata.version = b.version;
@@ -95,6 +98,7 @@ function tracePart(e: Envelope, receivedAt: number): SpanPart {
     input: b.input ?? undefined,
     output: b.output ?? undefined,
     metadata,
+    attributes,
     tags: tagsOf(b.tags),
   };
   return {
@@ -118,11 +122,14 @@ function observationPart(e: Envelope, ev: { kind: SpanPart['kind']; type: string
   if (ev.kind === 'create') start ??= envelopeTime ?? new Date(receivedAt).toISOString();
   let end = time(b.endTime, 'body.endTime');
   if (type === 'EVENT' && ev.kind === 'create') end ??= start;
-  const parent = typeof b.parentObservationId === 'string' && b.parentObservationId ? b.parentObservationId : traceId;
+  // An observation without a parent hangs under its trace's root; an update without one says nothing
+  // of its parent (the LangChain handler's updates name none, whatever the create said).
+  const named = typeof b.parentObservationId === 'string' && b.parentObservationId ? b.parentObservationId : undefined;
+  const parent = named ?? (ev.kind === 'create' ? traceId : undefined);
   const metadata = metadataOf(b.metadata);
   if (typeof b.version === 'string' && b.version) metadata.version = b.version;
-  // What Langfuse says about the observation itself: its attributes, not the user's metadata.
-  const attributes: Record<string, string> = {};
+  // What Langfuse and the framework say about the observation itself: its attributes, not the user's metadata.
+  const attributes = frameworkKeysOf(metadata);
   if (b.modelParameters && typeof b.modelParameters === 'object')
     for (const [k, v] of Object.entries(b.modelParameters as Record<string, unknown>))
       if (v !== null && v !== undefined) putMeta(attributes, `langfuse.model_parameters.${k}`, v);
@@ -130,9 +137,10 @@ function observationPart(e: Envelope, ev: { kind: SpanPart['kind']; type: string
   if (level && level !== 'DEFAULT') attributes['langfuse.level'] = level;
   const statusMessage = shortText(b.statusMessage, 'body.statusMessage', 32_768);
   if (statusMessage && level !== 'ERROR') attributes['langfuse.status_message'] = statusMessage;
+  const name = shortText(b.name, 'body.name', 512);
   const fields: Partial<SpanInput> = {
-    name: shortText(b.name, 'body.name', 512),
-    kind: KINDS[type],
+    name,
+    kind: frameworkKind(type, name, b.output) ?? KINDS[type],
     parent_span_id: parent === id ? undefined : parent,
     start_time: start,
     end_time: end,
@@ -160,8 +168,56 @@ function observationPart(e: Envelope, ev: { kind: SpanPart['kind']; type: string
     part_id: e.id,
     fields,
     received_at: receivedAt,
-    event_time: Date.parse(envelopeTime ?? start ?? end ?? new Date(receivedAt).toISOString()),
+    // When the producer made the piece: a create at its start, an update that ends the observation at
+    // its end, else when the event was queued. The envelope's timestamp is not enough: the LangChain
+    // handler queues a generation's end before its create (both after the call), so by envelope time
+    // the create's early model name would win over the answer's.
+    event_time: Date.parse(
+      (ev.kind === 'create' ? start : end) ?? envelopeTime ?? start ?? end ?? new Date(receivedAt).toISOString(),
+    ),
   };
+}
+
+/**
+ * The kind of an observation sent as a plain span or generation, read from what the framework
+ * integrations send: langfuse-vercel names the Vercel AI SDK's spans after their operation
+ * (`ai.generateText`, `ai.generateText.doGenerate`, `ai.toolCall get_weather`), read as the OTLP mapping
+ * reads them (conventions/vercel.ts); langfuse-langchain sends a tool run as a span, its output (on the
+ * update) the LangChain ToolMessage the tool returned. Typed events (`tool-create`, …) keep their type.
+ */
+function frameworkKind(type: string, name: string | undefined, output: unknown): string | undefined {
+  if (type !== 'SPAN' && type !== 'GENERATION') return undefined;
+  if (name?.startsWith('ai.')) {
+    const kind = vercelKind(name.split(' ', 1)[0], NO_START);
+    if (kind) return kind;
+  }
+  return type === 'SPAN' && isToolMessage(output) ? 'tool' : undefined;
+}
+
+/**
+ * A LangChain ToolMessage as the Langfuse SDK sends it: the message's own fields (`lc_namespace`
+ * `["langchain_core", "messages"]`, `tool_call_id`), or its serialized form
+ * (`{lc: 1, type: "constructor", id: [..., "ToolMessage"], kwargs}`).
+ */
+function isToolMessage(value: unknown): boolean {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
+  const v = value as Record<string, unknown>;
+  if (Array.isArray(v.lc_namespace) && v.lc_namespace.includes('messages')) return typeof v.tool_call_id === 'string';
+  return v.type === 'constructor' && Array.isArray(v.id) && v.id[v.id.length - 1] === 'ToolMessage';
+}
+
+/**
+ * Takes the framework's own keys (LangChain's `ls_*`, the AI SDK's `ai.toolCall.id`, …) out of the
+ * metadata, as attributes: the same keys over LangSmith and OTLP are attributes too.
+ */
+function frameworkKeysOf(metadata: Record<string, string>): Record<string, string> {
+  const attributes: Record<string, string> = {};
+  for (const key of Object.keys(metadata))
+    if (isFrameworkKey(key)) {
+      attributes[key] = metadata[key]!;
+      delete metadata[key];
+    }
+  return attributes;
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { SpanPart } from '../span-parts.js';
+import { isLangChainKey } from '../framework-keys.js';
 import type { SpanInput } from '../../traces/span-input.js';
 import {
   MAX_ERROR_MESSAGE_LENGTH,
@@ -174,15 +175,6 @@ function plainValue(v: unknown): string | undefined {
 }
 
 /**
- * What LangChain and LangGraph add to a run's `extra.metadata` about the run itself (`ls_provider`,
- * `ls_model_name`, `langgraph_node`, `langgraph_step`, `checkpoint_ns`): the span's attributes, not
- * the user's metadata (docs/traces.md, "Metadata and attributes").
- */
-function isFrameworkKey(key: string): boolean {
-  return key.startsWith('ls_') || key.startsWith('langgraph_') || key === 'checkpoint_ns';
-}
-
-/**
  * The run's metadata (the user's: `extra.metadata` but the frameworks' keys, and the LangSmith
  * project) and attributes (the frameworks' keys, and the run's other plain top-level fields such as
  * `reference_example_id`).
@@ -200,7 +192,7 @@ function runMetadata(
     out[key] = text;
   };
   if (isRecord(extra.metadata))
-    for (const [k, v] of Object.entries(extra.metadata)) put(isFrameworkKey(k) ? attributes : metadata, k, v);
+    for (const [k, v] of Object.entries(extra.metadata)) put(isLangChainKey(k) ? attributes : metadata, k, v);
   for (const [k, v] of Object.entries(run)) if (!CONSUMED.has(k)) put(attributes, k, v);
   put(metadata, 'langsmith.project', run.session_name);
   return { metadata, attributes };

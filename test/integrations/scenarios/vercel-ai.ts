@@ -1,3 +1,4 @@
+import type { Tracer } from '@opentelemetry/api';
 import { generateText, stepCountIs, tool } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
@@ -42,6 +43,18 @@ const response = (id: string) => ({ id, modelId: 'gpt-4o-2024-08-06', timestamp:
 export async function runVercelAi(target: Target): Promise<ScenarioResult> {
   useAsyncContext();
   const { provider, exporter } = otlpJsonProvider(target);
+  await generateTravelAnswer(provider.getTracer('ai'));
+  await provider.forceFlush();
+  await provider.shutdown();
+  exporter.assertExported();
+  return { traceId: exporter.traceIds()[0]! };
+}
+
+/**
+ * The scenario's one generateText, its spans on `tracer` (also played by the langfuse-vercel scenario,
+ * whose exporter is Langfuse's).
+ */
+export async function generateTravelAnswer(tracer: Tracer): Promise<void> {
   const model = new MockLanguageModelV3({
     provider: 'openai.chat',
     modelId: MODEL,
@@ -94,13 +107,8 @@ export async function runVercelAi(target: Target): Promise<ScenarioResult> {
       isEnabled: true,
       functionId: AGENT_NAME,
       metadata: { userId: USER_ID, sessionId: SESSION_ID, tenant: TENANT },
-      tracer: provider.getTracer('ai'),
+      tracer,
     },
   });
   if (result.text !== ANSWER) throw new Error(`unexpected answer ${result.text}`);
-
-  await provider.forceFlush();
-  await provider.shutdown();
-  exporter.assertExported();
-  return { traceId: exporter.traceIds()[0]! };
 }
