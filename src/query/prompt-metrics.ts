@@ -1,7 +1,7 @@
 import { DURATION_MS } from './expressions.js';
 import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from './limits.js';
 import { paramBuilder, type Query } from './params.js';
-import { currentScores } from './scores.js';
+import { newestScores } from './scores.js';
 
 /**
  * The per-version comparison of one prompt (docs/prompts.md, "Comparing versions"): over the spans
@@ -73,11 +73,9 @@ export function promptScoresQuery(projectId: string, name: string, startMs: numb
   const b = paramBuilder({ project: projectId });
   const from = b.param("DateTime64(3, 'UTC')", startMs / 1000);
   const to = b.param("DateTime64(3, 'UTC')", endMs / 1000);
-  const scores = currentScores(
-    '{project:String}',
-    [`created_at >= ${from}`, `data_type IN ('numeric', 'boolean')`, `trace_id != ''`],
-    'trace_id, name, value, data_type, created_at, is_deleted',
-  );
+  // Every score of the window may count: the project's newest rows on a few columns (src/query/scores.ts).
+  const scores = `${newestScores('{project:String}', 'trace_id, name, value, data_type, created_at, is_deleted')}
+                  WHERE is_deleted = 0 AND created_at >= ${from} AND data_type IN ('numeric', 'boolean') AND trace_id != ''`;
   return {
     query: `WITH scored AS (SELECT trace_id, name, value FROM ${scores}),
                  named AS (SELECT DISTINCT prompt_version AS version, trace_id FROM spans

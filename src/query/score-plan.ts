@@ -3,7 +3,7 @@ import { traceCondition } from './conditions.js';
 import { FINAL_SETTINGS, ROOT_HEAD_JSON, ROOT_NAME, SESSION, USER } from './expressions.js';
 import { settingsClause } from './limits.js';
 import { planFrame, type MeasureSpec, type PlanWindow, type WidgetPlan } from './plan-frame.js';
-import { currentScores } from './scores.js';
+import { newestScores } from './scores.js';
 import { seriesGroupLimit, DEFAULT_ROWS } from './series-steps.js';
 
 /**
@@ -13,7 +13,8 @@ import { seriesGroupLimit, DEFAULT_ROWS } from './series-steps.js';
  * range alignment and bounds).
  *
  * - A score counts in the window by its `created_at` (when the judgement was made; a replaced score
- *   keeps its first one), and only its newest live row counts (currentScores).
+ *   keeps its first one), and only its newest live row counts (newestScores: every score of the
+ *   project merged on a few columns, faster than merging a candidate set of the name's ids).
  * - Its own fields group it (`score_source`, `score_string_value`, `evaluator_version`,
  *   `environment`, `session_id`, `metadata.<key>`), and its trace's: the trace rollup's name, user,
  *   session, environment, models and metadata (root wins), and the first prompt its spans used. A
@@ -42,6 +43,16 @@ export type ScorePlanOptions = {
 const QUANTILES: Record<string, number> = { p50: 0.5, p75: 0.75, p90: 0.9, p95: 0.95, p99: 0.99 };
 /** z for a two-sided 95% interval. */
 const Z95 = 1.959964;
+
+/** The score's own columns the group-bys read (groupExpression), each with the groups that read it. */
+const SCORE_GROUP_COLUMNS: [string, (group: string) => boolean][] = [
+  ['source', (g) => g === 'score_source'],
+  ['string_value', (g) => g === 'score_string_value'],
+  ['evaluator_version', (g) => g === 'evaluator_version'],
+  ['environment', (g) => g === 'environment'],
+  ['session_id', (g) => g === 'session_id'],
+  ['metadata', (g) => g.startsWith('metadata.')],
+];
 
 /** The trace fields a group-by reads from the trace rollup (the `t` side of the join). */
 const TRACE_GROUPS = new Set(['model_name', 'environment', 'name', 'user_id', 'session_id']);
@@ -135,9 +146,13 @@ function scoreRows(spec: MeasureSpec, b: ParamBuilder, p: { from: string; to: st
   const filters = spec.filters ?? [];
   const inRange = [`name = ${p.name}`, `created_at >= ${p.from}`, `created_at < ${p.to}`];
   const scored = `SELECT trace_id FROM scores WHERE project_id = {project:String} AND ${inRange.join(' AND ')} AND trace_id != ''`;
-  const columns =
-    'trace_id, session_id, name, value, string_value, source, evaluator_version, environment, metadata, created_at, is_deleted';
-  const scores = `(SELECT ${columns} FROM ${currentScores('{project:String}', inRange, columns)})`;
+  // Only the columns the groups read: FINAL merges every score of the project on these.
+  const columns = [
+    'trace_id, name, value, created_at, is_deleted',
+    ...SCORE_GROUP_COLUMNS.flatMap(([column, used]) => (groupBy.some(used) ? [column] : [])),
+  ].join(', ');
+  const scores = `(SELECT ${columns} FROM ${newestScores('{project:String}', columns)}
+    WHERE is_deleted = 0 AND ${inRange.join(' AND ')})`;
 
   // The trace side: its fields the groups read, and the filters (an inner join then keeps only the
   // scores of matching traces). One row per trace on the right (FINAL; GROUP BY for the prompts), so
