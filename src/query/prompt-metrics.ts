@@ -57,6 +57,12 @@ export function promptMetricsQuery(projectId: string, name: string, startMs: num
   };
 }
 
+/**
+ * The scored traces' set stays out of the spans' key analysis, which their trace ids can't narrow
+ * (the key puts the hour before the trace id): measured 1.6 times faster without it at 1M spans.
+ */
+const SCORED_SET_SETTINGS = ['use_index_for_in_with_subqueries = 0'];
+
 export type PromptScoreRow = { version: number | string; name: string; avg: number; count: number | string };
 
 /**
@@ -87,7 +93,7 @@ export function promptScoresQuery(projectId: string, name: string, startMs: numb
               FROM named INNER JOIN scored ON scored.trace_id = named.trace_id
              GROUP BY version, name
              ORDER BY version DESC, name
-             ${settingsClause(PROMPT_METRICS_LIMITS)}`,
+             ${settingsClause(PROMPT_METRICS_LIMITS, SCORED_SET_SETTINGS)}`,
     query_params: b.params,
   };
 }
