@@ -30,7 +30,12 @@ const { values: args } = parseArgs({
   },
 });
 
-type Saved = { spans: number; token: string; scores: { id: string; key: string }; prompts: { id: string; key: string } };
+type Saved = {
+  spans: number;
+  token: string;
+  scores: { id: string; key: string };
+  prompts: { id: string; key: string };
+};
 
 async function call(api: FastifyInstance, method: 'GET' | 'POST', url: string, token: string, payload?: unknown) {
   const res = await api.inject({
@@ -157,7 +162,10 @@ async function main() {
         key: s.scores.key,
         method: 'POST',
         url: '/widgets/query',
-        payload: widget({ interval: '1h', filters: [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'tenant-3' }] }),
+        payload: widget({
+          interval: '1h',
+          filters: [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'tenant-3' }],
+        }),
       },
       {
         name: 'SCORES widget, p90 by score_source, 90d',
@@ -188,7 +196,12 @@ async function main() {
         url: `/prompts/${encodeURIComponent(PROMPT_NAME)}/metrics?${window}`,
       },
     ];
-    console.log(`load average before: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `load average before: ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
     const lines: string[] = [];
     for (const c of cases) {
       if (args.only && !c.name.includes(args.only)) continue;
@@ -209,13 +222,20 @@ async function main() {
           times[k]!.push(performance.now() - t);
         }
       }
-      const cells = apps.map((a, k) => `${a.name}: p50 ${median(times[k]!).toFixed(1)} ms, p95 ${percentile(times[k]!, 95).toFixed(1)}`);
+      const cells = apps.map(
+        (a, k) => `${a.name}: p50 ${median(times[k]!).toFixed(1)} ms, p95 ${percentile(times[k]!, 95).toFixed(1)}`,
+      );
       const ratio = apps.length === 2 ? `, ratio ${(median(times[0]!) / median(times[1]!)).toFixed(1)}x` : '';
       const line = `${c.name}${c.target ? ` (target <= ${c.target} ms)` : ''}: ${cells.join(' | ')}${ratio}${same ? '' : ' ANSWERS DIFFER'}`;
       console.log(line);
       lines.push(line);
     }
-    console.log(`load average after: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `load average after: ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
   } finally {
     await Promise.all([...apps.map((a) => a.api.close()), web.close()]);
     await ctx.close();
