@@ -15,7 +15,8 @@ import type { Runtime } from '../src/runtime.js';
 import { median, percentile, printTable, time, type Row } from './measure.js';
 
 const PUBLIC = '/api/v1/public';
-const NAME = 'bench/support-answer';
+export const PROMPT_NAME = 'bench/support-answer';
+const NAME = PROMPT_NAME;
 const VERSIONS = 5;
 const DAY_MS = 86_400_000;
 
@@ -31,7 +32,7 @@ async function inject(api: FastifyInstance, method: 'GET' | 'POST', url: string,
 }
 
 /** `spans` spans over the 90 days before now, naming the prompt's versions in turn (a tenth none), a tenth of their traces scored. */
-async function loadSpans(ctx: Runtime, projectId: string, spans: number): Promise<void> {
+export async function loadPromptSpans(ctx: Runtime, projectId: string, spans: number): Promise<void> {
   const end = Date.now() - 60_000;
   await ctx.ch.client.command({
     query: `INSERT INTO spans (project_id, trace_id, span_id, parent_span_id, name, kind, start_time, end_time, status,
@@ -135,7 +136,7 @@ export async function benchPrompts(
   });
 
   // The comparison over 90 days.
-  await loadSpans(ctx, session.projectId, options.spans);
+  await loadPromptSpans(ctx, session.projectId, options.spans);
   const window = `start_time=${new Date(Date.now() - 90 * DAY_MS).toISOString()}&end_time=${new Date().toISOString()}`;
   const url = `/prompts/${encodeURIComponent(NAME)}/metrics?${window}`;
   const first = await inject(api, 'GET', url, session.key);

@@ -39,7 +39,7 @@ type Project = { projectId: string; key: string };
  * written a minute after it started: `helpfulness` on the trace and on its first child span (so the
  * SCORES widget reads half the scores), `toxicity`, and a categorical `tone`.
  */
-async function loadScoredTraces(ctx: Runtime, projectId: string, spans: number): Promise<number> {
+export async function loadScoredTraces(ctx: Runtime, projectId: string, spans: number): Promise<number> {
   const traces = Math.max(1, Math.floor(spans / SPANS_PER_TRACE));
   const end = Date.now() - 120_000;
   const step = Math.max(1, Math.floor((90 * DAY_MS) / traces));

@@ -1,7 +1,7 @@
 import { DURATION_MS } from './expressions.js';
 import { MIB, READ_MEMORY_BYTES, settingsClause, type QueryLimits } from './limits.js';
 import { paramBuilder, type Query } from './params.js';
-import { currentScores } from './scores.js';
+import { newestScores } from './scores.js';
 
 /**
  * The per-version comparison of one prompt (docs/prompts.md, "Comparing versions"): over the spans
@@ -57,6 +57,12 @@ export function promptMetricsQuery(projectId: string, name: string, startMs: num
   };
 }
 
+/**
+ * The scored traces' set stays out of the spans' key analysis, which their trace ids can't narrow
+ * (the key puts the hour before the trace id): measured 1.6 times faster without it at 1M spans.
+ */
+const SCORED_SET_SETTINGS = ['use_index_for_in_with_subqueries = 0'];
+
 export type PromptScoreRow = { version: number | string; name: string; avg: number; count: number | string };
 
 /**
@@ -73,11 +79,9 @@ export function promptScoresQuery(projectId: string, name: string, startMs: numb
   const b = paramBuilder({ project: projectId });
   const from = b.param("DateTime64(3, 'UTC')", startMs / 1000);
   const to = b.param("DateTime64(3, 'UTC')", endMs / 1000);
-  const scores = currentScores(
-    '{project:String}',
-    [`created_at >= ${from}`, `data_type IN ('numeric', 'boolean')`, `trace_id != ''`],
-    'trace_id, name, value, data_type, created_at, is_deleted',
-  );
+  // Every score of the window may count: the project's newest rows on a few columns (src/query/scores.ts).
+  const scores = `${newestScores('{project:String}', 'trace_id, name, value, data_type, created_at, is_deleted')}
+                  WHERE is_deleted = 0 AND created_at >= ${from} AND data_type IN ('numeric', 'boolean') AND trace_id != ''`;
   return {
     query: `WITH scored AS (SELECT trace_id, name, value FROM ${scores}),
                  named AS (SELECT DISTINCT prompt_version AS version, trace_id FROM spans
@@ -89,7 +93,7 @@ export function promptScoresQuery(projectId: string, name: string, startMs: numb
               FROM named INNER JOIN scored ON scored.trace_id = named.trace_id
              GROUP BY version, name
              ORDER BY version DESC, name
-             ${settingsClause(PROMPT_METRICS_LIMITS)}`,
+             ${settingsClause(PROMPT_METRICS_LIMITS, SCORED_SET_SETTINGS)}`,
     query_params: b.params,
   };
 }

@@ -3,7 +3,7 @@ import { traceCondition } from './conditions.js';
 import { FINAL_SETTINGS, ROOT_HEAD_JSON, ROOT_NAME, SESSION, USER } from './expressions.js';
 import { settingsClause } from './limits.js';
 import { planFrame, type MeasureSpec, type PlanWindow, type WidgetPlan } from './plan-frame.js';
-import { currentScores } from './scores.js';
+import { currentScores, newestScores } from './scores.js';
 import { seriesGroupLimit, DEFAULT_ROWS } from './series-steps.js';
 
 /**
@@ -13,7 +13,9 @@ import { seriesGroupLimit, DEFAULT_ROWS } from './series-steps.js';
  * range alignment and bounds).
  *
  * - A score counts in the window by its `created_at` (when the judgement was made; a replaced score
- *   keeps its first one), and only its newest live row counts (currentScores).
+ *   keeps its first one), and only its newest live row counts: up to a day, FINAL over the ids the
+ *   window names (currentScores); longer, every score of the project merged on a few columns
+ *   (newestScores), faster than merging a set of hundreds of thousands of ids.
  * - Its own fields group it (`score_source`, `score_string_value`, `evaluator_version`,
  *   `environment`, `session_id`, `metadata.<key>`), and its trace's: the trace rollup's name, user,
  *   session, environment, models and metadata (root wins), and the first prompt its spans used. A
@@ -43,6 +45,19 @@ const QUANTILES: Record<string, number> = { p50: 0.5, p75: 0.75, p90: 0.9, p95: 
 /** z for a two-sided 95% interval. */
 const Z95 = 1.959964;
 
+/** Windows up to this long read their scores by candidate ids (scoreRows). */
+const CANDIDATE_WINDOW_MS = 24 * 3_600_000;
+
+/** The score's own columns the group-bys read (groupExpression), each with the groups that read it. */
+const SCORE_GROUP_COLUMNS: [string, (group: string) => boolean][] = [
+  ['source', (g) => g === 'score_source'],
+  ['string_value', (g) => g === 'score_string_value'],
+  ['evaluator_version', (g) => g === 'evaluator_version'],
+  ['environment', (g) => g === 'environment'],
+  ['session_id', (g) => g === 'session_id'],
+  ['metadata', (g) => g.startsWith('metadata.')],
+];
+
 /** The trace fields a group-by reads from the trace rollup (the `t` side of the join). */
 const TRACE_GROUPS = new Set(['model_name', 'environment', 'name', 'user_id', 'session_id']);
 const PROMPT_GROUPS = new Set(['prompt_name', 'prompt_version']);
@@ -60,7 +75,7 @@ export function planScores(
   const from = b.param("DateTime64(3, 'UTC')", frame.rangeStartMs / 1000);
   const to = b.param("DateTime64(3, 'UTC')", frame.rangeEndMs / 1000);
   const name = b.param('String', spec.score_name ?? '');
-  const rows = scoreRows(spec, b, { from, to, name });
+  const rows = scoreRows(spec, b, { from, to, name, spanMs: frame.rangeEndMs - frame.rangeStartMs });
   const values = spec.aggregation === 'avg' ? ['value', 'count', 'ci_low', 'ci_high'] : ['value', 'count'];
   const aggs = [`${scoreValue(spec.aggregation)} AS value`, 'count() AS count'];
   if (spec.aggregation === 'avg') {
@@ -130,14 +145,27 @@ function scoreValue(aggregation: string): string {
  * One row per live score of the name in the range, with its time (`at`), value (`x`) and group
  * values (`g0`, ...): the scores, joined to their traces when a filter or group needs them.
  */
-function scoreRows(spec: MeasureSpec, b: ParamBuilder, p: { from: string; to: string; name: string }): string {
+function scoreRows(
+  spec: MeasureSpec,
+  b: ParamBuilder,
+  p: { from: string; to: string; name: string; spanMs: number },
+): string {
   const groupBy = spec.group_by ?? [];
   const filters = spec.filters ?? [];
   const inRange = [`name = ${p.name}`, `created_at >= ${p.from}`, `created_at < ${p.to}`];
   const scored = `SELECT trace_id FROM scores WHERE project_id = {project:String} AND ${inRange.join(' AND ')} AND trace_id != ''`;
-  const columns =
-    'trace_id, session_id, name, value, string_value, source, evaluator_version, environment, metadata, created_at, is_deleted';
-  const scores = `(SELECT ${columns} FROM ${currentScores('{project:String}', inRange, columns)})`;
+  // Only the columns the groups read: FINAL merges every score of the project on these.
+  const columns = [
+    'trace_id, name, value, created_at, is_deleted',
+    ...SCORE_GROUP_COLUMNS.flatMap(([column, used]) => (groupBy.some(used) ? [column] : [])),
+  ].join(', ');
+  // A short window (an alert's hour) names few scores: merge just those. A long one may name most of
+  // the project's: merge them all on the few columns (src/query/scores.ts says why).
+  const scores =
+    p.spanMs <= CANDIDATE_WINDOW_MS
+      ? `(SELECT ${columns} FROM ${currentScores('{project:String}', inRange, columns)})`
+      : `(SELECT ${columns} FROM ${newestScores('{project:String}', columns)}
+    WHERE is_deleted = 0 AND ${inRange.join(' AND ')})`;
 
   // The trace side: its fields the groups read, and the filters (an inner join then keeps only the
   // scores of matching traces). One row per trace on the right (FINAL; GROUP BY for the prompts), so

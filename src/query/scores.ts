@@ -2,10 +2,19 @@ import type { Param, Query } from './params.js';
 
 /**
  * The SQL of scores (clickhouse/0018_scores.sql; quality.md §1). A score is replaced or deleted by
- * writing it again, so every read takes each score's newest row: `FINAL` over the scores that some
- * row of matches the read's own conditions, and those conditions again on the newest rows (a score
- * re-sent about another trace must leave the first one's reads). `score_id` is in the sort key, so
- * the inner filter is safe before FINAL, and the skip indexes (trace, session, name) make it cheap.
+ * writing it again, so every read takes each score's newest row, by FINAL on the table's key
+ * (project_id, score_id), and applies its conditions to that row (a score re-sent about another trace
+ * must leave the first one's reads). Two shapes, by how many scores a read can name (measured at 1M
+ * scores, bench/score-reads.ts):
+ *
+ * - Few (a page's traces, one score): the candidates, ids with some row meeting the read's conditions,
+ *   found first, and FINAL over their ids alone (`currentScores`). The ids go in as a list of
+ *   values when the caller has them (`scoreCandidatesQuery`): an `IN (subquery)` there measured
+ *   4 to 10 times slower than the same ids as values.
+ * - Many (every score of a name, of a window: filters, SCORES widgets, prompt comparisons): FINAL over
+ *   the project's rows with only the columns the read needs, then the conditions (`newestScores`).
+ *   A set of hundreds of thousands of candidate ids made FINAL 5 to 10 times slower than merging the
+ *   project's few narrow columns outright.
  */
 
 /** The columns every score answer reads. */
@@ -37,13 +46,24 @@ export type ScoreRow = {
 
 /**
  * The newest live row of each score of `project` (a param) whose rows meet `where` (conditions on the
- * table's columns), with `columns`: a subquery to select from.
+ * table's columns), with `columns`: a subquery to select from. `candidates`: the ids to merge, when
+ * the caller knows them (a list parameter); by default those of the rows meeting `where`.
  */
-export function currentScores(project: string, where: readonly string[], columns = '*'): string {
+export function currentScores(project: string, where: readonly string[], columns = '*', candidates?: string): string {
   const conditions = [`project_id = ${project}`, ...where].join(' AND ');
+  const ids = candidates ?? `(SELECT score_id FROM scores WHERE ${conditions})`;
   return `(SELECT ${columns} FROM scores FINAL
-    WHERE project_id = ${project} AND score_id IN (SELECT score_id FROM scores WHERE ${conditions})
+    WHERE project_id = ${project} AND score_id IN ${ids}
   ) WHERE is_deleted = 0 AND ${where.length ? where.join(' AND ') : '1'}`;
+}
+
+/**
+ * The newest row of every score of `project` with `columns` (which must hold `is_deleted` and every
+ * column the caller's conditions read): a subquery to select from, to be followed by
+ * `WHERE is_deleted = 0 AND ...`. For reads over many scores (see the head of this file).
+ */
+export function newestScores(project: string, columns: string): string {
+  return `(SELECT ${columns} FROM scores FINAL WHERE project_id = ${project})`;
 }
 
 export type ScoreFilters = {
@@ -110,16 +130,43 @@ export function scorePredicateCondition(
   const ops: Record<string, string> = { eq: '=', neq: '!=', gt: '>', gte: '>=', lt: '<', lte: '<=' };
   if (f.op === 'in') test.push(`string_value IN ${param('Array(String)', f.value)}`);
   else if (ops[f.op]) test.push(`value ${ops[f.op]} ${param('Float64', f.value)}`);
-  // Only the name narrows the inner read: the value is tested on each score's newest row.
-  const traces = `SELECT trace_id FROM ${currentScores(project, [name], 'trace_id, name, value, string_value, is_deleted')}
-    AND ${test.join(' AND ')}`;
+  // Every score of the name may match: the project's newest rows, narrow (see the head of this file).
+  const traces = `SELECT trace_id FROM ${newestScores(project, 'trace_id, name, value, string_value, is_deleted')}
+    WHERE is_deleted = 0 AND ${test.join(' AND ')}`;
   return f.op === 'is_not_set' ? `trace_id NOT IN (${traces})` : `trace_id IN (${traces})`;
 }
 
-/** Every live score of the given traces (trace and span level): the detail's `scores` and the list's summaries. */
-export function traceScoresQuery(project: string, traceIds: string, settings: string): string {
+/**
+ * The ids of the scores with a row about one of the given traces (trace and span level): the
+ * candidates of `traceScoresQuery`, read through the trace-ordered projection
+ * (clickhouse/0028_score_trace_projection.sql).
+ */
+export function scoreCandidatesQuery(project: string, traceIds: string, settings: string): string {
+  return `SELECT DISTINCT score_id FROM scores WHERE project_id = ${project} AND trace_id IN ${traceIds}
+${settings}`;
+}
+
+/**
+ * Every live score of the given traces (trace and span level), oldest first: the detail's `scores`.
+ * `scoreIds`: the candidates (scoreCandidatesQuery's answer, a list parameter).
+ */
+export function traceScoresQuery(project: string, traceIds: string, scoreIds: string, settings: string): string {
   return `SELECT ${SCORE_COLUMNS}
-FROM ${currentScores(project, [`trace_id IN ${traceIds}`])}
+FROM ${currentScores(project, [`trace_id IN ${traceIds}`], '*', scoreIds)}
+ORDER BY created_at, score_id
+${settings}`;
+}
+
+export type ScoreValueRow = Pick<ScoreRow, 'trace_id' | 'name' | 'data_type' | 'value' | 'string_value'>;
+
+/**
+ * traceScoresQuery with only what the list's per-name summaries read, in the same order: FINAL
+ * merges these few columns of the candidates' granules rather than all of them (half the time).
+ */
+export function traceScoreValuesQuery(project: string, traceIds: string, scoreIds: string, settings: string): string {
+  const columns = 'score_id, trace_id, name, data_type, value, string_value, created_at, is_deleted';
+  return `SELECT trace_id, name, data_type, value, string_value
+FROM ${currentScores(project, [`trace_id IN ${traceIds}`], columns, scoreIds)}
 ORDER BY created_at, score_id
 ${settings}`;
 }

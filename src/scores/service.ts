@@ -7,11 +7,14 @@ import { settingsClause, withinLimits, type QueryLimits } from '../query/limits.
 import {
   existingScoresQuery,
   listScoresQuery,
+  scoreCandidatesQuery,
   scoreConditions,
   traceScoresQuery,
+  traceScoreValuesQuery,
   type ExistingScore,
   type ScoreFilters,
   type ScoreRow,
+  type ScoreValueRow,
 } from '../query/scores.js';
 import type { ScoreAnswer, ScoreSummaryAnswer, ScoreWriteAnswer } from './answers.js';
 import { configsFor } from './configs.js';
@@ -244,15 +247,41 @@ export async function scoresOfTraces(
   projectId: string,
   traceIds: readonly string[],
 ): Promise<Score[]> {
+  const rows = await traceScoreRows<ScoreRow>(ctx, projectId, traceIds, traceScoresQuery);
+  return rows.map((r) => scoreOf(projectId, r));
+}
+
+/**
+ * The rows `query` answers for the live scores of the given traces. Two reads: the candidates' ids
+ * (through the trace-ordered projection), then their newest rows by those ids as values
+ * (src/query/scores.ts says why).
+ */
+async function traceScoreRows<T>(
+  ctx: AppContext,
+  projectId: string,
+  traceIds: readonly string[],
+  query: (project: string, traceIds: string, scoreIds: string, settings: string) => string,
+): Promise<T[]> {
   if (traceIds.length === 0) return [];
   const b = paramBuilder({ project: projectId });
-  const rows = await withinLimits(READ_LIMITS, ADVICE, () =>
-    ctx.ch.rows<ScoreRow>({
-      query: traceScoresQuery('{project:String}', b.param('Array(String)', traceIds), settingsClause(READ_LIMITS)),
+  const traces = b.param('Array(String)', traceIds);
+  const candidates = await withinLimits(READ_LIMITS, ADVICE, () =>
+    ctx.ch.rows<{ score_id: string }>({
+      query: scoreCandidatesQuery('{project:String}', traces, settingsClause(READ_LIMITS)),
       query_params: b.params,
     }),
   );
-  return rows.map((r) => scoreOf(projectId, r));
+  if (candidates.length === 0) return [];
+  const ids = b.param(
+    'Array(String)',
+    candidates.map((c) => c.score_id),
+  );
+  return withinLimits(READ_LIMITS, ADVICE, () =>
+    ctx.ch.rows<T>({
+      query: query('{project:String}', traces, ids, settingsClause(READ_LIMITS)),
+      query_params: b.params,
+    }),
+  );
 }
 
 /** Per trace, one summary per score name (`GET /traces` items): mean for numbers, label counts for categories. */
@@ -262,17 +291,19 @@ export async function scoreSummaries(
   traceIds: readonly string[],
 ): Promise<Map<string, ScoreSummary[]>> {
   const out = new Map<string, ScoreSummary[]>();
-  for (const score of await scoresOfTraces(ctx, projectId, traceIds)) {
-    const list = out.get(score.trace_id!) ?? [];
+  const rows = await traceScoreRows<ScoreValueRow>(ctx, projectId, traceIds, traceScoreValuesQuery);
+  for (const r of rows) {
+    const score = { name: r.name, data_type: r.data_type as Score['data_type'], value: Number(r.value) };
+    const list = out.get(r.trace_id) ?? [];
     let summary = list.find((s) => s.name === score.name && s.data_type === score.data_type);
     if (!summary) {
       summary = { name: score.name, data_type: score.data_type, avg: null, values: {}, count: 0 };
       list.push(summary);
-      out.set(score.trace_id!, list);
+      out.set(r.trace_id, list);
     }
     summary.count++;
     if (score.data_type === 'categorical') {
-      const label = score.string_value ?? '';
+      const label = r.string_value;
       summary.values[label] = (summary.values[label] ?? 0) + 1;
     } else summary.avg = ((summary.avg ?? 0) * (summary.count - 1) + score.value) / summary.count;
   }
