@@ -149,7 +149,7 @@ export function registerLangsmithRoutes(app: FastifyInstance, ctx: AppContext): 
     const { parts, rejected } = toParts(post, patch, Date.now());
     try {
       return await ingesting(writer, request, async () => {
-        const stored = await storeSpanParts(ctx, project, parts);
+        const stored = await storeSpanParts(ctx, project, parts, { writeWhole: true });
         for (const r of stored.rejected) rejected.push({ id: r.span_id, errors: r.errors });
         let accepted = stored.stored;
         if (feedback.length) {
