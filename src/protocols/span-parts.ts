@@ -141,6 +141,7 @@ export async function storeSpanParts(
       ttl_days: project.traceTtlDays,
     });
   if (rows.length) await ctx.ch.client.insert({ table: 'span_parts', values: rows, format: 'JSONEachRow' });
+  if (rows.length > written.size) piecesStoredAt.set(ctx, Date.now());
   if (masked) controls.meter.add(project.projectId, { masked });
   return { stored: good.length, rejected };
 }
@@ -319,22 +320,48 @@ export async function settleSpanParts(
   return { written, invalid };
 }
 
+/** When this process last kept pieces that may settle (not only written marks), per context. */
+const piecesStoredAt = new WeakMap<AppContext, number>();
+
 /**
  * Settles due spans every `everyMs` until stopped (the API process; src/protocols/*). A failed sweep
  * (a store down) is retried by the next one: nothing is marked written until its span is stored.
+ *
+ * The due query groups a day of pieces, and runs on the store's session that ingest uses, so it is
+ * asked only while it can find something: while pieces this process kept may still come due (kept
+ * in the last quiet window and two sweeps), after a sweep that failed or took a full batch, and
+ * otherwise once every `idleEveryMs` (pieces another process kept and did not settle, a crash say).
+ * An idle process, or one taking only runs written whole (LangSmith's), asks once a minute.
  */
 export function startSpanPartsSweeper(
   ctx: AppContext,
-  options: Partial<SpanPartsOptions> & { everyMs?: number; onError?: (error: unknown) => void } = {},
+  options: Partial<SpanPartsOptions> & {
+    everyMs?: number;
+    idleEveryMs?: number;
+    onError?: (error: unknown) => void;
+  } = {},
 ): () => Promise<void> {
+  const everyMs = options.everyMs ?? 2_000;
+  const idleEveryMs = options.idleEveryMs ?? 60_000;
+  const quietMs = options.quietMs ?? SPAN_PARTS_DEFAULTS.quietMs;
   let running: Promise<unknown> | null = null;
   let stopped = false;
+  let askedAt = 0;
+  let more = true;
   const timer = setInterval(() => {
     if (running || stopped) return;
+    const now = Date.now();
+    const recent = now - (piecesStoredAt.get(ctx) ?? 0) <= quietMs + 2 * everyMs;
+    if (!more && !recent && now - askedAt < idleEveryMs) return;
+    askedAt = now;
     running = settleSpanParts(ctx, options)
-      .catch((error: unknown) => options.onError?.(error))
+      .then(({ written, invalid }) => (more = written + invalid >= SETTLE_BATCH))
+      .catch((error: unknown) => {
+        more = true;
+        options.onError?.(error);
+      })
       .finally(() => (running = null));
-  }, options.everyMs ?? 2_000);
+  }, everyMs);
   timer.unref();
   return async () => {
     stopped = true;
