@@ -4,7 +4,13 @@ import { priceBookOf } from '../model-prices/pricing.js';
 import { forEachInSlices } from '../event-loop-slices.js';
 import { ingestControlsOf, storeSpans } from '../traces/service.js';
 import { issueLines } from '../zod-issues.js';
-import { SpanInputSchema, validateSpans, type NormalizedSpan, type SpanInput } from '../traces/span-input.js';
+import {
+  plainlyValid,
+  SpanInputSchema,
+  validateSpans,
+  type NormalizedSpan,
+  type SpanInput,
+} from '../traces/span-input.js';
 
 /**
  * Spans sent in pieces (quality.md §5; docs/integrations/langfuse-api.md, "Order, re-sending"): producers' own protocols send one span as
@@ -66,14 +72,28 @@ const WRITTEN_PART_ID = '\u0000written';
  * Keeps the pieces: checks each one alone (a bad piece is rejected with the native ingest's
  * sentences, the others are stored), then inserts the good ones in one insert. Resolves once they
  * are durably stored; the spans they belong to are written when they settle.
+ *
+ * With `writeWhole` (a protocol whose create and update of one span, sent together, are the whole
+ * span: LangSmith's run post with its end, or its post and patch in one batch), a span whose pieces
+ * in this call make it whole (a create, a start and an end) and of which no piece was kept before is
+ * written at once through the span writer, as settling would write it, and only marked written here:
+ * its pieces never go through the table and are not read back (bench/protocols.ts: that round trip
+ * was most of the gap to native ingest). A span with an earlier piece (an update sent before its
+ * create, a re-sent batch) is kept as pieces and settles as before, so order, re-sending and the
+ * answer are the same either way.
  */
 export async function storeSpanParts(
   ctx: AppContext,
   project: PartsProject,
   parts: readonly SpanPart[],
+  options: { writeWhole?: boolean } = {},
 ): Promise<{ stored: number; rejected: RejectedPart[] }> {
+  // Asked first, so the store answers while the pieces are checked: which of the spans that may be
+  // whole here (a create and an end among their pieces) already have something kept.
+  const kept = options.writeWhole ? keptBefore(ctx, project.projectId, maybeWhole(parts)) : undefined;
+  kept?.catch(() => {}); // awaited below; not left unhandled if checking the pieces throws first
   const rejected: RejectedPart[] = [];
-  const rows: PartRow[] = [];
+  const good: { part: SpanPart; fields: Record<string, unknown> }[] = [];
   // The project's masking runs before a piece is kept (docs/producer-controls.md): span_parts is a store too.
   const controls = ingestControlsOf(ctx);
   const { masker } = await controls.book.of(project.projectId);
@@ -86,6 +106,12 @@ export async function storeSpanParts(
     }
     const clean = cleanFields(part.fields);
     if (masker) masked += masker.maskFields(clean);
+    good.push({ part, fields: clean });
+  });
+  const written = kept ? await writeWholeSpans(ctx, project, good, await kept) : new Map<string, string>();
+  const rows: PartRow[] = [];
+  for (const { part, fields: clean } of good) {
+    if (written.has(part.span_id)) continue;
     const fields = JSON.stringify(clean);
     rows.push({
       project_id: project.projectId,
@@ -98,10 +124,102 @@ export async function storeSpanParts(
       received_at: part.received_at,
       ttl_days: project.traceTtlDays,
     });
-  });
+  }
+  // A span written here is marked so (after it was stored, so a failed write leaves nothing that
+  // would stop the retried request from writing it): a piece re-sent later is kept but changes nothing.
+  const now = Date.now();
+  for (const [spanId, traceId] of written)
+    rows.push({
+      project_id: project.projectId,
+      span_id: spanId,
+      trace_id: traceId,
+      part_id: WRITTEN_PART_ID,
+      kind: WRITTEN,
+      fields: '',
+      event_time: now,
+      received_at: now,
+      ttl_days: project.traceTtlDays,
+    });
   if (rows.length) await ctx.ch.client.insert({ table: 'span_parts', values: rows, format: 'JSONEachRow' });
+  if (rows.length > written.size) piecesStoredAt.set(ctx, Date.now());
   if (masked) controls.meter.add(project.projectId, { masked });
-  return { stored: rows.length, rejected };
+  return { stored: good.length, rejected };
+}
+
+/** The spans some of whose pieces here are a create and an end: those that may be whole. */
+function maybeWhole(parts: readonly SpanPart[]): string[] {
+  const create = new Set<string>();
+  const end = new Set<string>();
+  for (const p of parts) {
+    if (p.kind === 'create') create.add(p.span_id);
+    if (p.fields.end_time !== undefined && p.fields.end_time !== null) end.add(p.span_id);
+  }
+  return [...create].filter((id) => end.has(id) && typeof id === 'string' && id.length <= 128);
+}
+
+type KeptBefore = { asked: Set<string>; seen: Set<string> };
+
+/** Which of `spanIds` (`asked`) have any row kept (`seen`: a piece, or the mark of a span written). */
+async function keptBefore(ctx: AppContext, projectId: string, spanIds: string[]): Promise<KeptBefore> {
+  const asked = new Set(spanIds);
+  if (spanIds.length === 0) return { asked, seen: new Set() };
+  const seen = await ctx.ch.rows<{ span_id: string }>({
+    query: `SELECT DISTINCT span_id FROM span_parts
+             WHERE project_id = {project:String} AND span_id IN {spans:Array(String)}`,
+    query_params: { project: projectId, spans: spanIds },
+  });
+  return { asked, seen: new Set(seen.map((r) => r.span_id)) };
+}
+
+/**
+ * `storeSpanParts`'s `writeWhole`: writes the spans the good pieces make whole (merged: a create, a
+ * start and an end, valid) of which nothing was kept before; returns them, span id to trace id.
+ */
+async function writeWholeSpans(
+  ctx: AppContext,
+  project: PartsProject,
+  good: { part: SpanPart; fields: Record<string, unknown> }[],
+  before: KeptBefore,
+): Promise<Map<string, string>> {
+  const bySpan = new Map<string, number[]>();
+  good.forEach(({ part }, i) => {
+    let list = bySpan.get(part.span_id);
+    if (!list) bySpan.set(part.span_id, (list = []));
+    list.push(i);
+  });
+  const spans: NormalizedSpan[] = [];
+  const written = new Map<string, string>();
+  for (const [spanId, indexes] of bySpan) {
+    if (!before.asked.has(spanId) || before.seen.has(spanId)) continue;
+    const traceId = good[indexes[0]!]!.part.trace_id;
+    // One trace per span (pieces that disagree settle from the table, which takes the first).
+    if (indexes.some((i) => good[i]!.part.trace_id !== traceId)) continue;
+    const merged = mergeSpanParts(
+      indexes.map((i) => ({
+        kind: good[i]!.part.kind,
+        // Pieces repeated in one request merge to the same span, so no content hash is needed here.
+        part_id: good[i]!.part.part_id ?? `\u0000${i}`,
+        fields: good[i]!.fields as Partial<SpanInput>,
+        event_time: good[i]!.part.event_time,
+        received_at: good[i]!.part.received_at,
+      })),
+    );
+    if (merged?.end_time === undefined) continue;
+    // A merged span the native checks refuse is left to settle, which counts it invalid, as before.
+    const { accepted } = validateSpans([{ ...merged, trace_id: traceId, span_id: spanId }]);
+    if (accepted.length === 0) continue;
+    spans.push(accepted[0]!);
+    written.set(spanId, traceId);
+  }
+  if (spans.length)
+    await storeSpans(
+      ctx.spanWriter,
+      { projectId: project.projectId, traceTtlDays: project.traceTtlDays },
+      spans,
+      priceBookOf(ctx.pg),
+      ingestControlsOf(ctx),
+    );
+  return written;
 }
 
 /**
@@ -202,22 +320,48 @@ export async function settleSpanParts(
   return { written, invalid };
 }
 
+/** When this process last kept pieces that may settle (not only written marks), per context. */
+const piecesStoredAt = new WeakMap<AppContext, number>();
+
 /**
  * Settles due spans every `everyMs` until stopped (the API process; src/protocols/*). A failed sweep
  * (a store down) is retried by the next one: nothing is marked written until its span is stored.
+ *
+ * The due query groups a day of pieces, and runs on the store's session that ingest uses, so it is
+ * asked only while it can find something: while pieces this process kept may still come due (kept
+ * in the last quiet window and two sweeps), after a sweep that failed or took a full batch, and
+ * otherwise once every `idleEveryMs` (pieces another process kept and did not settle, a crash say).
+ * An idle process, or one taking only runs written whole (LangSmith's), asks once a minute.
  */
 export function startSpanPartsSweeper(
   ctx: AppContext,
-  options: Partial<SpanPartsOptions> & { everyMs?: number; onError?: (error: unknown) => void } = {},
+  options: Partial<SpanPartsOptions> & {
+    everyMs?: number;
+    idleEveryMs?: number;
+    onError?: (error: unknown) => void;
+  } = {},
 ): () => Promise<void> {
+  const everyMs = options.everyMs ?? 2_000;
+  const idleEveryMs = options.idleEveryMs ?? 60_000;
+  const quietMs = options.quietMs ?? SPAN_PARTS_DEFAULTS.quietMs;
   let running: Promise<unknown> | null = null;
   let stopped = false;
+  let askedAt = 0;
+  let more = true;
   const timer = setInterval(() => {
     if (running || stopped) return;
+    const now = Date.now();
+    const recent = now - (piecesStoredAt.get(ctx) ?? 0) <= quietMs + 2 * everyMs;
+    if (!more && !recent && now - askedAt < idleEveryMs) return;
+    askedAt = now;
     running = settleSpanParts(ctx, options)
-      .catch((error: unknown) => options.onError?.(error))
+      .then(({ written, invalid }) => (more = written + invalid >= SETTLE_BATCH))
+      .catch((error: unknown) => {
+        more = true;
+        options.onError?.(error);
+      })
       .finally(() => (running = null));
-  }, options.everyMs ?? 2_000);
+  }, everyMs);
   timer.unref();
   return async () => {
     stopped = true;
@@ -333,6 +477,8 @@ function checkPart(part: SpanPart): string[] {
   };
   // An update's end alone can't be checked against a start it doesn't carry.
   if (fields.start_time === undefined) delete (probe as Record<string, unknown>).end_time;
+  // The native fast path first (stricter, never looser); the schema words what it refuses.
+  if (plainlyValid(probe)) return [];
   const result = SpanInputSchema.safeParse(probe);
   return result.success ? [] : issueLines(result.error.issues, probe, 'span');
 }

@@ -141,6 +141,33 @@ describe('LangSmith runs over HTTP', () => {
     expect(trace).toMatchObject({ span_count: 2, total_input_tokens: 20, total_output_tokens: 8 });
   });
 
+  it('writes a run whose post and patch come together at once, yet merges a whole post into the patch sent before it', async () => {
+    const { token, projectId } = await owner(h());
+    const together = runs();
+    expect((await send('POST', '/runs/batch', token, { post: together.post, patch: together.patch })).statusCode).toBe(
+      202,
+    );
+    // Written by the request itself: nothing is left to settle.
+    expect((await readTrace(token, together.traceId)).json()).toMatchObject({ span_count: 2, total_input_tokens: 20 });
+    expect((await settle(projectId)).written).toBe(0);
+
+    // The patch first, then the post already holding its end (as the SDK merges a finished run):
+    // the patch's output is not lost, and the re-sent whole post afterwards changes nothing.
+    const apart = runs();
+    const [childPatch, rootPatch] = apart.patch;
+    expect((await send('POST', '/runs/batch', token, { patch: [childPatch] })).statusCode).toBe(202);
+    const whole = apart.post.map((p, i) =>
+      i === 0 ? { ...p, ...rootPatch } : { ...p, end_time: childPatch!.end_time },
+    );
+    expect((await send('POST', '/runs/batch', token, { post: whole })).statusCode).toBe(202);
+    expect((await settle(projectId)).written).toBe(1);
+    expect((await send('POST', '/runs/batch', token, { post: whole })).statusCode).toBe(202);
+    expect((await settle(projectId)).written).toBe(0);
+    const trace = (await readTrace(token, apart.traceId)).json();
+    expect(trace).toMatchObject({ span_count: 2, total_input_tokens: 20, total_output_tokens: 8 });
+    expect(trace.output).toContain('because');
+  });
+
   it('reads a gzip multipart body with the run split over its parts', async () => {
     const { token, projectId } = await owner(h());
     const { traceId, post, patch } = runs();

@@ -149,7 +149,7 @@ export function registerLangsmithRoutes(app: FastifyInstance, ctx: AppContext): 
     const { parts, rejected } = toParts(post, patch, Date.now());
     try {
       return await ingesting(writer, request, async () => {
-        const stored = await storeSpanParts(ctx, project, parts);
+        const stored = await storeSpanParts(ctx, project, parts, { writeWhole: true });
         for (const r of stored.rejected) rejected.push({ id: r.span_id, errors: r.errors });
         let accepted = stored.stored;
         if (feedback.length) {
@@ -171,7 +171,7 @@ export function registerLangsmithRoutes(app: FastifyInstance, ctx: AppContext): 
   app.register(async (ingest) => {
     ingest.addHook('preParsing', inflateBody);
     ingest.addHook('preParsing', countIngestBody(writer));
-    // Multipart bodies are read by busboy in the handler, as a stream (src/protocols/langsmith/multipart.ts).
+    // Multipart bodies are read in the handler (src/protocols/langsmith/multipart.ts).
     ingest.addContentTypeParser('multipart/form-data', (_request, payload, done) => done(null, payload));
     const list = (v: unknown) => (Array.isArray(v) ? v : []);
     const object = (body: unknown): Record<string, unknown> => {
