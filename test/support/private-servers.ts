@@ -11,14 +11,27 @@ import { waitFor } from './wait.js';
  * test files running at the same time never see the outage.
  */
 
+/**
+ * A port no other process is given meanwhile: one below the kernel's ephemeral range
+ * (/proc/sys/net/ipv4/ip_local_port_range, 32768 and up here), tried by binding it. A port from
+ * `listen(0)` is ephemeral, so while a private server is stopped the kernel may hand it to another
+ * test's listener; the restarted server then cannot bind, and its clients talk to a stranger.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  const [low] = fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+  const ceiling = Math.min(Number.isFinite(low) ? low : 32768, 32768);
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * (ceiling - 20_000));
+    if (await bindable(port)) return port;
+  }
+  throw new Error('no free port below the ephemeral range');
+}
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as net.AddressInfo).port;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
 }
 
@@ -72,7 +85,22 @@ export type PrivateRedis = { url: string; stop(): Promise<void>; start(): Promis
 export async function startPrivateRedis(): Promise<PrivateRedis> {
   const port = await freePort();
   let child: ChildProcess | null = null;
-  const up = () =>
+  /** This test's own server answers: the child runs and a PING on its port gets PONG. */
+  const answers = (c: ChildProcess) =>
+    new Promise<boolean>((resolve) => {
+      if (c.exitCode !== null || c.signalCode !== null) return resolve(false);
+      const socket = net.connect({ host: '127.0.0.1', port });
+      let reply = '';
+      socket.setTimeout(2_000, () => socket.destroy());
+      socket.once('connect', () => socket.write('PING\r\n'));
+      socket.on('data', (chunk) => {
+        reply += chunk.toString('latin1');
+        if (reply.includes('\r\n')) socket.end();
+      });
+      socket.once('close', () => resolve(reply.startsWith('+PONG')));
+      socket.once('error', () => resolve(false));
+    });
+  const listening = () =>
     new Promise<boolean>((resolve) => {
       const socket = net.connect({ host: '127.0.0.1', port });
       socket.once('connect', () => {
@@ -82,19 +110,29 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
       socket.once('error', () => resolve(false));
     });
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
-      stdio: 'ignore',
-    });
-    await waitFor(up, 'redis start');
+    const c = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      {
+        stdio: 'ignore',
+      },
+    );
+    child = c;
+    await waitFor(async () => {
+      if (c.exitCode !== null || c.signalCode !== null) throw new Error(`redis-server exited (${c.exitCode})`);
+      return answers(c);
+    }, 'redis start');
   };
   const stop = async () => {
     const c = child;
     child = null;
     if (!c) return;
-    const exited = new Promise((r) => c.once('exit', r));
-    c.kill('SIGTERM');
-    await exited;
-    await waitFor(async () => !(await up()), 'redis stop');
+    if (c.exitCode === null && c.signalCode === null) {
+      const exited = new Promise((r) => c.once('exit', r));
+      c.kill('SIGTERM');
+      await exited;
+    }
+    await waitFor(async () => !(await listening()), 'redis stop');
   };
   await start();
   return { url: `redis://127.0.0.1:${port}`, start, stop, destroy: stop };
