@@ -10,19 +10,10 @@ import {
   spansNamed,
   waitForTrace,
   type StoredTrace,
+  expectModelCallsPriced,
+  expectScenarioWords,
 } from './support/read-back.js';
-import {
-  AGENT_NAME,
-  ANSWER,
-  FAILING_TOOL_NAME,
-  MODEL,
-  QUESTION,
-  SESSION_ID,
-  TENANT,
-  TOOL_NAME,
-  USAGE,
-  USER_ID,
-} from './support/scenario.js';
+import { AGENT_NAME, FAILING_TOOL_NAME, MODEL, SESSION_ID, TENANT, TOOL_NAME, USER_ID } from './support/scenario.js';
 
 /**
  * Langfuse's Vercel AI SDK exporter (`langfuse-vercel` 3.39 with `ai` 6, mock gpt-4o) unchanged, its
@@ -66,30 +57,12 @@ describe('langfuse-vercel into the Langfuse public API', () => {
 
   it('reads model and tokens on each model step, and a cost from the price table, counted once in the trace', () => {
     const steps = spansNamed(trace, STEP);
-    for (const step of steps) {
-      expect(step.model_name).toMatch(new RegExp(`^${MODEL}`));
-      expect(step).toMatchObject({ input_tokens: USAGE.input, output_tokens: USAGE.output });
-      expect(step.cost).toBeGreaterThan(0);
-      expect(step.cost_source).toBe('computed');
-    }
-    expect(trace).toMatchObject({ total_input_tokens: 2 * USAGE.input, total_output_tokens: 2 * USAGE.output });
-    expect(trace.total_cost).toBeCloseTo(
-      steps.reduce((sum, s) => sum + s.cost, 0),
-      12,
-    );
+    for (const step of steps) expect(step.model_name).toMatch(new RegExp(`^${MODEL}`));
+    expectModelCallsPriced(trace, steps);
   });
 
   it('shows input and output on the trace, the model steps and the tool call', () => {
-    expect(trace.input ?? '(null)').toContain(QUESTION);
-    expect(trace.output ?? '(null)').toContain(ANSWER);
-    const steps = spansNamed(trace, STEP);
-    for (const step of steps) expect(step.input ?? '(null)').toContain(QUESTION);
-    expect(steps.map((s) => s.output)).toEqual(
-      expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]),
-    );
-    const weather = spanNamed(trace, `ai.toolCall ${TOOL_NAME}`);
-    expect(weather.input ?? '(null)').toContain('Paris');
-    expect(weather.output ?? '(null)').toContain('temperature_c');
+    expectScenarioWords(trace, spansNamed(trace, STEP), spanNamed(trace, `ai.toolCall ${TOOL_NAME}`));
   });
 
   it('puts the userId and sessionId of the telemetry metadata on the trace', () => {

@@ -4,23 +4,22 @@ import { runOpenInference } from './scenarios/openinference-openai.js';
 import { startFakeOpenAi, type FakeOpenAi } from './support/fake-openai.js';
 import {
   listenOnLoopback,
-  listTraceIds,
   runOnce,
   spanNamed,
   spansNamed,
   waitForTrace,
   type StoredTrace,
+  expectModelCallsPriced,
+  expectScenarioWords,
+  expectTenantFilterFinds,
 } from './support/read-back.js';
 import {
   AGENT_NAME,
-  ANSWER,
   FAILING_TOOL_MESSAGE,
   FAILING_TOOL_NAME,
-  QUESTION,
   SESSION_ID,
   TENANT,
   TOOL_NAME,
-  USAGE,
   USER_ID,
 } from './support/scenario.js';
 
@@ -55,34 +54,12 @@ describe('OpenInference into Sightline', () => {
   });
 
   it('reads llm.model_name, the token counts (cached too) and a cost from the price table', () => {
-    for (const llm of spansNamed(trace, LLM)) {
-      expect(llm.model_name).toMatch(/^gpt-4o/);
-      expect(llm).toMatchObject({
-        input_tokens: USAGE.input,
-        output_tokens: USAGE.output,
-        cache_read_tokens: USAGE.cachedInput,
-      });
-      expect(llm.cost).toBeGreaterThan(0);
-      expect(llm.cost_source).toBe('computed');
-    }
-    expect(trace).toMatchObject({ total_input_tokens: 2 * USAGE.input, total_output_tokens: 2 * USAGE.output });
-    expect(trace.total_cost).toBeCloseTo(
-      spansNamed(trace, LLM).reduce((sum, s) => sum + s.cost, 0),
-      12,
-    );
+    for (const llm of spansNamed(trace, LLM)) expect(llm.model_name).toMatch(/^gpt-4o/);
+    expectModelCallsPriced(trace, spansNamed(trace, LLM), { cached: true });
   });
 
   it('shows input and output on the trace, the LLM spans and the tool span', () => {
-    expect(trace.input ?? '(null)').toContain(QUESTION);
-    expect(trace.output ?? '(null)').toContain(ANSWER);
-    const llms = spansNamed(trace, LLM);
-    for (const llm of llms) expect(llm.input ?? '(null)').toContain(QUESTION);
-    expect(llms.map((s) => s.output)).toEqual(
-      expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]),
-    );
-    const tool = spanNamed(trace, TOOL_NAME);
-    expect(tool.input ?? '(null)').toContain('Paris');
-    expect(tool.output ?? '(null)').toContain('temperature_c');
+    expectScenarioWords(trace, spansNamed(trace, LLM), spanNamed(trace, TOOL_NAME));
   });
 
   it('puts user.id and session.id on the trace', () => {
@@ -101,11 +78,6 @@ describe('OpenInference into Sightline', () => {
   it('flattens the `metadata` JSON so that `metadata eq tenant acme` finds the trace', async () => {
     expect(spanNamed(trace, AGENT_NAME).metadata).toMatchObject({ tenant: TENANT });
     expect(trace.metadata_map).toEqual({ tenant: TENANT });
-    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: TENANT }])).toEqual([
-      trace.trace_id,
-    ]);
-    expect(await listTraceIds(h(), token, [{ field: 'metadata', key: 'tenant', op: 'eq', value: 'globex' }])).toEqual(
-      [],
-    );
+    await expectTenantFilterFinds(h(), token, trace);
   });
 });

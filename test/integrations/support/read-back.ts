@@ -4,6 +4,7 @@ import { call, PUBLIC, type Harness } from '../../support/harness.js';
 import { waitUntil } from '../../support/wait.js';
 import type { AnswerOf } from '../../../src/answer-schemas.js';
 import type { SpanAnswer, TraceDetailAnswer } from '../../../src/traces/answers.js';
+import { ANSWER, QUESTION, TENANT, TOOL_NAME, USAGE } from './scenario.js';
 
 /**
  * Reading an instrumented scenario's trace back through the public API, as a user of the library
@@ -97,4 +98,59 @@ export function spansNamed(trace: StoredTrace, name: string): StoredSpan[] {
 /** What every span's kind came out as, by name, for one readable assertion. */
 export function kindsByName(trace: StoredTrace): [string, string][] {
   return trace.spans.map((s) => [s.name, s.kind]);
+}
+
+/**
+ * The scenario's two answered model calls as a user checks them: each with the scenario's tokens (and
+ * its cached input where the library sends it) and a cost from the price table, and the trace's totals
+ * those of the two calls, counted once.
+ */
+export function expectModelCallsPriced(
+  trace: StoredTrace,
+  calls: StoredSpan[],
+  { cached = false }: { cached?: boolean } = {},
+): void {
+  expect(calls).toHaveLength(2);
+  for (const call of calls) {
+    expect(call).toMatchObject({
+      input_tokens: USAGE.input,
+      output_tokens: USAGE.output,
+      ...(cached ? { cache_read_tokens: USAGE.cachedInput } : {}),
+    });
+    expect(call.cost).toBeGreaterThan(0);
+    expect(call.cost_source).toBe('computed');
+  }
+  expect(trace).toMatchObject({ total_input_tokens: 2 * USAGE.input, total_output_tokens: 2 * USAGE.output });
+  expect(trace.total_cost).toBeCloseTo(
+    calls.reduce((sum, s) => sum + s.cost, 0),
+    12,
+  );
+}
+
+/**
+ * The scenario's words where a user looks for them: the question and the answer on the trace, the
+ * question in every model call's input (`callInput`: what else a library puts there instead), the tool
+ * call and the answer among the calls' outputs, and the tool's arguments and result on its span.
+ */
+export function expectScenarioWords(
+  trace: StoredTrace,
+  calls: StoredSpan[],
+  tool: StoredSpan,
+  callInput: string = QUESTION,
+): void {
+  expect(trace.input ?? '(null)').toContain(QUESTION);
+  expect(trace.output ?? '(null)').toContain(ANSWER);
+  for (const call of calls) expect(call.input ?? '(null)').toContain(callInput);
+  expect(calls.map((s) => s.output)).toEqual(
+    expect.arrayContaining([expect.stringContaining(TOOL_NAME), expect.stringContaining(ANSWER)]),
+  );
+  expect(tool.input ?? '(null)').toContain('Paris');
+  expect(tool.output ?? '(null)').toContain('temperature_c');
+}
+
+/** `metadata eq tenant <the scenario's tenant>` lists exactly this trace, and another tenant lists nothing. */
+export async function expectTenantFilterFinds(h: Harness, token: string, trace: StoredTrace): Promise<void> {
+  const tenant = (value: string) => [{ field: 'metadata', key: 'tenant', op: 'eq', value }];
+  expect(await listTraceIds(h, token, tenant(TENANT))).toEqual([trace.trace_id]);
+  expect(await listTraceIds(h, token, tenant('globex'))).toEqual([]);
 }
