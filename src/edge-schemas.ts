@@ -46,3 +46,26 @@ export const IsoDateOrDateTime = z.union([IsoDateTime, z.iso.date()]);
 export function isoToEpochMs(iso: string): number {
   return Date.parse(/(?:[zZ]|[+-]\d\d:?\d\d)$/.test(iso) || !iso.includes('T') ? iso : `${iso}Z`);
 }
+
+/**
+ * An absolute http(s) URL of at most 2,048 characters with no user or password in it (an outbound
+ * address: a webhook, a bucket endpoint, a model provider), refused with `message`. Where it may point
+ * is decided when it is called (src/outbound).
+ */
+export const HttpUrl = (message: string) =>
+  z
+    .string()
+    .max(2048)
+    .refine((v) => {
+      try {
+        const url = new URL(v);
+        return (
+          (url.protocol === 'http:' || url.protocol === 'https:') &&
+          url.hostname !== '' &&
+          !url.username &&
+          !url.password
+        );
+      } catch {
+        return false;
+      }
+    }, message);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HttpUrl } from '../edge-schemas.js';
 import { AGGREGATIONS, GROUP_FIELDS, WidgetSpecSchema, type Aggregation, type WidgetSpec } from '../widgets/spec.js';
 import { normalizePredicate, PredicateInput, type SpanPredicate } from '../query/predicates.js';
 
@@ -52,19 +53,7 @@ export function defaultAggregation(measure: string): Aggregation {
   return 'avg';
 }
 
-const WebhookUrl = z
-  .string()
-  .max(2048)
-  .refine((v) => {
-    try {
-      const url = new URL(v);
-      return (
-        (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '' && !url.username && !url.password
-      );
-    } catch {
-      return false;
-    }
-  }, 'webhook_url must be an http(s) URL without credentials');
+const WebhookUrl = HttpUrl('webhook_url must be an http(s) URL without credentials');
 export const Notify = z.object({ webhook_url: WebhookUrl });
 const Renotify = z.object({
   mode: z.enum(RENOTIFY_MODES).optional(),

@@ -5,7 +5,7 @@ import { typed } from '../http.js';
 import { authenticate, principalOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import type { Role } from '../auth/roles.js';
-import { IsoDateTime, Pagination, ProjectQuery, QueryInt, StoredText } from '../edge-schemas.js';
+import { HttpUrl, IsoDateTime, Pagination, ProjectQuery, QueryInt, StoredText } from '../edge-schemas.js';
 import { Deleted } from '../answer-schemas.js';
 import { PredicateSchema } from '../query/predicates.js';
 import { EXPORT_FORMATS, EXPORT_KINDS } from '../query/exports.js';
@@ -33,17 +33,7 @@ import { createSchedule, deleteSchedule, getSchedule, listSchedules } from './sc
 const ProjectInBody = { project_id: z.string().optional() };
 const Filters = z.array(PredicateSchema).max(MAX_FILTERS);
 
-const HttpUrl = z
-  .string()
-  .max(2048)
-  .refine((v) => {
-    try {
-      const url = new URL(v);
-      return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
-    } catch {
-      return false;
-    }
-  }, 'must be an absolute http(s) URL without credentials');
+const OutboundUrl = HttpUrl('must be an absolute http(s) URL without credentials');
 
 const CreateExportBody = z.object({
   ...ProjectInBody,
@@ -58,7 +48,7 @@ const CreateExportBody = z.object({
 const CreateBucketBody = z.object({
   ...ProjectInBody,
   name: StoredText(1, 128),
-  endpoint: HttpUrl,
+  endpoint: OutboundUrl,
   region: z
     .string()
     .min(1)

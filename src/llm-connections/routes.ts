@@ -5,7 +5,7 @@ import { typed } from '../http.js';
 import { authenticate, principalOf, userOf } from '../auth/principal.js';
 import { resolveReadProject } from '../auth/access.js';
 import type { Role } from '../auth/roles.js';
-import { Pagination, ProjectQuery, StoredText } from '../edge-schemas.js';
+import { HttpUrl, Pagination, ProjectQuery, StoredText } from '../edge-schemas.js';
 import { Deleted } from '../answer-schemas.js';
 import { PROVIDERS } from './providers.js';
 import { LlmConnectionAnswer, LlmConnectionListAnswer, LlmConnectionTestAnswer } from './answers.js';
@@ -24,17 +24,7 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
 /** Headers the call itself sets: a connection may not replace them. */
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection']);
 
-const HttpUrl = z
-  .string()
-  .max(2048)
-  .refine((v) => {
-    try {
-      const url = new URL(v);
-      return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password;
-    } catch {
-      return false;
-    }
-  }, 'must be an absolute http(s) URL without credentials');
+const OutboundUrl = HttpUrl('must be an absolute http(s) URL without credentials');
 const ModelName = StoredText(1, 200);
 const ExtraHeaders = z
   .record(
@@ -57,7 +47,7 @@ const CreateBody = z.object({
   ...ProjectInBody,
   name: StoredText(1, 128),
   provider: z.enum(PROVIDERS),
-  base_url: HttpUrl.nullish(),
+  base_url: OutboundUrl.nullish(),
   api_key: StoredText(1, 1024),
   default_model: ModelName.nullish(),
   extra_headers: ExtraHeaders.nullish(),
@@ -65,7 +55,7 @@ const CreateBody = z.object({
 const UpdateBody = z.object({
   ...ProjectInBody,
   name: StoredText(1, 128).optional(),
-  base_url: HttpUrl.nullish(),
+  base_url: OutboundUrl.nullish(),
   api_key: StoredText(1, 1024).optional(),
   default_model: ModelName.nullish(),
   extra_headers: ExtraHeaders.nullish(),
