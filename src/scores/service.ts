@@ -7,7 +7,6 @@ import { settingsClause, withinLimits, type QueryLimits } from '../query/limits.
 import {
   existingScoresQuery,
   listScoresQuery,
-  scoreCandidatesQuery,
   scoreConditions,
   traceScoresQuery,
   traceScoreValuesQuery,
@@ -251,36 +250,18 @@ export async function scoresOfTraces(
   return rows.map((r) => scoreOf(projectId, r));
 }
 
-/**
- * The rows `query` answers for the live scores of the given traces. Two reads: the candidates' ids
- * (through the trace-ordered projection), then their newest rows by those ids as values
- * (src/query/scores.ts says why).
- */
+/** The rows `query` answers for the live scores of the given traces (src/query/scores.ts). */
 async function traceScoreRows<T>(
   ctx: AppContext,
   projectId: string,
   traceIds: readonly string[],
-  query: (project: string, traceIds: string, scoreIds: string, settings: string) => string,
+  query: (project: string, traceIds: string, settings: string) => string,
 ): Promise<T[]> {
   if (traceIds.length === 0) return [];
   const b = paramBuilder({ project: projectId });
   const traces = b.param('Array(String)', traceIds);
-  const candidates = await withinLimits(READ_LIMITS, ADVICE, () =>
-    ctx.ch.rows<{ score_id: string }>({
-      query: scoreCandidatesQuery('{project:String}', traces, settingsClause(READ_LIMITS)),
-      query_params: b.params,
-    }),
-  );
-  if (candidates.length === 0) return [];
-  const ids = b.param(
-    'Array(String)',
-    candidates.map((c) => c.score_id),
-  );
   return withinLimits(READ_LIMITS, ADVICE, () =>
-    ctx.ch.rows<T>({
-      query: query('{project:String}', traces, ids, settingsClause(READ_LIMITS)),
-      query_params: b.params,
-    }),
+    ctx.ch.rows<T>({ query: query('{project:String}', traces, settingsClause(READ_LIMITS)), query_params: b.params }),
   );
 }
 
