@@ -3,6 +3,7 @@ import { newId } from '../ids.js';
 import { requireProjectRole } from '../auth/access.js';
 import type { ApiKeyPrincipal, UserPrincipal } from '../auth/principal.js';
 import { hashToken, newApiKey } from '../auth/secrets.js';
+import { forgetVerifiedKeys } from '../auth/key-cache.js';
 import { ConflictError, NotFoundError } from '../errors.js';
 import { withTransaction } from '../stores/postgres.js';
 
@@ -73,6 +74,7 @@ export async function revokeApiKey(ctx: AppContext, user: UserPrincipal, project
     [projectId, keyId],
   );
   if (!rows[0]) throw new NotFoundError('API key not found');
+  forgetVerifiedKeys(ctx.pg, { keyId: rows[0].id });
   return { deleted: true, id: rows[0].id, name: rows[0].name };
 }
 

@@ -6,6 +6,7 @@ import { API_KEY_PATTERN, hashToken } from './secrets.js';
 import { authPool } from '../stores/postgres.js';
 import { isUuid } from '../ids.js';
 import { noteKeyUsed } from './key-usage.js';
+import { verifiedKey } from './key-cache.js';
 
 export type ApiKeyPrincipal = {
   kind: 'api_key';
@@ -73,30 +74,11 @@ export async function resolvePrincipal(ctx: AppContext, token: string): Promise<
   try {
     if (token.startsWith('sl_')) {
       if (!API_KEY_PATTERN.test(token)) throw new UnauthorizedError();
-      const { rows } = await authPool(ctx.pg).query<{
-        id: string;
-        project_id: string;
-        project_name: string;
-        workspace_id: string;
-        trace_ttl_days: number;
-      }>(
-        `SELECT k.id, k.project_id, p.name AS project_name, p.workspace_id, p.trace_ttl_days
-           FROM api_keys k JOIN projects p ON p.id = k.project_id
-          WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND p.deleted_at IS NULL
-            AND (k.expires_at IS NULL OR k.expires_at > now())`,
-        [hashToken(token)],
-      );
-      const row = rows[0];
-      if (!row) throw new UnauthorizedError();
-      noteKeyUsed(ctx.pg, row.id);
-      return {
-        kind: 'api_key',
-        keyId: row.id,
-        projectId: row.project_id,
-        projectName: row.project_name,
-        workspaceId: row.workspace_id,
-        traceTtlDays: row.trace_ttl_days,
-      };
+      const keyHash = hashToken(token);
+      const key = await verifiedKey(ctx.pg, keyHash, () => liveKey(ctx, keyHash));
+      if (!key) throw new UnauthorizedError();
+      noteKeyUsed(ctx.pg, key.keyId);
+      return key;
     }
     if (looksLikeJwt(token)) {
       const claims = await ctx.tokens.verify(token);
@@ -110,6 +92,34 @@ export async function resolvePrincipal(ctx: AppContext, token: string): Promise<
     if (error instanceof UnauthorizedError) throw error;
     throw new ServiceUnavailableError(UNVERIFIABLE_DETAIL);
   }
+}
+
+async function liveKey(ctx: AppContext, keyHash: string) {
+  const { rows } = await authPool(ctx.pg).query<{
+    id: string;
+    project_id: string;
+    project_name: string;
+    workspace_id: string;
+    trace_ttl_days: number;
+    expires_at: Date | null;
+  }>(
+    `SELECT k.id, k.project_id, p.name AS project_name, p.workspace_id, p.trace_ttl_days, k.expires_at
+       FROM api_keys k JOIN projects p ON p.id = k.project_id
+      WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND p.deleted_at IS NULL
+        AND (k.expires_at IS NULL OR k.expires_at > now())`,
+    [keyHash],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  const principal: ApiKeyPrincipal = {
+    kind: 'api_key',
+    keyId: row.id,
+    projectId: row.project_id,
+    projectName: row.project_name,
+    workspaceId: row.workspace_id,
+    traceTtlDays: row.trace_ttl_days,
+  };
+  return { principal, expiresAt: row.expires_at };
 }
 
 async function liveSession(ctx: AppContext, where: string, params: string[]): Promise<Omit<UserPrincipal, 'via'>> {

@@ -3,6 +3,7 @@ import type { AppContext } from '../context.js';
 import { newId } from '../ids.js';
 import { requireProjectRole, requireWorkspaceRole } from '../auth/access.js';
 import type { UserPrincipal } from '../auth/principal.js';
+import { forgetVerifiedKeys } from '../auth/key-cache.js';
 import { ConflictError, NotFoundError, RequestValidationError } from '../errors.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { ensureDefaultDashboard } from '../dashboards/service.js';
@@ -106,7 +107,7 @@ export async function listProjects(ctx: AppContext, user: UserPrincipal, workspa
  * (both check `deleted_at`); its data stays for the retention window. One audit row records it.
  */
 export async function deleteProject(ctx: AppContext, user: UserPrincipal, projectId: string, reason: string) {
-  return withTransaction(ctx.pg.pool, async (tx) => {
+  const answer = await withTransaction(ctx.pg.pool, async (tx) => {
     const project = await requireProjectRole(tx, user, projectId, 'ADMIN');
     const updated = await tx.query('UPDATE projects SET deleted_at = now() WHERE id = $1 AND deleted_at IS NULL', [
       projectId,
@@ -120,6 +121,8 @@ export async function deleteProject(ctx: AppContext, user: UserPrincipal, projec
     );
     return { deleted: true, project: { id: project.id, name: project.name }, reason };
   });
+  forgetVerifiedKeys(ctx.pg, { projectId: answer.project.id });
+  return answer;
 }
 
 /** Inferred from the answer schema (answers.ts). */
@@ -151,7 +154,8 @@ export async function updateProject(
   projectId: string,
   input: { name?: string; trace_ttl_days?: number },
 ): Promise<ProjectDetail> {
-  return withTransaction(ctx.pg.pool, async (tx) => {
+  // The keys carry the project's name and retention (their principal): kept ones are dropped.
+  const detail = await withTransaction(ctx.pg.pool, async (tx) => {
     const project = await requireProjectRole(
       tx,
       user,
@@ -170,4 +174,6 @@ export async function updateProject(
     }
     return projectDetail(tx, project.id, project.role);
   });
+  forgetVerifiedKeys(ctx.pg, { projectId: detail.id });
+  return detail;
 }

@@ -8,13 +8,7 @@ import type { PromptVersionAnswer } from './answers.js';
 import type { PromptValue } from './compile.js';
 import { withinLimits } from '../query/limits.js';
 import { promptReadCache } from './read-cache.js';
-import {
-  PROMPT_METRICS_LIMITS,
-  promptMetricsQuery,
-  promptScoresQuery,
-  type PromptMetricsRow,
-  type PromptScoreRow,
-} from '../query/prompt-metrics.js';
+import { PROMPT_METRICS_LIMITS, promptMetricsQuery, type PromptMetricsRow } from '../query/prompt-metrics.js';
 
 /**
  * Prompts (docs/prompts.md): names with numbered, immutable versions, and labels that point at one
@@ -286,14 +280,8 @@ export async function deletePrompt(ctx: AppContext, projectId: string, name: str
 export async function promptMetrics(ctx: AppContext, projectId: string, name: string, startMs: number, endMs: number) {
   const named = await ctx.pg.pool.query('SELECT 1 FROM prompts WHERE project_id = $1 AND name = $2', [projectId, name]);
   if (!named.rows[0]) throw new NotFoundError(PROMPT_NOT_FOUND);
-  const [rows, scoreRows] = await withinLimits(
-    PROMPT_METRICS_LIMITS,
-    'ask for a narrower window (start_time, end_time)',
-    () =>
-      Promise.all([
-        ctx.ch.rows<PromptMetricsRow>(promptMetricsQuery(projectId, name, startMs, endMs)),
-        ctx.ch.rows<PromptScoreRow>(promptScoresQuery(projectId, name, startMs, endMs)),
-      ]),
+  const rows = await withinLimits(PROMPT_METRICS_LIMITS, 'ask for a narrower window (start_time, end_time)', () =>
+    ctx.ch.rows<PromptMetricsRow>(promptMetricsQuery(projectId, name, startMs, endMs)),
   );
   const finite = (n: number | undefined) =>
     n === undefined || !Number.isFinite(n) ? null : Math.round(n * 1000) / 1000;
@@ -314,9 +302,7 @@ export async function promptMetrics(ctx: AppContext, projectId: string, name: st
         output_tokens: Number(row.output_tokens),
         total_tokens: Number(row.total_tokens),
         error_rate: spans ? Number(row.errors) / spans : 0,
-        scores: scoreRows
-          .filter((score) => Number(score.version) === Number(row.version))
-          .map((score) => ({ name: score.name, avg: finite(score.avg), count: Number(score.count) })),
+        scores: row.scores.map(([score, avg, count]) => ({ name: score, avg: finite(avg), count: Number(count) })),
       };
     }),
   };

@@ -3,6 +3,7 @@ import { newId } from '../ids.js';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js';
 import { requireWorkspaceRole } from '../auth/access.js';
 import type { UserPrincipal } from '../auth/principal.js';
+import { forgetVerifiedKeys } from '../auth/key-cache.js';
 import type { Role } from '../auth/roles.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { enqueueProjectPurge } from '../deletions/service.js';
@@ -232,6 +233,7 @@ export async function deleteWorkspace(
       projectIds: projects.map((p) => p.id),
     };
   });
+  forgetVerifiedKeys(ctx.pg, { workspaceId });
   await enqueueProjectPurge(ctx, result.projectIds);
   return result.answer;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { call, createProject, PUBLIC, signUp, useHarness } from '../support/harness.js';
+import { call, createApiKey, createProject, PUBLIC, signUp, useHarness } from '../support/harness.js';
 
 const h = useHarness();
 
@@ -17,6 +17,8 @@ describe('GET and PATCH /projects/{project_id} (the settings page)', () => {
       role: 'ADMIN',
     });
 
+    const key = await createApiKey(h(), owner.token, project.id, { name: 'in use' });
+    const whoami = await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key });
     const patched = await call(h().api, {
       method: 'PATCH',
       url: `${PUBLIC}/projects/${project.id}`,
@@ -25,6 +27,10 @@ describe('GET and PATCH /projects/{project_id} (the settings page)', () => {
     });
     expect(patched.statusCode).toBe(200);
     expect(patched.json()).toMatchObject({ name: 'renamed', trace_ttl_days: 90 });
+    // A key in use before (kept verified by this process, src/auth/key-cache.ts) sees the change at once.
+    expect(whoami.json().project_name).toBe(project.name);
+    const after = await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key });
+    expect(after.json().project_name).toBe('renamed');
     const bad = await call(h().api, {
       method: 'PATCH',
       url: `${PUBLIC}/projects/${project.id}`,

@@ -361,6 +361,8 @@ describe('delete a project', () => {
     const { owner, project, key } = await projectWithKey(h(), 'admin');
     const keep = await createProject(h(), owner.token, owner.workspace.id);
     const reason = 'migrated to a new project';
+    // In use first: this process keeps it verified (src/auth/key-cache.ts), and the delete drops it.
+    expect((await whoami(key.key)).statusCode).toBe(200);
 
     const res = await deleteProject(owner.token, project.id, { reason });
     expect(res.statusCode).toBe(200);

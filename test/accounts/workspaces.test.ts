@@ -437,6 +437,8 @@ describe('delete a workspace', () => {
   it('hard-deletes with its cascade, answers the counts and writes an audit row', async () => {
     const w = await populated();
     const reason = 'project retired for good';
+    // In use first: this process keeps them verified (src/auth/key-cache.ts), and the delete drops them.
+    for (const key of w.keys) expect((await whoami(key.key)).statusCode).toBe(200);
     const res = await deleteWorkspace(w.owner.token, w.target.id, { name: w.target.name, reason });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { call, createApiKey, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { waitUntil } from '../support/wait.js';
 import { KEY_USAGE_INTERVAL_MS, noteKeyUsed } from '../../src/auth/key-usage.js';
+import { forgetVerifiedKeys } from '../../src/auth/key-cache.js';
 
 const h = useHarness();
 
@@ -61,6 +62,8 @@ describe('project API keys', () => {
 
   it('stops a revoked key at once', async () => {
     const { project, key, owner } = await projectWithKey(h());
+    // In use first: this process keeps it verified (src/auth/key-cache.ts), and the revoke drops it.
+    expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key })).statusCode).toBe(200);
     const del = await call(h().api, {
       method: 'DELETE',
       url: `${PUBLIC}/projects/${project.id}/api-keys/${key.id}`,
@@ -85,6 +88,8 @@ describe('project API keys', () => {
     });
     expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key })).statusCode).toBe(200);
     await h().ctx.pg.pool.query(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [key.id]);
+    // A write outside the API, which this process's kept keys see within VERIFIED_KEY_TTL_MS: drop it now.
+    forgetVerifiedKeys(h().ctx.pg, { keyId: key.id });
     expect((await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key })).statusCode).toBe(401);
   });
 

@@ -11,7 +11,14 @@ import {
   UnauthorizedError,
 } from '../../errors.js';
 import { listScores, writeScores, type Score } from '../../scores/service.js';
-import { createVersion, getVersion, listPrompts, setLabels, type PromptVersion } from '../../prompts/service.js';
+import {
+  createVersion,
+  fetchVersion,
+  getVersion,
+  listPrompts,
+  setLabels,
+  type PromptVersion,
+} from '../../prompts/service.js';
 import { admitIngest, countIngestBody, releaseIngest } from '../../traces/ingest-admission.js';
 import { storeSpanParts, type SpanPart } from '../span-parts.js';
 import { checkIngestQuotas } from '../../controls/quotas.js';
@@ -142,11 +149,12 @@ export function registerLangfuseRoutes(app: FastifyInstance, ctx: AppContext): v
         if (q.version !== undefined && q.label !== undefined)
           throw new BadRequestError('name a version or a label, not both');
         const version = q.version !== undefined ? versionParam(q.version) : undefined;
-        const found = await getVersion(ctx.pg.pool, key.projectId, name, {
+        // The SDKs' fetch before their calls: through the native fetch's read cache (src/prompts/read-cache.ts).
+        const { answer } = await fetchVersion(ctx, key.projectId, name, {
           ...(version !== undefined ? { version } : {}),
           ...(q.label ? { label: q.label } : {}),
         });
-        return langfusePrompt(found, key.projectId);
+        return langfusePrompt(answer, key.projectId);
       });
 
       lf.post('/v2/prompts', authed, async (request, reply) => {
