@@ -4,7 +4,6 @@
 //
 // Part of `npm run bench`; alone, on fresh embedded stores: `npx tsx bench/evaluations.ts [--runs 30]`
 // (add `--expose-gc` to NODE_OPTIONS for steadier memory figures).
-import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../src/runtime.js';
 import { median, percentile, printTable, time, type Row } from './measure.js';
+import { benchAccount, openBenchServer, saveResults } from './bench-server.js';
 
 const CASES = 10_000;
 const RESULTS = 100_000;
@@ -284,48 +284,16 @@ async function main(): Promise<void> {
   const { values: args } = parseArgs({
     options: { runs: { type: 'string', default: '30' }, dir: { type: 'string', default: 'bench/data/evaluations' } },
   });
-  const dir = path.resolve(args.dir);
-  fs.rmSync(dir, { recursive: true, force: true });
-  const { loadConfig } = await import('../src/config.js');
-  const { openRuntime } = await import('../src/runtime.js');
-  const { buildApiApp } = await import('../src/app.js');
-  const { buildWebApp } = await import('../src/web/app.js');
-  const ctx = await openRuntime(loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', SEED_DEMO: 'false' }));
-  const api = buildApiApp(ctx);
-  const web = buildWebApp(ctx);
-  await Promise.all([api.ready(), web.ready()]);
-  const signup = (
-    await web.inject({
-      method: 'POST',
-      url: '/api/auth/signup',
-      payload: { email: `bench-${Date.now()}@sightline.local`, password: 'bench password 1', name: 'Bench' },
-    })
-  ).json();
-  const project = (
-    await api.inject({
-      method: 'POST',
-      url: `${PUBLIC}/projects`,
-      headers: { authorization: `Bearer ${signup.session_token}` },
-      payload: { name: 'bench', workspace_id: signup.workspace.id },
-    })
-  ).json();
-  const key = (
-    await api.inject({
-      method: 'POST',
-      url: `${PUBLIC}/projects/${project.id}/api-keys`,
-      headers: { authorization: `Bearer ${signup.session_token}` },
-      payload: { name: 'bench' },
-    })
-  ).json().key;
-  const rows: Row[] = [];
-  const results = await benchEvaluations(ctx, api, key, Number(args.runs), rows);
-  printTable(rows);
-  const outFile = path.resolve('bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}-evaluations.json`);
-  fs.mkdirSync(path.dirname(outFile), { recursive: true });
-  fs.writeFileSync(outFile, JSON.stringify({ ...results, rows }, null, 2));
-  console.log(`\nresults: ${path.relative(process.cwd(), outFile)}`);
-  await Promise.all([api.close(), web.close()]);
-  await ctx.close();
+  const server = await openBenchServer(path.resolve(args.dir));
+  try {
+    const { key } = await (await benchAccount(server.api, server.web)).project('bench');
+    const rows: Row[] = [];
+    const results = await benchEvaluations(server.ctx, server.api, key, Number(args.runs), rows);
+    printTable(rows);
+    saveResults('evaluations', { ...results, rows });
+  } finally {
+    await server.close();
+  }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -4,7 +4,6 @@
 // versions (target <= 300 ms at 1M spans).
 //
 // Alone, on fresh embedded stores: `npx tsx bench/prompts.ts [--spans 1000000] [--rate 200] [--duration 10] [--runs 10]`.
-import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +12,7 @@ import { execFile } from 'node:child_process';
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../src/runtime.js';
 import { median, percentile, printTable, time, type Row } from './measure.js';
+import { benchAccount, openBenchServer, saveResults } from './bench-server.js';
 
 const PUBLIC = '/api/v1/public';
 export const PROMPT_NAME = 'bench/support-answer';
@@ -168,44 +168,23 @@ async function main(): Promise<void> {
       dir: { type: 'string', default: 'bench/data/prompts' },
     },
   });
-  const dir = path.resolve(args.dir);
-  fs.rmSync(dir, { recursive: true, force: true });
-  const { loadConfig } = await import('../src/config.js');
-  const { openRuntime } = await import('../src/runtime.js');
-  const { buildApiApp } = await import('../src/app.js');
-  const { buildWebApp } = await import('../src/web/app.js');
-  const ctx = await openRuntime(loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', SEED_DEMO: 'false' }));
-  const api = buildApiApp(ctx);
-  const web = buildWebApp(ctx);
-  await Promise.all([api.ready(), web.ready()]);
-  const signup = (
-    await web.inject({
-      method: 'POST',
-      url: '/api/auth/signup',
-      payload: { email: `bench-${Date.now()}@sightline.local`, password: 'bench password 1', name: 'Bench' },
-    })
-  ).json();
-  const project = await inject(api, 'POST', '/projects', signup.session_token, {
-    name: 'bench',
-    workspace_id: signup.workspace.id,
-  });
-  const key = (await inject(api, 'POST', `/projects/${project.id}/api-keys`, signup.session_token, { name: 'bench' }))
-    .key;
-  const rows: Row[] = [];
-  const results = await benchPrompts(
-    ctx,
-    api,
-    { token: signup.session_token, projectId: project.id, key },
-    { spans: Number(args.spans), rate: Number(args.rate), duration: Number(args.duration), runs: Number(args.runs) },
-    rows,
-  );
-  printTable(rows);
-  const outFile = path.resolve('bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}-prompts.json`);
-  fs.mkdirSync(path.dirname(outFile), { recursive: true });
-  fs.writeFileSync(outFile, JSON.stringify({ ...results, rows }, null, 2));
-  console.log(`\nresults: ${path.relative(process.cwd(), outFile)}`);
-  await Promise.all([api.close(), web.close()]);
-  await ctx.close();
+  const server = await openBenchServer(path.resolve(args.dir));
+  try {
+    const account = await benchAccount(server.api, server.web);
+    const { projectId, key } = await account.project('bench');
+    const rows: Row[] = [];
+    const results = await benchPrompts(
+      server.ctx,
+      server.api,
+      { token: account.token, projectId, key },
+      { spans: Number(args.spans), rate: Number(args.rate), duration: Number(args.duration), runs: Number(args.runs) },
+      rows,
+    );
+    printTable(rows);
+    saveResults('prompts', { ...results, rows });
+  } finally {
+    await server.close();
+  }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

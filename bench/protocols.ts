@@ -25,6 +25,7 @@ import { runToSpanPart, type RunPayload } from '../src/protocols/langsmith/run-m
 import { mergeSpanParts, settleSpanParts, type SpanPart } from '../src/protocols/span-parts.js';
 import { LANGSMITH_PREFIX, SDK_BATCH_OPERATIONS } from '../src/protocols/langsmith/routes.js';
 import { median, printTable, time, type Row } from './measure.js';
+import { benchAccount, openBenchServer, saveResults } from './bench-server.js';
 
 const PUBLIC = '/api/v1/public';
 /** Events per Langfuse request: the native ingest's 1,000 a request (the SDK caps a batch at 2.5 MB; these are ~1 MB). */
@@ -548,52 +549,19 @@ export async function benchProtocols(
   };
 }
 
-async function inject(api: FastifyInstance, method: 'POST', url: string, token: string, payload?: unknown) {
-  const res = await api.inject({
-    method,
-    url: `${PUBLIC}${url}`,
-    payload: payload as never,
-    headers: { authorization: `Bearer ${token}` },
-  });
-  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
-  return res.json();
-}
-
-/** A signup's session; its `newProject` makes a project and an API key (bench/run.ts passes its own). */
+/** A signup's session; its `newProject` makes a project (a fresh name each) and an API key. */
 export async function benchProjects(api: FastifyInstance, web: FastifyInstance) {
-  const signup = (
-    await web.inject({
-      method: 'POST',
-      url: '/api/auth/signup',
-      payload: { email: `bench-proto-${Date.now()}@sightline.local`, password: 'bench password 1', name: 'Bench' },
-    })
-  ).json();
-  return async (name: string): Promise<Project> => {
-    const p = await inject(api, 'POST', '/projects', signup.session_token, {
-      name: `${name}-${crypto.randomUUID().slice(0, 8)}`,
-      workspace_id: signup.workspace.id,
-    });
-    const key = (await inject(api, 'POST', `/projects/${p.id}/api-keys`, signup.session_token, { name: 'bench' })).key;
-    return { projectId: p.id, key };
-  };
+  const account = await benchAccount(api, web);
+  return (name: string): Promise<Project> => account.project(`${name}-${crypto.randomUUID().slice(0, 8)}`);
 }
 
 /** On fresh embedded stores of its own (`dir`). */
 export async function benchProtocolsAlone(dir: string, options: ProtocolBenchOptions, rows: Row[]) {
-  fs.rmSync(dir, { recursive: true, force: true });
-  const { loadConfig } = await import('../src/config.js');
-  const { openRuntime } = await import('../src/runtime.js');
-  const { buildApiApp } = await import('../src/app.js');
-  const { buildWebApp } = await import('../src/web/app.js');
-  const ctx = await openRuntime(loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', SEED_DEMO: 'false' }));
-  const api = buildApiApp(ctx);
-  const web = buildWebApp(ctx);
-  await Promise.all([api.ready(), web.ready()]);
+  const server = await openBenchServer(dir);
   try {
-    return await benchProtocols(ctx, api, await benchProjects(api, web), options, rows);
+    return await benchProtocols(server.ctx, server.api, await benchProjects(server.api, server.web), options, rows);
   } finally {
-    await Promise.all([api.close(), web.close()]);
-    await ctx.close();
+    await server.close();
   }
 }
 
@@ -618,17 +586,11 @@ async function main(): Promise<void> {
     rows,
   );
   printTable(rows);
-  const outFile = path.resolve('bench/results', `${started.replace(/[:.]/g, '-')}-protocols.json`);
-  fs.mkdirSync(path.dirname(outFile), { recursive: true });
-  fs.writeFileSync(
-    outFile,
-    JSON.stringify(
-      { started_at: started, loadavg: fs.readFileSync('/proc/loadavg', 'utf8').trim(), ...results, rows },
-      null,
-      2,
-    ),
+  saveResults(
+    'protocols',
+    { started_at: started, loadavg: fs.readFileSync('/proc/loadavg', 'utf8').trim(), ...results, rows },
+    new Date(started),
   );
-  console.log(`\nresults: ${path.relative(process.cwd(), outFile)}`);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -5,13 +5,13 @@
 //
 // Alone, on fresh embedded stores: `npx tsx bench/scores.ts [--spans 1000000] [--write 1000000] [--runs 10]`;
 // or `npm run bench -- --only scores` (bench/run.ts).
-import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../src/runtime.js';
 import { median, percentile, printTable, time, type Row } from './measure.js';
+import { benchAccount, openBenchServer, saveResults } from './bench-server.js';
 
 const PUBLIC = '/api/v1/public';
 const DAY_MS = 86_400_000;
@@ -235,37 +235,13 @@ export async function benchScores(
 
 /** Fresh stores in `dir`, a user, a project for the writes and one for the reads, then the rows. */
 export async function benchScoresAlone(dir: string, options: ScoreBenchOptions, rows: Row[]) {
-  fs.rmSync(dir, { recursive: true, force: true });
-  const { loadConfig } = await import('../src/config.js');
-  const { openRuntime } = await import('../src/runtime.js');
-  const { buildApiApp } = await import('../src/app.js');
-  const { buildWebApp } = await import('../src/web/app.js');
-  const ctx = await openRuntime(loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', SEED_DEMO: 'false' }));
-  const api = buildApiApp(ctx);
-  const web = buildWebApp(ctx);
-  await Promise.all([api.ready(), web.ready()]);
+  const server = await openBenchServer(dir);
   try {
-    const signup = (
-      await web.inject({
-        method: 'POST',
-        url: '/api/auth/signup',
-        payload: { email: `bench-${Date.now()}@sightline.local`, password: 'bench password 1', name: 'Bench' },
-      })
-    ).json();
-    const project = async (name: string): Promise<Project> => {
-      const p = await inject(api, 'POST', '/projects', signup.session_token, {
-        name,
-        workspace_id: signup.workspace.id,
-        trace_ttl_days: 365,
-      });
-      const key = (await inject(api, 'POST', `/projects/${p.id}/api-keys`, signup.session_token, { name: 'bench' }))
-        .key;
-      return { projectId: p.id, key };
-    };
-    return await benchScores(ctx, api, await project('writes'), await project('reads'), options, rows);
+    const account = await benchAccount(server.api, server.web);
+    const project = (name: string) => account.project(name, { trace_ttl_days: 365 });
+    return await benchScores(server.ctx, server.api, await project('writes'), await project('reads'), options, rows);
   } finally {
-    await Promise.all([api.close(), web.close()]);
-    await ctx.close();
+    await server.close();
   }
 }
 
@@ -285,10 +261,7 @@ async function main(): Promise<void> {
     rows,
   );
   printTable(rows);
-  const outFile = path.resolve('bench/results', `${new Date().toISOString().replace(/[:.]/g, '-')}-scores.json`);
-  fs.mkdirSync(path.dirname(outFile), { recursive: true });
-  fs.writeFileSync(outFile, JSON.stringify({ ...results, rows }, null, 2));
-  console.log(`\nresults: ${path.relative(process.cwd(), outFile)}`);
+  saveResults('scores', { ...results, rows });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
