@@ -5,15 +5,22 @@ import { batched } from './batches.js';
  * The per-project bounds on judge calls (docs/evaluators.md, "Caps and retries"), kept in Postgres so
  * they hold across worker processes: EVALUATOR_CONCURRENCY_PER_PROJECT call slots, each a row with a
  * lease (a worker that dies mid-call frees its slot when the lease ends), and a count of the calls
- * of each UTC day. A process wakes its own waiters when it frees a slot; others poll. A process
- * holding every slot of a project knows none is free without asking: its waiters then wait for a
- * wake or the poll without a statement.
+ * of each UTC day. A process hands a slot it frees to one of its own waiters; others poll. A
+ * process holding every slot of a project knows none is free without asking: its waiters then wait
+ * for a hand-off or the poll without a statement, and don't race the waiter a slot was handed to.
  */
 
 const POLL_MS = 100;
-const waiters = new Map<string, Set<() => void>>();
-/** Per project, the slots this process holds now. */
+/** Per project, the waiters of this process; `handed` says a slot freed here is theirs to take. */
+const waiters = new Map<string, Set<(handed: boolean) => void>>();
+/** Per project, the slots this process holds now, or has handed to a waiter about to take it. */
 const held = new Map<string, number>();
+
+function drop(projectId: string): void {
+  const left = (held.get(projectId) ?? 1) - 1;
+  if (left > 0) held.set(projectId, left);
+  else held.delete(projectId);
+}
 
 /**
  * One judge call's start, in one statement: takes the lowest free slot of the project, counts the
@@ -22,9 +29,10 @@ const held = new Map<string, number>();
  * cap is reached (the slot taken is freed again), or null when all slots are held (or
  * another worker took the free one first).
  */
-export async function tryTakeSlot(
+async function tryTakeSlot(
   db: Queryable,
   call: { projectId: string; executionId: string; slots: number; leaseMs: number; dailyCap: number },
+  handed: boolean,
 ): Promise<number | 'capped' | null> {
   const { rows } = await db.query<{ slot: number | null; counted: boolean }>(
     `WITH free AS (
@@ -51,7 +59,7 @@ export async function tryTakeSlot(
   );
   const slot = rows[0]?.slot ?? null;
   if (slot === null) return null;
-  held.set(call.projectId, (held.get(call.projectId) ?? 0) + 1);
+  if (!handed) held.set(call.projectId, (held.get(call.projectId) ?? 0) + 1);
   if (rows[0]!.counted) return slot;
   await releaseSlot(db, call.projectId, slot, call.executionId);
   return 'capped';
@@ -62,20 +70,27 @@ export async function takeSlot(
   db: Queryable,
   call: { projectId: string; executionId: string; slots: number; leaseMs: number; dailyCap: number },
 ): Promise<number | 'capped'> {
+  let handed = false;
   for (;;) {
-    if ((held.get(call.projectId) ?? 0) < call.slots) {
-      const slot = await tryTakeSlot(db, call);
+    if (handed || (held.get(call.projectId) ?? 0) < call.slots) {
+      let slot: number | 'capped' | null = null;
+      try {
+        slot = await tryTakeSlot(db, call, handed);
+      } finally {
+        // A slot handed here and not taken (another process was first, or the statement failed).
+        if (handed && slot === null) drop(call.projectId);
+      }
       if (slot !== null) return slot;
     }
-    await new Promise<void>((resolve) => {
+    handed = await new Promise<boolean>((resolve) => {
       const set = waiters.get(call.projectId) ?? new Set();
       waiters.set(call.projectId, set);
-      const wake = () => {
+      const wake = (slotHanded: boolean) => {
         clearTimeout(timer);
         set.delete(wake);
-        resolve();
+        resolve(slotHanded);
       };
-      const timer = setTimeout(wake, POLL_MS);
+      const timer = setTimeout(() => wake(false), POLL_MS);
       set.add(wake);
     });
   }
@@ -96,14 +111,15 @@ const freeSlots = batched(
 export async function releaseSlot(db: Queryable, projectId: string, slot: number, executionId: string): Promise<void> {
   try {
     await freeSlots(db, { project_id: projectId, slot, execution_id: executionId });
-  } finally {
-    // Freed here even when the statement failed: the row's lease frees it in Postgres.
-    const left = (held.get(projectId) ?? 1) - 1;
-    if (left > 0) held.set(projectId, left);
-    else held.delete(projectId);
+  } catch (error) {
+    // Freed here even so: the row's lease frees it in Postgres.
+    drop(projectId);
+    throw error;
   }
   const set = waiters.get(projectId);
   const first = set?.values().next().value;
-  if (first) first();
+  // The first waiter gets the slot (still counted held); without one, it is free.
+  if (first) first(true);
+  else drop(projectId);
   if (set && set.size === 0) waiters.delete(projectId);
 }
