@@ -1,7 +1,8 @@
 import type { AppContext } from '../context.js';
+import type { Queryable } from '../stores/postgres.js';
 import { NotFoundError } from '../errors.js';
 import { SecretBoxError } from '../secrets/secret-box.js';
-import { openConnection } from '../llm-connections/service.js';
+import { openSealed, type SealedConnection } from '../llm-connections/service.js';
 import { callJudge, type CallFailure, type JudgeAnswer, type OpenConnection } from '../llm-connections/providers.js';
 import { writeScores } from '../scores/service.js';
 import { configsFor } from '../scores/configs.js';
@@ -12,7 +13,8 @@ import { evaluatorScoreId } from './identity.js';
 import { renderPrompt, type ScoredTarget } from './template.js';
 import { DRY_RUN_ERRORS, traceTarget } from './dry-run.js';
 import { EVALUATOR_COLUMNS, type EvaluatorRow } from './record.js';
-import { claimSlot, countCall, releaseSlot } from './caps.js';
+import { releaseSlot, takeSlot } from './caps.js';
+import { batched } from './batches.js';
 import { writeJudgeTrace } from './judge-trace.js';
 import { raiseSignal } from './health.js';
 import { judgeCost } from './cost.js';
@@ -49,6 +51,8 @@ type Claimed = EvaluatorRow & {
   exec_span_id: string | null;
   attempts: number;
   trace_ttl_days: number;
+  /** The judge's connection, read with the claim (null: a check, or the connection is gone). */
+  connection: SealedConnection | null;
 };
 
 type Outcome = {
@@ -66,43 +70,65 @@ export type ExecutionOptions = { sleep?: (ms: number) => Promise<void> };
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-async function claim(ctx: AppContext, executionId: string): Promise<Claimed | null> {
-  const { rows } = await ctx.pg.pool.query<Claimed>(
+/** Claims pending rows (batches.ts); answers each id's row, or null where it was not claimable. */
+const claimRows = batched(async (db: Queryable, executionIds: string[]): Promise<(Claimed | null)[]> => {
+  const { rows } = await db.query<Claimed>(
     `WITH claimed AS (
        UPDATE evaluator_executions x SET status = 'running', started_at = now(), finished_at = NULL, error = NULL,
               evaluator_version = (SELECT version FROM evaluators WHERE id = x.evaluator_id)
-        WHERE x.execution_id = $1
+        WHERE x.execution_id = ANY($1::uuid[])
           AND (x.status = 'pending' OR (x.status = 'running' AND x.started_at < now() - make_interval(secs => $2::double precision / 1000)))
           AND EXISTS (SELECT 1 FROM evaluators e WHERE e.id = x.evaluator_id AND e.enabled)
         RETURNING x.execution_id, x.evaluator_id, x.trace_id, x.span_id, x.attempts)
      SELECT ${EVALUATOR_COLUMNS.split(', ')
        .map((c) => `e.${c}`)
-       .join(', ')}, c.execution_id, c.trace_id, c.span_id AS exec_span_id, c.attempts, p.trace_ttl_days
-       FROM claimed c JOIN evaluators e ON e.id = c.evaluator_id JOIN projects p ON p.id = e.project_id`,
-    [executionId, STALE_RUNNING_MS],
+       .join(', ')}, c.execution_id, c.trace_id, c.span_id AS exec_span_id, c.attempts, p.trace_ttl_days,
+            CASE WHEN lc.id IS NULL THEN NULL
+                 ELSE json_build_object('provider', lc.provider, 'base_url', lc.base_url, 'api_key_sealed', lc.api_key_sealed,
+                        'extra_headers_sealed', lc.extra_headers_sealed, 'default_model', lc.default_model) END AS connection
+       FROM claimed c JOIN evaluators e ON e.id = c.evaluator_id JOIN projects p ON p.id = e.project_id
+       LEFT JOIN llm_connections lc ON lc.id = e.connection_id AND lc.project_id = e.project_id`,
+    [[...new Set(executionIds)], STALE_RUNNING_MS],
   );
-  return rows[0] ?? null;
-}
+  const byId = new Map(rows.map((r) => [r.execution_id, r]));
+  // An id twice in one batch (two jobs of one execution): only the first runs it.
+  return executionIds.map((id) => {
+    const row = byId.get(id) ?? null;
+    byId.delete(id);
+    return row;
+  });
+});
 
-async function finish(ctx: AppContext, executionId: string, o: Outcome): Promise<void> {
-  await ctx.pg.pool.query(
-    `UPDATE evaluator_executions SET status = $2, error = $3, score_id = COALESCE($4, score_id),
-            judge_model = COALESCE($5, judge_model), input_tokens = $6, output_tokens = $7, cost = $8,
-            judge_trace_id = COALESCE($9, judge_trace_id), finished_at = now()
-      WHERE execution_id = $1 AND status = 'running'`,
-    [
-      executionId,
-      o.status,
-      o.error,
-      o.score_id ?? null,
-      o.judge_model ?? null,
-      o.input_tokens ?? 0,
-      o.output_tokens ?? 0,
-      o.cost ?? 0,
-      o.judge_trace_id ?? null,
-    ],
-  );
-}
+/** Writes end states (batches.ts), each only over a row still `running`. */
+const finishRows = batched(
+  async (db: Queryable, done: { executionId: string; outcome: Outcome }[]): Promise<void[]> => {
+    await db.query(
+      `UPDATE evaluator_executions x SET status = f.status, error = f.error, score_id = COALESCE(f.score_id, x.score_id),
+            judge_model = COALESCE(f.judge_model, x.judge_model), input_tokens = f.input_tokens,
+            output_tokens = f.output_tokens, cost = f.cost,
+            judge_trace_id = COALESCE(f.judge_trace_id, x.judge_trace_id), finished_at = now()
+       FROM jsonb_to_recordset($1::jsonb) AS f(execution_id uuid, status text, error text, score_id text,
+            judge_model text, input_tokens bigint, output_tokens bigint, cost double precision, judge_trace_id text)
+      WHERE x.execution_id = f.execution_id AND x.status = 'running'`,
+      [
+        JSON.stringify(
+          done.map(({ executionId, outcome: o }) => ({
+            execution_id: executionId,
+            status: o.status,
+            error: o.error,
+            score_id: o.score_id ?? null,
+            judge_model: o.judge_model ?? null,
+            input_tokens: o.input_tokens ?? 0,
+            output_tokens: o.output_tokens ?? 0,
+            cost: o.cost ?? 0,
+            judge_trace_id: o.judge_trace_id ?? null,
+          })),
+        ),
+      ],
+    );
+    return done.map(() => undefined);
+  },
+);
 
 /** The scored target: the trace as a whole, or one span of it. */
 async function readTarget(ctx: AppContext, row: Claimed): Promise<ScoredTarget | string> {
@@ -139,14 +165,40 @@ async function storeScore(ctx: AppContext, row: Claimed, dataType: string, score
     ...(score.comment ? { comment: score.comment } : {}),
     ...(row.score_config_id ? { config_id: row.score_config_id } : {}),
   };
-  const written = await writeScores(ctx, { projectId: row.project_id, traceTtlDays: row.trace_ttl_days }, [raw], {
-    source: 'evaluator',
-    evaluatorId: row.id,
-    executionId: row.execution_id,
-    evaluatorVersion: row.version,
-  });
-  return written.accepted === 1 ? scoreId : null;
+  return (await writeExecutionScores(ctx, { row, raw })) ? scoreId : null;
 }
+
+/**
+ * Writes the scores of executions finishing together (batches.ts): one `writeScores` per project,
+ * each score with its own execution as origin; answers whether each was accepted.
+ */
+const writeExecutionScores = batched(
+  async (ctx: AppContext, items: { row: Claimed; raw: Record<string, unknown> }[]): Promise<boolean[]> => {
+    const accepted = items.map(() => false);
+    const byProject = new Map<string, number[]>();
+    items.forEach(({ row }, i) => byProject.set(row.project_id, [...(byProject.get(row.project_id) ?? []), i]));
+    for (const indexes of byProject.values()) {
+      const { project_id, trace_ttl_days } = items[indexes[0]!]!.row;
+      const written = await writeScores(
+        ctx,
+        { projectId: project_id, traceTtlDays: trace_ttl_days },
+        indexes.map((i) => items[i]!.raw),
+        indexes.map((i) => {
+          const { row } = items[i]!;
+          return {
+            source: 'evaluator',
+            evaluatorId: row.id,
+            executionId: row.execution_id,
+            evaluatorVersion: row.version,
+          };
+        }),
+      );
+      const refused = new Set(written.rejected.map((r) => r.index));
+      indexes.forEach((i, k) => (accepted[i] = !refused.has(k)));
+    }
+    return accepted;
+  },
+);
 
 /** Pauses the evaluator (a provider answer no retry can fix) and tells the project by a signal. */
 async function pause(ctx: AppContext, row: Claimed, reason: string): Promise<void> {
@@ -179,10 +231,10 @@ async function judge(ctx: AppContext, row: Claimed, target: ScoredTarget, option
   const sleep = options.sleep ?? defaultSleep;
   let connection: OpenConnection & { defaultModel: string | null };
   try {
-    connection = await openConnection(ctx, row.project_id, scorer.connection_id);
+    if (row.connection === null) return { status: 'error', error: EXECUTION_ERRORS.connectionGone };
+    connection = openSealed(ctx, row.connection);
   } catch (error) {
     if (error instanceof SecretBoxError) return { status: 'error', error: EXECUTION_ERRORS.keyUnreadable };
-    if (error instanceof NotFoundError) return { status: 'error', error: EXECUTION_ERRORS.connectionGone };
     throw error;
   }
   const model = scorer.model ?? connection.defaultModel;
@@ -193,18 +245,15 @@ async function judge(ctx: AppContext, row: Claimed, target: ScoredTarget, option
   let result: JudgeAnswer | CallFailure | null = null;
   const started = Date.now();
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    if (!(await countCall(ctx.pg.pool, row.project_id, caps.dailyCallsPerProject)))
-      return { status: 'skipped', error: EXECUTION_ERRORS.dailyCap, judge_model: model };
-    const slot = await claimSlot(
-      ctx.pg.pool,
-      row.project_id,
-      row.execution_id,
-      caps.concurrencyPerProject,
-      timeoutMs + 30_000,
-      () => false,
-    );
+    const slot = await takeSlot(ctx.pg.pool, {
+      projectId: row.project_id,
+      executionId: row.execution_id,
+      slots: caps.concurrencyPerProject,
+      leaseMs: timeoutMs + 30_000,
+      dailyCap: caps.dailyCallsPerProject,
+    });
+    if (slot === 'capped') return { status: 'skipped', error: EXECUTION_ERRORS.dailyCap, judge_model: model };
     try {
-      await bumpAttempts(ctx, row.execution_id);
       result = await callJudge(
         connection,
         {
@@ -216,7 +265,7 @@ async function judge(ctx: AppContext, row: Claimed, target: ScoredTarget, option
         ctx.config.llmConnections,
       );
     } finally {
-      if (slot !== null) await releaseSlot(ctx.pg.pool, row.project_id, slot, row.execution_id);
+      await releaseSlot(ctx.pg.pool, row.project_id, slot, row.execution_id);
     }
     if (result.ok || !result.retryable || attempt === MAX_ATTEMPTS) break;
     const backoff = caps.retryBackoffMs * 2 ** (attempt - 1);
@@ -233,16 +282,21 @@ async function judge(ctx: AppContext, row: Claimed, target: ScoredTarget, option
   }
   const answer = failure;
   const cost = await judgeCost(ctx, row.project_id, model, answer.inputTokens, answer.outputTokens);
-  const judgeTraceId = await writeJudgeTrace(ctx, row, {
-    model,
-    prompt: rendered.prompt,
-    answer: answer.answer,
-    inputTokens: answer.inputTokens,
-    outputTokens: answer.outputTokens,
-    startedMs: Date.now() - answer.latencyMs,
-    endedMs: Date.now(),
-    firstAttemptMs: started,
-  });
+  const judged = readJudgement(answer.answer, scorer.output);
+  // The judge trace and the score go out side by side: neither needs the other.
+  const [judgeTraceId, scoreId] = await Promise.all([
+    writeJudgeTrace(ctx, row, {
+      model,
+      prompt: rendered.prompt,
+      answer: answer.answer,
+      inputTokens: answer.inputTokens,
+      outputTokens: answer.outputTokens,
+      startedMs: Date.now() - answer.latencyMs,
+      endedMs: Date.now(),
+      firstAttemptMs: started,
+    }),
+    judged.ok ? storeScore(ctx, row, scorer.output.data_type, judged.score) : null,
+  ]);
   const spent = {
     judge_model: model,
     input_tokens: answer.inputTokens,
@@ -250,9 +304,7 @@ async function judge(ctx: AppContext, row: Claimed, target: ScoredTarget, option
     cost,
     judge_trace_id: judgeTraceId,
   };
-  const judged = readJudgement(answer.answer, scorer.output);
   if (!judged.ok) return { status: 'error', error: judged.error, ...spent };
-  const scoreId = await storeScore(ctx, row, scorer.output.data_type, judged.score);
   if (scoreId === null) return { status: 'error', error: EXECUTION_ERRORS.scoreRefused, ...spent };
   return { status: 'completed', error: null, score_id: scoreId, ...spent };
 }
@@ -263,7 +315,7 @@ export async function runExecution(
   executionId: string,
   options: ExecutionOptions = {},
 ): Promise<void> {
-  const row = await claim(ctx, executionId);
+  const row = await claimRows(ctx.pg.pool, executionId);
   if (!row) return;
   let outcome: Outcome;
   try {
@@ -284,5 +336,5 @@ export async function runExecution(
     );
     throw error;
   }
-  await finish(ctx, executionId, outcome);
+  await finishRows(ctx.pg.pool, { executionId, outcome });
 }

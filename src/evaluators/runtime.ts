@@ -42,15 +42,28 @@ export async function enqueueExecutions(ctx: AppContext, executionIds: readonly 
   );
 }
 
+/**
+ * The projects' new executions taking turns, one of each in turn: jobs run in queue order and a
+ * job waits for a call slot of its own project, so one project's backlog queued whole would keep
+ * the worker busy on that project's slots while the others' stay idle.
+ */
+function alternate(lists: string[][]): string[] {
+  const out: string[] = [];
+  const longest = Math.max(0, ...lists.map((l) => l.length));
+  for (let i = 0; i < longest; i++) for (const list of lists) if (i < list.length) out.push(list[i]!);
+  return out;
+}
+
 export async function runEvaluatorTick(ctx: AppContext, options: TickOptions = {}): Promise<{ created: string[] }> {
   const now = options.now ?? Date.now();
   const enqueue = options.enqueue ?? ((ids: string[]) => enqueueExecutions(ctx, ids));
-  const created: string[] = [];
+  const byProject = new Map<string, string[]>();
   for (const evaluator of await enabledEvaluators(ctx.pg.pool, options.projectIds, options.evaluatorIds)) {
     const ids = await enrolEvaluator(ctx, evaluator, now, options.latenessMs);
-    created.push(...ids);
-    await enqueue(ids);
+    byProject.set(evaluator.project_id, [...(byProject.get(evaluator.project_id) ?? []), ...ids]);
   }
+  const created = alternate([...byProject.values()]);
+  await enqueue(created);
   const backfilled = await advanceBackfills(ctx, options.projectIds);
   created.push(...backfilled);
   await enqueue(backfilled);

@@ -124,7 +124,17 @@ export async function openConnection(
   projectId: string,
   id: string,
 ): Promise<OpenConnection & { defaultModel: string | null }> {
-  const row = await findRow(ctx.pg.pool, projectId, id);
+  return openSealed(ctx, await findRow(ctx.pg.pool, projectId, id));
+}
+
+/** The columns of a connection a call needs, read by a caller's own statement (the evaluator's claim). */
+export type SealedConnection = Pick<
+  ConnectionRow,
+  'provider' | 'base_url' | 'api_key_sealed' | 'extra_headers_sealed' | 'default_model'
+>;
+
+/** A connection row with its key and headers opened, for a call. */
+export function openSealed(ctx: AppContext, row: SealedConnection): OpenConnection & { defaultModel: string | null } {
   return {
     provider: row.provider,
     baseUrl: row.base_url,

@@ -51,14 +51,16 @@ type Project = { projectId: string; traceTtlDays: number };
 
 /**
  * Validates each raw score and stores the valid ones (partial success): `{accepted, rejected}`.
- * A score without `score_id` gets one; a known `score_id` keeps its `created_at`.
+ * A score without `score_id` gets one; a known `score_id` keeps its `created_at`. `origin` is one
+ * for all the scores, or one per raw score (evaluator executions written together, each its own).
  */
 export async function writeScores(
   ctx: AppContext,
   project: Project,
   raw: readonly unknown[],
-  origin: ScoreOrigin,
+  origin: ScoreOrigin | readonly ScoreOrigin[],
 ): Promise<ScoreWriteResult & { scores: Score[] }> {
+  const originOf = (index: number) => ('source' in origin ? origin : origin[index]!);
   const rejected: ScoreWriteResult['rejected'] = [];
   const parsed: { index: number; input: ScoreInput }[] = [];
   raw.forEach((item, index) => {
@@ -72,22 +74,21 @@ export async function writeScores(
     parsed.flatMap((p) => (p.input.config_id ? [p.input.config_id] : [])),
     parsed.map((p) => p.input.name),
   );
-  const ready: ResolvedScore[] = [];
+  const ready: (ResolvedScore & { origin: ScoreOrigin })[] = [];
   for (const { index, input } of parsed) {
     const resolved = resolveScore(input, configs);
     if ('errors' in resolved) rejected.push({ index, score_id: input.score_id ?? null, errors: resolved.errors });
-    else ready.push(resolved.score);
+    else ready.push({ ...resolved.score, origin: originOf(index) });
   }
   rejected.sort((a, b) => a.index - b.index);
-  const stored = ready.length ? await storeScores(ctx, project, ready, origin) : [];
+  const stored = ready.length ? await storeScores(ctx, project, ready) : [];
   return { accepted: stored.length, rejected, scores: stored };
 }
 
 async function storeScores(
   ctx: AppContext,
   project: Project,
-  ready: ResolvedScore[],
-  origin: ScoreOrigin,
+  ready: (ResolvedScore & { origin: ScoreOrigin })[],
 ): Promise<Score[]> {
   const named = ready.flatMap((s) => (s.score_id ? [s.score_id] : []));
   const created = new Map<string, number>();
@@ -102,7 +103,7 @@ async function storeScores(
   const now = Date.now();
   // Within one request a score_id sent twice: the later one wins, as two requests would.
   const last = new Map<string, Score & { version: number }>();
-  for (const s of ready) {
+  for (const { origin, ...s } of ready) {
     const scoreId = s.score_id ?? crypto.randomUUID();
     const createdMs = created.get(scoreId) ?? now;
     last.set(scoreId, {
