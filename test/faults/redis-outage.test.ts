@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from 'bullmq';
 import { call, createApiKey, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { ingestSpans } from '../support/ingest.js';
-import { startPrivateRedis, waitFor, type PrivateRedis } from '../support/private-servers.js';
+import { privateDatabase, startPrivateRedis, waitFor, type PrivateRedis } from '../support/private-servers.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 import { startAlertWorkers } from '../../workers/alerts.js';
 import { ALERTS_QUEUE, keepTicksScheduled, runTick, TICK_SCHEDULER_ID } from '../../src/alerts/evaluation.js';
@@ -18,13 +18,17 @@ import { NOTIFY_QUEUE, sweepNotifications } from '../../src/alerts/notifications
  */
 
 let redis: PrivateRedis;
+/** On a Postgres server, a database of this file's own (privateDatabase: other files' services tick every alert of a shared one). */
+let database: Awaited<ReturnType<typeof privateDatabase>>;
 
-// The server starts first; the harness opens on it and closes before it is destroyed (hooks unwind in reverse).
+// The servers start first; the harness opens on them and closes before they go (hooks unwind in reverse).
 beforeAll(async () => {
   redis = await startPrivateRedis();
+  database = await privateDatabase();
 });
 afterAll(async () => {
   await redis?.destroy();
+  await database?.drop();
 });
 /** Stops and starts that remember the state, so a failed test still leaves Redis up for the rest. */
 let redisDown = false;
@@ -39,6 +43,7 @@ const startRedis = async () => {
 };
 
 const h = useHarness(() => ({
+  ...(database ? { DATABASE_URL: database.url } : {}),
   REDIS_URL: redis.url,
   QUEUE_PREFIX: `outage${process.pid}`,
   ALERT_WEBHOOK_ALLOW_PRIVATE: 'true',
@@ -137,8 +142,9 @@ describe('Redis outage', () => {
           ).rows;
         // What the next minute's tick does after the outage: evaluate (nothing new is due) and sweep.
         const laterTicks = async (windowEndMs: number) => {
-          await runTick(h().ctx, { token: `tick-${crypto.randomUUID()}`, windowEndMs, projectIds: [project.id] });
-          await sweepNotifications(h().ctx, [project.id]);
+          const token = `tick-${crypto.randomUUID()}`;
+          await within(runTick(h().ctx, { token, windowEndMs, projectIds: [project.id] }), 'a later tick');
+          await within(sweepNotifications(h().ctx, [project.id]), 'a later sweep');
         };
         const settle = async (id: string) => {
           await waitUntilRows(async () => (await rows(id)).every((r) => r.status !== 'pending'), id);
@@ -164,7 +170,7 @@ describe('Redis outage', () => {
         await waitUntilRows(async () => (await rows(during)).length === 1, 'the committed notification');
         expect(receiver.on('/tick')).toHaveLength(0);
         await startRedis();
-        expect(await tick).toMatchObject({ committed: 1, notifications: 1 });
+        expect(await within(tick, 'the tick caught by the outage')).toMatchObject({ committed: 1, notifications: 1 });
         await settle(during);
         await laterTicks(E);
         await settle(during);
@@ -189,7 +195,7 @@ describe('Redis outage', () => {
         );
         receiver.onRequest = undefined;
         await startRedis();
-        await second;
+        await within(second, 'the tick whose delivery was caught by the outage');
         await laterTicks(E + MIN);
         await settle(inflight);
         expect(receiver.on('/inflight')).toHaveLength(1);
@@ -213,7 +219,7 @@ describe('Redis outage', () => {
         );
         receiver.onRequest = undefined;
         await startRedis();
-        await third;
+        await within(third, 'the tick whose first attempt failed during the outage');
         await waitUntilRows(async () => {
           await sweepNotifications(h().ctx, [project.id]);
           return (await rows(retried))[0]?.status === 'delivered';
@@ -228,8 +234,9 @@ describe('Redis outage', () => {
         receiver.onRequest = undefined;
         // Workers close only with Redis there to answer.
         await startRedis();
-        await Promise.allSettled(workers.map((w) => w.close()));
-        await receiver.close();
+        // Forced: the queue is empty by now, and a close waiting on a stuck job would hide the failure.
+        await Promise.allSettled(workers.map((w) => within(w.close(true), `closing the ${w.name} worker`)));
+        await within(receiver.close(), 'closing the webhook receiver');
       }
     },
   );
@@ -271,6 +278,21 @@ describe('Redis that comes back empty', () => {
     },
   );
 });
+
+/** A step that has no bound of its own, bounded: a hang fails as this step, not as the test's time-out. */
+async function within<T>(step: Promise<T>, what: string, boundMs = 60_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      step,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} did not finish in ${boundMs} ms`)), boundMs);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 async function waitUntilRows(check: () => Promise<boolean>, what: string): Promise<void> {
   await waitFor(check, what, 60_000);

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -136,6 +137,33 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   };
   await start();
   return { url: `redis://127.0.0.1:${port}`, start, stop, destroy: stop };
+}
+
+/**
+ * A database of a test's own on the machine's Postgres server (DATABASE_URL), dropped at the end;
+ * undefined when the tests run on embedded Postgres, whose data directory is the harness's own
+ * already. In CI every test file shares the server's one database, and a service process another
+ * long test starts runs its alert ticks and notification sweeps over every project in it: a fault
+ * test that counts its own webhooks must not share its alerts with those processes.
+ */
+export async function privateDatabase(): Promise<{ url: string; drop(): Promise<void> } | undefined> {
+  const shared = process.env.DATABASE_URL;
+  if (!shared) return undefined;
+  const { default: pg } = await import('pg');
+  const name = `sightline_private_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = async (sql: string) => {
+    const client = new pg.Client({ connectionString: shared });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(shared);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 // Fault tests import the waiting helper with the servers it waits for.

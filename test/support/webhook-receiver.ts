@@ -26,7 +26,12 @@ export async function startReceiver(): Promise<Receiver> {
     requests,
     on: (path) => requests.filter((r) => r.path === path),
     script: (path, statuses) => void scripts.set(path, statuses),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        // A sender's kept-alive connection would hold the close open.
+        server.closeAllConnections();
+      }),
   };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
