@@ -44,7 +44,7 @@ export type BenchAccount = {
 
 /** Signs a new user up through the web app; its projects and keys are made through the public API. */
 export async function benchAccount(api: FastifyInstance, web: FastifyInstance): Promise<BenchAccount> {
-  const signup = await send(web, '/api/auth/signup', undefined, {
+  const signup = await request(web, 'POST', '/api/auth/signup', undefined, {
     email: `bench-${Date.now()}-${Math.random().toString(36).slice(2, 8)}@sightline.local`,
     password: 'bench password 1',
     name: 'Bench',
@@ -55,22 +55,40 @@ export async function benchAccount(api: FastifyInstance, web: FastifyInstance): 
     token,
     workspaceId,
     async project(name, settings = {}) {
-      const p = await send(api, '/api/v1/public/projects', token, { name, workspace_id: workspaceId, ...settings });
-      const key = await send(api, `/api/v1/public/projects/${p.id}/api-keys`, token, { name: 'bench' });
+      const p = await publicCall(api, 'POST', '/projects', token, { name, workspace_id: workspaceId, ...settings });
+      const key = await publicCall(api, 'POST', `/projects/${p.id}/api-keys`, token, { name: 'bench' });
       return { projectId: p.id as string, key: key.key as string };
     },
   };
 }
 
-async function send(app: FastifyInstance, url: string, token: string | undefined, payload: unknown) {
+/** A request through `inject`, its JSON answer; a status of 300 or more throws with the answer's start. */
+export async function request(
+  app: FastifyInstance,
+  method: 'GET' | 'POST',
+  url: string,
+  token: string | undefined,
+  payload?: unknown,
+) {
   const res = await app.inject({
-    method: 'POST',
+    method,
     url,
     payload: payload as never,
     headers: token ? { authorization: `Bearer ${token}` } : {},
   });
-  if (res.statusCode >= 300) throw new Error(`POST ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
   return res.json();
+}
+
+/** `request` on the public API: `url` after /api/v1/public. */
+export function publicCall(
+  app: FastifyInstance,
+  method: 'GET' | 'POST',
+  url: string,
+  token: string,
+  payload?: unknown,
+) {
+  return request(app, method, `/api/v1/public${url}`, token, payload);
 }
 
 /** Writes a bench's results to bench/results/<start time>-<name>.json and says where. */

@@ -12,24 +12,13 @@ import { execFile } from 'node:child_process';
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../src/runtime.js';
 import { median, percentile, printTable, time, type Row } from './measure.js';
-import { benchAccount, openBenchServer, saveResults } from './bench-server.js';
+import { benchAccount, openBenchServer, publicCall, saveResults } from './bench-server.js';
 
 const PUBLIC = '/api/v1/public';
 export const PROMPT_NAME = 'bench/support-answer';
 const NAME = PROMPT_NAME;
 const VERSIONS = 5;
 const DAY_MS = 86_400_000;
-
-async function inject(api: FastifyInstance, method: 'GET' | 'POST', url: string, token: string, payload?: unknown) {
-  const res = await api.inject({
-    method,
-    url: `${PUBLIC}${url}`,
-    payload: payload as never,
-    headers: { authorization: `Bearer ${token}` },
-  });
-  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
-  return res.json();
-}
 
 /** `spans` spans over the 90 days before now, naming the prompt's versions in turn (a tenth none), a tenth of their traces scored. */
 export async function loadPromptSpans(ctx: Runtime, projectId: string, spans: number): Promise<void> {
@@ -90,7 +79,7 @@ export async function benchPrompts(
   rows: Row[],
 ) {
   for (let v = 1; v <= VERSIONS; v++) {
-    await inject(api, 'POST', `/prompts?project_id=${session.projectId}`, session.token, {
+    await publicCall(api, 'POST', `/prompts?project_id=${session.projectId}`, session.token, {
       name: NAME,
       type: 'chat',
       prompt: [
@@ -139,9 +128,9 @@ export async function benchPrompts(
   await loadPromptSpans(ctx, session.projectId, options.spans);
   const window = `start_time=${new Date(Date.now() - 90 * DAY_MS).toISOString()}&end_time=${new Date().toISOString()}`;
   const url = `/prompts/${encodeURIComponent(NAME)}/metrics?${window}`;
-  const first = await inject(api, 'GET', url, session.key);
+  const first = await publicCall(api, 'GET', url, session.key);
   const times: number[] = [];
-  for (let i = 0; i < options.runs; i++) times.push(await time(() => inject(api, 'GET', url, session.key)));
+  for (let i = 0; i < options.runs; i++) times.push(await time(() => publicCall(api, 'GET', url, session.key)));
   const compare = {
     spans: options.spans,
     versions: first.versions.length,

@@ -14,10 +14,10 @@ import os from 'node:os';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import type { FastifyInstance } from 'fastify';
 import { median, percentile } from './measure.js';
+import { publicCall } from './bench-server.js';
 import { loadScoredTraces } from './scores.js';
 import { loadPromptSpans, PROMPT_NAME } from './prompts.js';
 
-const PUBLIC = '/api/v1/public';
 const DAY_MS = 86_400_000;
 
 const { values: args } = parseArgs({
@@ -36,17 +36,6 @@ type Saved = {
   scores: { id: string; key: string };
   prompts: { id: string; key: string };
 };
-
-async function call(api: FastifyInstance, method: 'GET' | 'POST', url: string, token: string, payload?: unknown) {
-  const res = await api.inject({
-    method,
-    url: `${PUBLIC}${url}`,
-    payload: payload as never,
-    headers: { authorization: `Bearer ${token}` },
-  });
-  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
-  return res.json();
-}
 
 async function main() {
   const spans = Number(args.spans);
@@ -82,13 +71,14 @@ async function main() {
         })
       ).json();
       const project = async (name: string) => {
-        const p = await call(mine, 'POST', '/projects', signup.session_token, {
+        const p = await publicCall(mine, 'POST', '/projects', signup.session_token, {
           name,
           workspace_id: signup.workspace.id,
           trace_ttl_days: 365,
         });
-        const key = (await call(mine, 'POST', `/projects/${p.id}/api-keys`, signup.session_token, { name: 'bench' }))
-          .key;
+        const key = (
+          await publicCall(mine, 'POST', `/projects/${p.id}/api-keys`, signup.session_token, { name: 'bench' })
+        ).key;
         return { id: p.id as string, key: key as string };
       };
       const scores = await project('score reads');
@@ -96,7 +86,7 @@ async function main() {
       const t0 = performance.now();
       await loadScoredTraces(ctx, scores.id, spans);
       for (let v = 1; v <= 5; v++)
-        await call(mine, 'POST', `/prompts?project_id=${prompts.id}`, signup.session_token, {
+        await publicCall(mine, 'POST', `/prompts?project_id=${prompts.id}`, signup.session_token, {
           name: PROMPT_NAME,
           type: 'text',
           prompt: `v${v}: answer {{question}}`,
@@ -206,7 +196,7 @@ async function main() {
     for (const c of cases) {
       if (args.only && !c.name.includes(args.only)) continue;
       const answers: unknown[] = [];
-      for (const a of apps) answers.push(await call(a.api, c.method, c.url, c.key, c.payload));
+      for (const a of apps) answers.push(await publicCall(a.api, c.method, c.url, c.key, c.payload));
       const same = answers.every((x) => isDeepStrictEqual(x, answers[0]));
       if (!same) {
         fs.writeFileSync(path.join(dir, 'differ.json'), JSON.stringify(answers, null, 1));
@@ -218,7 +208,7 @@ async function main() {
         const order = i % 2 ? [...apps.keys()].reverse() : [...apps.keys()];
         for (const k of order) {
           const t = performance.now();
-          await call(apps[k]!.api, c.method, c.url, c.key, c.payload);
+          await publicCall(apps[k]!.api, c.method, c.url, c.key, c.payload);
           times[k]!.push(performance.now() - t);
         }
       }

@@ -11,25 +11,13 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { Runtime } from '../src/runtime.js';
 import { median, percentile, printTable, time, type Row } from './measure.js';
-import { benchAccount, openBenchServer, saveResults } from './bench-server.js';
+import { benchAccount, openBenchServer, publicCall, saveResults } from './bench-server.js';
 
-const PUBLIC = '/api/v1/public';
 const DAY_MS = 86_400_000;
 /** Spans per trace of the read data set. */
 const SPANS_PER_TRACE = 4;
 const WRITE_BATCH = 1000;
 const WRITE_CONCURRENCY = 4;
-
-async function inject(api: FastifyInstance, method: 'GET' | 'POST', url: string, token: string, payload?: unknown) {
-  const res = await api.inject({
-    method,
-    url: `${PUBLIC}${url}`,
-    payload: payload as never,
-    headers: { authorization: `Bearer ${token}` },
-  });
-  if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body.slice(0, 300)}`);
-  return res.json();
-}
 
 export type ScoreBenchOptions = { spans: number; write: number; runs: number };
 type Project = { projectId: string; key: string };
@@ -105,7 +93,7 @@ export async function benchScores(
               metadata: { run: 'bench' },
             };
           });
-          const answer = await inject(api, 'POST', '/scores', write.key, { scores });
+          const answer = await publicCall(api, 'POST', '/scores', write.key, { scores });
           if (answer.accepted !== scores.length)
             throw new Error(`scores rejected: ${JSON.stringify(answer.rejected[0])}`);
         }
@@ -137,9 +125,10 @@ export async function benchScores(
   // A read that fails (a query past its limits on a loaded machine) is reported as NaN, not the end of the run.
   const measure = async (url: string, method: 'GET' | 'POST' = 'GET', payload?: unknown) => {
     try {
-      await inject(api, method, url, read.key, payload);
+      await publicCall(api, method, url, read.key, payload);
       const times: number[] = [];
-      for (let i = 0; i < options.runs; i++) times.push(await time(() => inject(api, method, url, read.key, payload)));
+      for (let i = 0; i < options.runs; i++)
+        times.push(await time(() => publicCall(api, method, url, read.key, payload)));
       return { p50_ms: median(times), p95_ms: percentile(times, 95) };
     } catch (error) {
       console.error(`${method} ${url}: ${(error as Error).message}`);
