@@ -1,4 +1,5 @@
 import type { PostgresStore } from '../stores/postgres.js';
+import { KeptAnswers } from '../kept-answers.js';
 
 /**
  * Verified API keys, kept briefly so that a key's requests don't each cost a Postgres statement (an
@@ -18,15 +19,13 @@ const MAX_ENTRIES = 10_000;
 
 /** What a forget matches on (an API key's principal, src/auth/principal.ts, which calls this module). */
 type Key = { keyId: string; projectId: string; workspaceId: string };
-type Entry = { principal: Key; until: number };
-type Cache = { entries: Map<string, Entry>; writes: number };
 
 /** Per store (tests run several harnesses in one process). */
-const caches = new WeakMap<PostgresStore, Cache>();
+const caches = new WeakMap<PostgresStore, KeptAnswers<Key>>();
 
-function cacheOf(pg: PostgresStore): Cache {
+function cacheOf(pg: PostgresStore): KeptAnswers<Key> {
   let cache = caches.get(pg);
-  if (!cache) caches.set(pg, (cache = { entries: new Map(), writes: 0 }));
+  if (!cache) caches.set(pg, (cache = new KeptAnswers<Key>({ ttlMs: VERIFIED_KEY_TTL_MS, maxEntries: MAX_ENTRIES })));
   return cache;
 }
 
@@ -42,23 +41,16 @@ export async function verifiedKey<K extends Key>(
   now: () => number = Date.now,
 ): Promise<K | undefined> {
   if (!pg.embedded) return (await load())?.principal;
-  const cache = cacheOf(pg);
-  const found = cache.entries.get(keyHash);
   // Only this function stores entries, each from a `load` of the one caller's principal type.
-  if (found && found.until > now()) return found.principal as K;
-  const writes = cache.writes;
-  const loaded = await load();
-  if (!loaded) {
-    cache.entries.delete(keyHash);
-    return undefined;
-  }
-  if (writes === cache.writes) {
-    const until = Math.min(now() + VERIFIED_KEY_TTL_MS, loaded.expiresAt?.getTime() ?? Infinity);
-    cache.entries.delete(keyHash);
-    cache.entries.set(keyHash, { principal: loaded.principal, until });
-    if (cache.entries.size > MAX_ENTRIES) cache.entries.delete(cache.entries.keys().next().value!);
-  }
-  return loaded.principal;
+  const principal = await cacheOf(pg).read(
+    keyHash,
+    async () => {
+      const loaded = await load();
+      return loaded && { value: loaded.principal, until: loaded.expiresAt?.getTime() };
+    },
+    now(),
+  );
+  return principal as K | undefined;
 }
 
 /** Drops the kept keys a committed write touched: one key, a project's, or a workspace's. */
@@ -66,14 +58,12 @@ export function forgetVerifiedKeys(
   pg: PostgresStore,
   which: { keyId: string } | { projectId: string } | { workspaceId: string },
 ): void {
-  const cache = cacheOf(pg);
-  cache.writes++;
-  for (const [hash, { principal }] of cache.entries) {
-    if (
-      ('keyId' in which && principal.keyId === which.keyId) ||
-      ('projectId' in which && principal.projectId === which.projectId) ||
-      ('workspaceId' in which && principal.workspaceId === which.workspaceId)
-    )
-      cache.entries.delete(hash);
-  }
+  caches
+    .get(pg)
+    ?.forget(
+      (_hash, principal) =>
+        ('keyId' in which && principal.keyId === which.keyId) ||
+        ('projectId' in which && principal.projectId === which.projectId) ||
+        ('workspaceId' in which && principal.workspaceId === which.workspaceId),
+    );
 }

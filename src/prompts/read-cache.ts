@@ -1,46 +1,39 @@
 import type { AppContext } from '../context.js';
+import { KeptAnswers } from '../kept-answers.js';
 
 /**
  * The prompt fetch's cache (docs/prompts.md, "Fetching"): SDKs fetch a prompt before their calls, at
  * hundreds a second, and each fetch would otherwise cost a Postgres statement beside its credential's.
  * An answer is kept for `TTL_MS`; a write of a name through this process (a new version, a label
  * moved, the prompt deleted) drops that name's answers at once, and another API process sees the
- * write within `TTL_MS`. Bounded: past `MAX_ENTRIES` the oldest answers go first.
+ * write within `TTL_MS`. Bounded: past `MAX_ENTRIES` the oldest answers go first. A name read
+ * steadily is reloaded in the background before its answer expires (src/kept-answers.ts), so no
+ * fetch waits for Postgres then.
  */
 export const TTL_MS = 1_000;
 const MAX_ENTRIES = 10_000;
 
-type Entry<T> = { value: T; expires: number };
-
 export class PromptReadCache<T> {
-  private readonly entries = new Map<string, Entry<T>>();
-  /** Counts writes: an answer loaded across a write is answered but not kept (it may predate the write). */
-  private writes = 0;
+  private readonly kept: KeptAnswers<T>;
 
-  constructor(private readonly now: () => number = Date.now) {}
+  constructor(now: () => number = Date.now) {
+    this.kept = new KeptAnswers<T>({ ttlMs: TTL_MS, maxEntries: MAX_ENTRIES, now });
+  }
 
   private static key(projectId: string, name: string, selector: string): string {
     return `${projectId}\u0000${name}\u0000${selector}`;
   }
 
+  /** One name's answer for a selector; `load` throws for a name or selector not found (never kept). */
   async read(projectId: string, name: string, selector: string, load: () => Promise<T>): Promise<T> {
     const key = PromptReadCache.key(projectId, name, selector);
-    const found = this.entries.get(key);
-    if (found && found.expires > this.now()) return found.value;
-    const writes = this.writes;
-    const value = await load();
-    if (writes !== this.writes) return value;
-    this.entries.delete(key);
-    this.entries.set(key, { value, expires: this.now() + TTL_MS });
-    if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
-    return value;
+    return (await this.kept.read(key, async () => ({ value: await load() }))) as T;
   }
 
   /** Drops every answer of one name (all its selectors). */
   forget(projectId: string, name: string): void {
-    this.writes++;
     const prefix = PromptReadCache.key(projectId, name, '');
-    for (const key of this.entries.keys()) if (key.startsWith(prefix)) this.entries.delete(key);
+    this.kept.forget((key) => key.startsWith(prefix));
   }
 }
 
