@@ -189,16 +189,19 @@ function drainAfterFailure(connection: ChdbConnection): ChdbConnection {
  * off-heap and handed to the engine as it is.
  */
 export function compactEachRowBytes(rows: readonly unknown[][]): Buffer {
-  let buf = Buffer.allocUnsafe(Math.max(64 * 1024, rows.length * 2048));
+  // Room for rows of a few KB (a conversation's spans); a larger batch grows it by doubling.
+  let buf = Buffer.allocUnsafe(Math.max(64 * 1024, rows.length * 4096));
   let at = 0;
   for (const row of rows) {
     const line = JSON.stringify(row);
-    // A UTF-16 code unit takes at most 3 UTF-8 bytes; then the newline.
-    const most = line.length * 3 + 1;
-    if (at + most > buf.length) {
-      const grown = Buffer.allocUnsafe(Math.max(buf.length * 2, at + most));
-      buf.copy(grown, 0, 0, at);
-      buf = grown;
+    // A UTF-16 code unit takes at most 3 UTF-8 bytes: the exact count only when that may not fit.
+    if (at + line.length * 3 + 1 > buf.length) {
+      const need = at + Buffer.byteLength(line) + 1;
+      if (need > buf.length) {
+        const grown = Buffer.allocUnsafe(Math.max(buf.length * 2, need));
+        buf.copy(grown, 0, 0, at);
+        buf = grown;
+      }
     }
     at += buf.write(line, at);
     buf[at++] = 0x0a;
