@@ -33,8 +33,21 @@ export type ClickHouseStore = {
   rows<T>(read: Read): Promise<T[]>;
   /** Runs a read on the main client; its rows as arrays in column order (JSONCompactEachRow). */
   compactRows(read: Read): Promise<unknown[][]>;
+  /**
+   * Inserts rows given as arrays of `columns`' values (JSONCompactEachRow) into `table` with these
+   * query `settings`, on the main client. Embedded, the rows are encoded straight into one byte buffer
+   * the engine parses in place (see `insertCompact`); on a server, client.insert sends them.
+   */
+  insertCompact(insert: CompactInsert): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
+};
+
+export type CompactInsert = {
+  table: string;
+  columns: readonly string[];
+  settings?: Record<string, number>;
+  rows: readonly unknown[][];
 };
 
 /**
@@ -87,10 +100,12 @@ export async function openClickHouse(config: Config, options: { dataDir?: string
   fs.mkdirSync(dir, { recursive: true });
   const { createChdbConnection } = await import('chdb/connection');
   // The engine ignores the client's `database` option; its tables live in `default`.
-  const open = () =>
-    createClient({ connection: drainAfterFailure(createChdbConnection({ path: dir })) } as Parameters<
-      typeof createClient
-    >[0]);
+  const open = () => {
+    const connection = drainAfterFailure(createChdbConnection({ path: dir }));
+    const client = createClient({ connection } as Parameters<typeof createClient>[0]);
+    rawInserts.set(client, (params) => (connection as unknown as RawInserting)[RAW_INSERT](params));
+    return client;
+  };
   // Public SQL gets sessions of its own: callers' failing or slow queries stay away from ingest and lists.
   return wrap(open(), Array.from({ length: config.sql.sessions }, open), 'default', true, false, open());
 }
@@ -118,6 +133,15 @@ const CLUSTER_SETTINGS: ClickHouseSettings = {
 
 type ChdbConnection = ReturnType<typeof import('chdb/connection').createChdbConnection>;
 const CALLS = new Set(['query', 'exec', 'command', 'insert', 'ping']);
+type RawInsertParams = Parameters<ChdbConnection['chdb']['rawInsert']>[0];
+/** The engine's raw insert of a session, in turn with its other calls (`drainAfterFailure`). */
+const RAW_INSERT = Symbol('rawInsert');
+type RawInserting = { [RAW_INSERT](params: RawInsertParams): Promise<unknown> };
+/**
+ * The raw insert of an embedded client's session, by client: a client swapped in for another (a test
+ * pointing the store at a refusing server) has none, and inserts through itself.
+ */
+const rawInserts = new WeakMap<ClickHouseClient, (params: RawInsertParams) => Promise<unknown>>();
 
 /**
  * chdb 3.4 keeps the partial output of a query that fails mid-way in its session and hands it to
@@ -131,25 +155,58 @@ function drainAfterFailure(connection: ChdbConnection): ChdbConnection {
   const drain = connection as unknown as { command(params: { query: string }): Promise<unknown> };
   return new Proxy(connection, {
     get(target, property, receiver) {
+      if (property === RAW_INSERT)
+        // The extension's getter reads a private field: it runs on the real object.
+        return (params: RawInsertParams) => inTurn(() => target.chdb.rawInsert(params));
       const value = Reflect.get(target, property, receiver) as unknown;
       if (typeof value !== 'function') return value;
       // Methods run on the real object: it keeps private fields a proxy can't reach.
       if (typeof property !== 'string' || !CALLS.has(property))
         return (value as (...a: unknown[]) => unknown).bind(target);
-      return (...args: unknown[]) => {
-        const run = tail.then(async () => {
-          try {
-            return await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-          } catch (error) {
-            await drain.command({ query: 'SELECT 1' }).catch(() => {});
-            throw error;
-          }
-        });
-        tail = run.catch(() => {});
-        return run;
-      };
+      return (...args: unknown[]) => inTurn(() => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args));
     },
   });
+  function inTurn(call: () => Promise<unknown>): Promise<unknown> {
+    const run = tail.then(async () => {
+      try {
+        return await call();
+      } catch (error) {
+        await drain.command({ query: 'SELECT 1' }).catch(() => {});
+        throw error;
+      }
+    });
+    tail = run.catch(() => {});
+    return run;
+  }
+}
+
+/**
+ * JSONCompactEachRow bytes of `rows`: each row's JSON written into one growing buffer as it is made.
+ * Joining the rows' strings instead (what client.insert does) keeps every row's text alive until the
+ * join, then the joined text and the statement holding it: for spans of a few KB (a conversation's
+ * input and output) that is two or three copies of the batch on the JS heap, which the garbage
+ * collector copies again while they live; a row's string here dies young, and the buffer is
+ * off-heap and handed to the engine as it is.
+ */
+export function compactEachRowBytes(rows: readonly unknown[][]): Buffer {
+  // Room for rows of a few KB (a conversation's spans); a larger batch grows it by doubling.
+  let buf = Buffer.allocUnsafe(Math.max(64 * 1024, rows.length * 4096));
+  let at = 0;
+  for (const row of rows) {
+    const line = JSON.stringify(row);
+    // A UTF-16 code unit takes at most 3 UTF-8 bytes: the exact count only when that may not fit.
+    if (at + line.length * 3 + 1 > buf.length) {
+      const need = at + Buffer.byteLength(line) + 1;
+      if (need > buf.length) {
+        const grown = Buffer.allocUnsafe(Math.max(buf.length * 2, need));
+        buf.copy(grown, 0, 0, at);
+        buf = grown;
+      }
+    }
+    at += buf.write(line, at);
+    buf[at++] = 0x0a;
+  }
+  return buf.subarray(0, at);
 }
 
 function wrap(
@@ -178,6 +235,25 @@ function wrap(
         format: 'JSONCompactEachRow',
       });
       return (await result.json()) as unknown as unknown[][];
+    },
+    async insertCompact({ table, columns, settings, rows }: CompactInsert) {
+      if (rows.length === 0) return;
+      // `this.client`: the store's client now (a test may have swapped it).
+      const raw = rawInserts.get(this.client);
+      if (raw) {
+        await raw({
+          table,
+          columns,
+          settings,
+          format: 'JSONCompactEachRow',
+          values: compactEachRowBytes(rows),
+        });
+        return;
+      }
+      // client.insert puts the table text before FORMAT: the columns and settings ride in it.
+      const set = Object.entries(settings ?? {}).map(([k, v]) => `${k} = ${v}`);
+      const target = `${table} (${columns.join(', ')})${set.length ? ` SETTINGS ${set.join(', ')}` : ''}`;
+      await this.client.insert({ table: target, values: rows as unknown[][], format: 'JSONCompactEachRow' });
     },
     async ping() {
       const result = await client.ping();

@@ -324,7 +324,7 @@ export class SpanWriter {
     for (const chunk of chunkByPartition(rows)) {
       // Rows as arrays: shorter to encode and to parse than objects (JSONEachRow), same values.
       // The settings ride in the statement (chdb keeps `clickhouse_settings` on its session).
-      await this.ch.client.insert({ table: INSERT_TARGET, values: chunk, format: 'JSONCompactEachRow' });
+      await this.ch.insertCompact({ table: 'spans', columns: SPAN_COLUMNS, settings: INSERT_SETTINGS, rows: chunk });
     }
   }
 }
@@ -376,15 +376,18 @@ const SPAN_COLUMNS = [
 ] as const;
 
 /**
- * The insert's table, columns and settings (client.insert puts them before FORMAT).
- * optimize_on_insert = 0: the engine would merge each inserted block by its table's key before
- * writing it (the replacing merge for `spans`, the aggregating merge for every rollup its views feed),
- * which finds nothing to fold here: a commit never carries a span twice (`commit` keeps one copy),
- * and each view's GROUP BY is its target's sort key, so its block holds a key once. Skipping it
- * writes the same rows for ~6% less engine work per insert, on both bench corpora (docs/scaling.md,
- * "Where the views' ingest work goes").
+ * The insert's settings.
+ * - optimize_on_insert = 0: the engine would merge each inserted block by its table's key before
+ *   writing it (the replacing merge for `spans`, the aggregating merge for every rollup its views feed),
+ *   which finds nothing to fold here: a commit never carries a span twice (`commit` keeps one copy),
+ *   and each view's GROUP BY is its target's sort key, so its block holds a key once. Skipping it
+ *   writes the same rows for ~6% less engine work per insert, on both bench corpora (docs/scaling.md,
+ *   "Where the views' ingest work goes").
+ * - input_format_parallel_parsing = 0: a commit's rows are parsed by the thread running the insert
+ *   rather than cut into segments handed to parser threads and gathered again; the embedded engine
+ *   shares the API's cores, where that hand-off is only more work.
  */
-const INSERT_TARGET = `spans (${SPAN_COLUMNS.join(', ')}) SETTINGS optimize_on_insert = 0`;
+const INSERT_SETTINGS = { optimize_on_insert: 0, input_format_parallel_parsing: 0 };
 
 /**
  * One row of the `spans` table as JSONCompactEachRow takes it: the values of SPAN_COLUMNS in order
