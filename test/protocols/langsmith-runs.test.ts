@@ -15,8 +15,16 @@ const h = useHarness();
 const id = () => crypto.randomUUID();
 
 async function owner(hh: Harness) {
-  const { project, key } = await projectWithKey(hh);
-  return { token: key.key, projectId: project.id };
+  const { owner: user, project, key } = await projectWithKey(hh);
+  return { token: key.key, projectId: project.id, userToken: user.token };
+}
+
+/** Today's stored spans in the project's usage (the read flushes the meter). */
+async function spansUsedToday(projectId: string, userToken: string) {
+  const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/projects/${projectId}/usage`, token: userToken });
+  expect(res.statusCode, res.body).toBe(200);
+  const today = new Date().toISOString().slice(0, 10);
+  return (res.json().data as { date: string; spans: number }[]).find((d) => d.date === today)?.spans ?? 0;
 }
 
 const send = (method: 'POST' | 'PATCH', url: string, token: string | undefined, body: unknown, headers = {}) =>
@@ -128,17 +136,20 @@ describe('LangSmith runs over HTTP', () => {
     expect(root.output).toContain('because');
   });
 
-  it('counts a re-sent batch once', async () => {
-    const { token, projectId } = await owner(h());
+  it('counts a re-sent batch once, in the trace and in the usage', async () => {
+    const { token, projectId, userToken } = await owner(h());
     const { traceId, post, patch } = runs();
     for (let i = 0; i < 2; i++)
       expect((await send('POST', '/runs/batch', token, { post, patch })).statusCode).toBe(202);
     await settle(projectId);
     expect((await send('POST', '/runs/batch', token, { post, patch })).statusCode).toBe(202);
+    // A piece of it alone, re-sent: kept, and settled into the span already stored.
+    expect((await send('POST', '/runs/batch', token, { post: [post[1]] })).statusCode).toBe(202);
     await settle(projectId);
     const trace = (await readTrace(token, traceId)).json();
     expect(trace.spans).toHaveLength(2);
     expect(trace).toMatchObject({ span_count: 2, total_input_tokens: 20, total_output_tokens: 8 });
+    expect(await spansUsedToday(projectId, userToken)).toBe(2);
   });
 
   it('writes a run whose post and patch come together at once, yet merges a whole post into the patch sent before it', async () => {
