@@ -76,11 +76,18 @@ const WRITTEN_PART_ID = '\u0000written';
  * With `writeWhole` (a protocol whose create and update of one span, sent together, are the whole
  * span: LangSmith's run post with its end, or its post and patch in one batch), a span whose pieces
  * in this call make it whole (a create, a start and an end) and of which no piece was kept before is
- * written at once through the span writer, as settling would write it, and only marked written here:
- * its pieces never go through the table and are not read back (bench/protocols.ts: that round trip
- * was most of the gap to native ingest). A span with an earlier piece (an update sent before its
- * create, a re-sent batch) is kept as pieces and settles as before, so order, re-sending and the
- * answer are the same either way.
+ * written at once through the span writer, as settling would write it: its pieces never go through
+ * the table and are not read back (bench/protocols.ts: that round trip was most of the gap to native
+ * ingest). A span with an earlier piece (an update sent before its create) is kept as pieces and
+ * settles as before, so order and the answer are the same either way.
+ *
+ * Such a span is not marked written (an insert per request, on the embedded engine's one queue):
+ * a re-sent batch writes it whole again, and the span writer's exactly-once check (same project,
+ * trace and span stored) leaves it out, so `spans` and the rollups hold it once, and the usage counts
+ * only what the writer inserted (`storeSpans`'s `countInserted`). A piece of it re-sent alone is kept
+ * and, when it settles, meets the same check. A project that samples is the exception: a span held
+ * by sampling is not in `spans` for the check to see, so there the spans written here are marked, as
+ * settling marks them, and a re-sent batch is kept as pieces that never settle again.
  */
 export async function storeSpanParts(
   ctx: AppContext,
@@ -96,7 +103,7 @@ export async function storeSpanParts(
   const good: { part: SpanPart; fields: Record<string, unknown> }[] = [];
   // The project's masking runs before a piece is kept (docs/producer-controls.md): span_parts is a store too.
   const controls = ingestControlsOf(ctx);
-  const { masker } = await controls.book.of(project.projectId);
+  const { masker, sampling } = await controls.book.of(project.projectId);
   let masked = 0;
   await forEachInSlices(parts, (part, index) => {
     const errors = checkPart(part);
@@ -125,23 +132,26 @@ export async function storeSpanParts(
       ttl_days: project.traceTtlDays,
     });
   }
-  // A span written here is marked so (after it was stored, so a failed write leaves nothing that
-  // would stop the retried request from writing it): a piece re-sent later is kept but changes nothing.
+  const pieces = rows.length;
+  // In a project that samples, a span written here is marked so (after it was stored, so a failed
+  // write leaves nothing that would stop the retried request from writing it): a piece re-sent later
+  // is kept but changes nothing. Elsewhere the writer's check does that (see above).
   const now = Date.now();
-  for (const [spanId, traceId] of written)
-    rows.push({
-      project_id: project.projectId,
-      span_id: spanId,
-      trace_id: traceId,
-      part_id: WRITTEN_PART_ID,
-      kind: WRITTEN,
-      fields: '',
-      event_time: now,
-      received_at: now,
-      ttl_days: project.traceTtlDays,
-    });
+  if (sampling)
+    for (const [spanId, traceId] of written)
+      rows.push({
+        project_id: project.projectId,
+        span_id: spanId,
+        trace_id: traceId,
+        part_id: WRITTEN_PART_ID,
+        kind: WRITTEN,
+        fields: '',
+        event_time: now,
+        received_at: now,
+        ttl_days: project.traceTtlDays,
+      });
   if (rows.length) await ctx.ch.client.insert({ table: 'span_parts', values: rows, format: 'JSONEachRow' });
-  if (rows.length > written.size) piecesStoredAt.set(ctx, Date.now());
+  if (pieces > 0) piecesStoredAt.set(ctx, Date.now());
   if (masked) controls.meter.add(project.projectId, { masked });
   return { stored: good.length, rejected };
 }
@@ -218,6 +228,7 @@ async function writeWholeSpans(
       spans,
       priceBookOf(ctx.pg),
       ingestControlsOf(ctx),
+      { countInserted: true },
     );
   return written;
 }
@@ -305,13 +316,15 @@ export async function settleSpanParts(
     }
     if (spans.length) {
       // The native path's store: masking again changes nothing (the pieces were masked when kept)
-      // unless the setting changed meanwhile; then pricing, the writer, and the day's usage.
+      // unless the setting changed meanwhile; then pricing, the writer, and the day's usage, which
+      // counts what the writer inserted (a re-sent piece of a span written whole is left out there).
       await storeSpans(
         ctx.spanWriter,
         { projectId, traceTtlDays: ttlDays },
         spans,
         priceBookOf(ctx.pg),
         ingestControlsOf(ctx),
+        { countInserted: true },
       );
       written += spans.length;
     }

@@ -81,6 +81,10 @@ export async function ingestSpans(
  * is counted in the project's usage. Sampling decides last (src/controls/sampling.ts): spans of a trace
  * out by hash are held, already masked and priced, and counted as sampled out (`sampledOut`, null
  * when the project keeps every trace).
+ *
+ * `countInserted`: the usage counts the spans the writer inserted (`stored`) rather than every span
+ * handed to it, so spans stored before (a producer protocol writing a span a re-sent batch carries
+ * again, src/protocols/span-parts.ts) count once. Native ingest counts what it accepted.
  */
 export async function storeSpans(
   writer: SpanWriter,
@@ -88,7 +92,8 @@ export async function storeSpans(
   spans: NormalizedSpan[],
   prices: PriceBook,
   controls: IngestControls,
-): Promise<{ sampledOut: number | null }> {
+  options: { countInserted?: boolean } = {},
+): Promise<{ sampledOut: number | null; stored: number }> {
   replaceUnpairedSurrogates(spans);
   const { masker, sampling } = await controls.book.of(key.projectId);
   let masked = 0;
@@ -102,9 +107,10 @@ export async function storeSpans(
     kept = decided.kept;
     sampledOut = decided.held;
   }
-  if (kept.length > 0) await writer.write(key.projectId, key.traceTtlDays, kept);
-  controls.meter.add(key.projectId, { spans: kept.length, masked, sampledOut: sampledOut ?? 0 });
-  return { sampledOut };
+  const stored = kept.length > 0 ? await writer.write(key.projectId, key.traceTtlDays, kept) : 0;
+  const counted = options.countInserted ? stored : kept.length;
+  controls.meter.add(key.projectId, { spans: counted, masked, sampledOut: sampledOut ?? 0 });
+  return { sampledOut, stored };
 }
 
 async function rows<T>(ctx: AppContext, q: Query, limits: QueryLimits, advice: string): Promise<T[]> {

@@ -61,7 +61,9 @@ type Pending = {
   spans: NormalizedSpan[];
   signal?: AbortSignal;
   queuedAt: number;
-  resolve: () => void;
+  /** Spans of this request the commit inserted (not already stored, not outrun by a later copy). */
+  stored: number;
+  resolve: (stored: number) => void;
   reject: (error: unknown) => void;
 };
 
@@ -175,9 +177,13 @@ export class SpanWriter {
     return error;
   }
 
-  /** Stores the spans of one request; resolves when they are durably in ClickHouse. */
-  write(projectId: string, ttlDays: number, spans: NormalizedSpan[]): Promise<void> {
-    if (spans.length === 0) return Promise.resolve();
+  /**
+   * Stores the spans of one request; resolves when they are durably in ClickHouse, with how many of
+   * them this write inserted (the others were stored before, or came again in a later request of the
+   * same commit, whose copy was inserted instead).
+   */
+  write(projectId: string, ttlDays: number, spans: NormalizedSpan[]): Promise<number> {
+    if (spans.length === 0) return Promise.resolve(0);
     if (this.closed) return Promise.reject(new Error('span writer is closed'));
     const ticket = currentTicket.getStore();
     if (ticket?.signal.aborted) return Promise.reject(this.refuse('client_gone', new ClientGoneError()));
@@ -185,13 +191,14 @@ export class SpanWriter {
     if (this.spansQueued > 0 && this.spansQueued + spans.length > this.maxQueuedSpans)
       return Promise.reject(this.queueFull());
     this.spansQueued += spans.length;
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<number>((resolve, reject) => {
       this.queue.push({
         projectId,
         ttlDays,
         spans,
         signal: ticket?.signal,
         queuedAt: performance.now(),
+        stored: 0,
         resolve,
         reject,
       });
@@ -224,7 +231,7 @@ export class SpanWriter {
         const now = performance.now();
         for (const p of batch) {
           for (const o of this.observers) o.acknowledged?.((now - p.queuedAt) / 1000);
-          p.resolve();
+          p.resolve(p.stored);
         }
       } catch (error) {
         if (isStoreUnreachable(error)) this.storeDown = true;
@@ -259,6 +266,8 @@ export class SpanWriter {
   private async commit(batch: Pending[]): Promise<void> {
     // project → trace → span id → span; a span repeated within the batch: the last copy sent wins.
     const byProject = new Map<string, { ttlDays: number; traces: Map<string, Map<string, NormalizedSpan>> }>();
+    // Which request's copy of a span is the one inserted (the last), so each learns what it stored.
+    const copyOf = new Map<NormalizedSpan, Pending>();
     for (const p of batch) {
       let entry = byProject.get(p.projectId);
       if (!entry) byProject.set(p.projectId, (entry = { ttlDays: p.ttlDays, traces: new Map() }));
@@ -267,6 +276,7 @@ export class SpanWriter {
         let trace = entry.traces.get(span.trace_id);
         if (!trace) entry.traces.set(span.trace_id, (trace = new Map()));
         trace.set(span.span_id, span);
+        copyOf.set(span, p);
       }
     }
     const items = [...byProject].flatMap(([projectId, { traces }]) =>
@@ -283,19 +293,26 @@ export class SpanWriter {
           if (!traces) groupProjects.set(value.projectId, (traces = new Map()));
           traces.set(value.traceId, byProject.get(value.projectId)!.traces.get(value.traceId)!);
         }
-        for (const [projectId, traces] of groupProjects)
-          rows.push(...(await this.newRows(projectId, byProject.get(projectId)!.ttlDays, traces)));
+        const inserted: NormalizedSpan[] = [];
+        for (const [projectId, traces] of groupProjects) {
+          const fresh = await this.newSpans(projectId, traces);
+          const ttlDays = byProject.get(projectId)!.ttlDays;
+          for (const { span, hourMs } of fresh) {
+            rows.push(toRow(projectId, ttlDays, span, hourMs));
+            inserted.push(span);
+          }
+        }
         await this.insert(rows);
+        for (const span of inserted) copyOf.get(span)!.stored++;
       });
     }
   }
 
-  /** The rows of spans not stored yet, each stamped with its trace's start hour. */
-  private async newRows(
+  /** The spans not stored yet, each with its trace's start hour (epoch ms). */
+  private async newSpans(
     projectId: string,
-    ttlDays: number,
     traces: Map<string, Map<string, NormalizedSpan>>,
-  ): Promise<SpanRow[]> {
+  ): Promise<{ span: NormalizedSpan; hourMs: number }[]> {
     const spans = new Map<string, NormalizedSpan>();
     for (const trace of traces.values())
       for (const span of trace.values()) spans.set(spanKey(span.trace_id, span.span_id), span);
@@ -316,7 +333,7 @@ export class SpanWriter {
       const known = traceHour.get(span.trace_id);
       if (known === undefined || hour < known) traceHour.set(span.trace_id, hour);
     }
-    return [...spans.values()].map((span) => toRow(projectId, ttlDays, span, traceHour.get(span.trace_id)!));
+    return [...spans.values()].map((span) => ({ span, hourMs: traceHour.get(span.trace_id)! }));
   }
 
   private async insert(rows: SpanRow[]): Promise<void> {

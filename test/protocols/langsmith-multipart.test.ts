@@ -40,6 +40,21 @@ describe('the multipart body of /runs/multipart', () => {
     expect(parsed.attachments).toBe(1);
   });
 
+  it('reads headers written otherwise as the general reading does, the usual ones by the short way', async () => {
+    const part = (headers: string, value = '{}') => `--b1\r\n${headers}\r\n\r\n${value}\r\n`;
+    const parsed = await parse(
+      part('content-disposition: form-data; name="post.a"') +
+        part('Content-Disposition: form-data; name="post.b"; filename="b.json"') +
+        part('Content-Disposition: form-data; name="post.c;x"') +
+        part('Content-Disposition: form-data; name="post.d"\r\nContent-Disposition: form-data; name="post.e"') +
+        part('Content-Disposition: form-data; name="post.f"\r\nContent-Type: application/json') +
+        '--b1--\r\n',
+    );
+    // b: a filename makes it an attachment; c: a quoted `;` is part of the name; d: the last
+    // Content-Disposition line counts.
+    expect(parsed.post.map((r) => r.id)).toEqual(['a', 'c;x', 'e', 'f']);
+  });
+
   it('reads a quoted boundary', async () => {
     const parsed = await parse(body('a b', [['post.r1', '{}']]), 'multipart/form-data; boundary="a b"');
     expect(parsed.post).toEqual([{ id: 'r1' }]);

@@ -3,6 +3,7 @@ import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness, type Harness } from '../support/harness.js';
 import { settleSpanParts } from '../../src/protocols/span-parts.js';
+import { inSample } from '../../src/controls/sampling.js';
 import { LANGSMITH_PREFIX } from '../../src/protocols/langsmith/routes.js';
 
 /**
@@ -15,9 +16,21 @@ const h = useHarness();
 const id = () => crypto.randomUUID();
 
 async function owner(hh: Harness) {
-  const { project, key } = await projectWithKey(hh);
-  return { token: key.key, projectId: project.id };
+  const { owner: user, project, key } = await projectWithKey(hh);
+  return { token: key.key, projectId: project.id, userToken: user.token };
 }
+
+/** Today's usage of the project (the read flushes the meter). */
+async function usedToday(projectId: string, userToken: string) {
+  const res = await call(h().api, { method: 'GET', url: `${PUBLIC}/projects/${projectId}/usage`, token: userToken });
+  expect(res.statusCode, res.body).toBe(200);
+  const today = new Date().toISOString().slice(0, 10);
+  const day = (res.json().data as { date: string; spans: number; sampled_out_spans: number }[]).find(
+    (d) => d.date === today,
+  );
+  return { spans: day?.spans ?? 0, sampled_out_spans: day?.sampled_out_spans ?? 0 };
+}
+const spansUsedToday = async (projectId: string, userToken: string) => (await usedToday(projectId, userToken)).spans;
 
 const send = (method: 'POST' | 'PATCH', url: string, token: string | undefined, body: unknown, headers = {}) =>
   call(h().api, {
@@ -128,17 +141,40 @@ describe('LangSmith runs over HTTP', () => {
     expect(root.output).toContain('because');
   });
 
-  it('counts a re-sent batch once', async () => {
-    const { token, projectId } = await owner(h());
+  it('counts a re-sent batch once, in the trace and in the usage', async () => {
+    const { token, projectId, userToken } = await owner(h());
     const { traceId, post, patch } = runs();
     for (let i = 0; i < 2; i++)
       expect((await send('POST', '/runs/batch', token, { post, patch })).statusCode).toBe(202);
     await settle(projectId);
     expect((await send('POST', '/runs/batch', token, { post, patch })).statusCode).toBe(202);
+    // A piece of it alone, re-sent: kept, and settled into the span already stored.
+    expect((await send('POST', '/runs/batch', token, { post: [post[1]] })).statusCode).toBe(202);
     await settle(projectId);
     const trace = (await readTrace(token, traceId)).json();
     expect(trace.spans).toHaveLength(2);
     expect(trace).toMatchObject({ span_count: 2, total_input_tokens: 20, total_output_tokens: 8 });
+    expect(await spansUsedToday(projectId, userToken)).toBe(2);
+  });
+
+  it('counts a re-sent batch once in a project that samples, its runs held by sampling', async () => {
+    const { token, projectId, userToken } = await owner(h());
+    const rate = 0.01;
+    const put = await call(h().api, {
+      method: 'PUT',
+      url: `${PUBLIC}/projects/${projectId}/sampling`,
+      token: userToken,
+      payload: { rate, keep: [] },
+    });
+    expect(put.statusCode, put.body).toBe(200);
+    let traceId = id();
+    while (inSample(projectId, traceId, rate)) traceId = id();
+    const { post, patch } = runs(traceId);
+    for (let i = 0; i < 2; i++)
+      expect((await send('POST', '/runs/batch', token, { post, patch })).statusCode).toBe(202);
+    await settle(projectId);
+    expect((await readTrace(token, traceId)).statusCode).toBe(404);
+    expect(await usedToday(projectId, userToken)).toEqual({ spans: 0, sampled_out_spans: 2 });
   });
 
   it('writes a run whose post and patch come together at once, yet merges a whole post into the patch sent before it', async () => {

@@ -63,6 +63,7 @@ describe('several writers on one project', () => {
     const t0 = Date.now() - 2 * 3_600_000;
     const all = Array.from({ length: TRACES }, (_, t) => spansOf(`w-${t}`, t0 + t * 60_000)).flat();
     const writers = Array.from({ length: 4 }, () => new SpanWriter(h().ctx.ch, h().ctx.pg, { maxBatchSpans: 40 }));
+    let inserted = 0;
     try {
       // Each writer sends every span once, in its own order and in batches of its own size, so the
       // same spans are in flight in several writers at once, in overlapping groups.
@@ -70,9 +71,9 @@ describe('several writers on one project', () => {
         writers.map(async (writer, w) => {
           const mine = shuffled(all, w + 1);
           const size = 5 + w * 7;
-          const sends: Promise<void>[] = [];
+          const sends: Promise<number>[] = [];
           for (let i = 0; i < mine.length; i += size) sends.push(writer.write(project.id, 30, mine.slice(i, i + size)));
-          await Promise.all(sends);
+          for (const stored of await Promise.all(sends)) inserted += stored;
         }),
       );
     } finally {
@@ -85,6 +86,8 @@ describe('several writers on one project', () => {
     const n = TRACES * SPANS_PER_TRACE;
     // One stored row per span (not merely one after merges), and every rollup counted each span once.
     expect(await scalar('SELECT count() AS v FROM spans WHERE project_id = {project:String}', p)).toBe(n);
+    // Each write says how many of its spans it inserted: over every writer, each span once.
+    expect(inserted).toBe(n);
     for (const table of ['span_rollup_1m', 'span_rollup_1h', 'span_rollup_totals_1m', 'span_rollup_totals_1d']) {
       expect(await scalar(`SELECT sum(spans) AS v FROM ${table} WHERE project_id = {project:String}`, p), table).toBe(
         n,

@@ -8,8 +8,9 @@ import { writeScores } from '../../scores/service.js';
  * `comment` the comment; `correction` and `feedback_source.type` go to metadata. Source `api`.
  *
  * The score's trace: `trace_id` when the feedback names it (the SDK does when `traceId` is given),
- * else the trace of the run as its parts were received (span_parts keeps a day of them), else the run
- * id itself: in LangSmith a root run's id is its trace's id, which is what feedback is mostly about.
+ * else the trace of the run as it was received in the last day (its parts in span_parts, or its span
+ * when it was written whole at once), else the run id itself: in LangSmith a root run's id is its
+ * trace's id, which is what feedback is mostly about.
  */
 
 type Project = { projectId: string; traceTtlDays: number };
@@ -49,12 +50,20 @@ export function feedbackToScore(feedback: Record<string, unknown>, traceId: stri
   return { ...score, data_type: 'categorical', string_value: typeof feedback.key === 'string' ? feedback.key : '' };
 }
 
-/** The traces of runs named by feedback without a trace id, from the parts received for them. */
+/**
+ * The traces of runs named by feedback without a trace id: from the parts received for them, or the
+ * spans stored in the last day (a run written whole leaves no part; `ingested_at`'s index bounds the read).
+ */
 async function tracesOfRuns(ctx: AppContext, projectId: string, runIds: string[]): Promise<Map<string, string>> {
   if (runIds.length === 0) return new Map();
   const rows = await ctx.ch.rows<{ span_id: string; trace_id: string }>({
-    query: `SELECT span_id, any(trace_id) AS trace_id FROM span_parts
-             WHERE project_id = {project:String} AND span_id IN {runs:Array(String)}
+    query: `SELECT span_id, any(trace_id) AS trace_id
+              FROM (SELECT span_id, trace_id FROM span_parts
+                     WHERE project_id = {project:String} AND span_id IN {runs:Array(String)}
+                    UNION ALL
+                    SELECT span_id, trace_id FROM spans
+                     WHERE project_id = {project:String} AND ingested_at >= now64(3) - INTERVAL 1 DAY
+                       AND span_id IN {runs:Array(String)})
              GROUP BY span_id`,
     query_params: { project: projectId, runs: runIds },
   });

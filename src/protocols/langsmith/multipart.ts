@@ -37,6 +37,26 @@ function param(header: string, key: string): string | undefined {
   return m ? (m[1]?.replace(/\\(.)/g, '$1') ?? m[2]) : undefined;
 }
 
+const PLAIN_DISPOSITION = 'Content-Disposition: form-data; name="';
+
+/**
+ * The name of a part whose headers start as both SDKs write a field's (`Content-Disposition:
+ * form-data; name="post.…"`, the line ending at the name's closing quote: no filename), or undefined
+ * for any other headers, which the general reading below takes: a name with a backslash or a `;`,
+ * another Content-Disposition line, other spellings. Spares that reading's splitting and expressions
+ * for each of the thousands of parts of a batch, with the same answer.
+ */
+function plainFieldName(headers: string): string | undefined {
+  if (!headers.startsWith(PLAIN_DISPOSITION)) return undefined;
+  const close = headers.indexOf('"', PLAIN_DISPOSITION.length);
+  const lineEnd = headers.indexOf('\r\n');
+  if (close < 0 || close + 1 !== (lineEnd < 0 ? headers.length : lineEnd)) return undefined;
+  const name = headers.slice(PLAIN_DISPOSITION.length, close);
+  if (name.includes('\\') || name.includes(';')) return undefined;
+  if (lineEnd >= 0 && /content-disposition/i.test(headers.slice(lineEnd))) return undefined;
+  return name;
+}
+
 /**
  * The body is read whole (it is bounded by the body limit, as a JSON body is) and split on its
  * boundary with `Buffer.indexOf`: a 500-run SDK body of 2,000 parts parsed 3 to 5 times faster than
@@ -144,13 +164,20 @@ function splitRuns(body: Buffer, boundary: string, limits: MultipartLimits): Mul
     const valueStart = headersEnd === pos ? pos + 2 : headersEnd + 4;
     const end = body.indexOf(next, valueStart);
     if (end < 0) throw invalid(); // the form ends inside a part
+    const headers = body.toString('latin1', pos, headersEnd);
+    pos = end + 2;
+    const plain = plainFieldName(headers);
+    if (plain !== undefined) {
+      if (++fields > limits.maxParts) throw new PayloadTooLargeError(`at most ${limits.maxParts} parts per request`);
+      take(plain.slice(0, 300), body.toString('utf8', valueStart, end));
+      continue;
+    }
     let disposition: string | undefined;
-    for (const line of body.toString('latin1', pos, headersEnd).split('\r\n')) {
+    for (const line of headers.split('\r\n')) {
       const colon = line.indexOf(':');
       if (colon > 0 && line.slice(0, colon).trim().toLowerCase() === 'content-disposition')
         disposition = line.slice(colon + 1);
     }
-    pos = end + 2;
     // A part that is not form-data is skipped, as a part without a name.
     if (!disposition || disposition.trim().split(';')[0]!.trim().toLowerCase() !== 'form-data') continue;
     const name = param(disposition, 'name');
