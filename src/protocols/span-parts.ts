@@ -139,17 +139,7 @@ export async function storeSpanParts(
   const now = Date.now();
   if (sampling)
     for (const [spanId, traceId] of written)
-      rows.push({
-        project_id: project.projectId,
-        span_id: spanId,
-        trace_id: traceId,
-        part_id: WRITTEN_PART_ID,
-        kind: WRITTEN,
-        fields: '',
-        event_time: now,
-        received_at: now,
-        ttl_days: project.traceTtlDays,
-      });
+      rows.push(writtenMark(project.projectId, spanId, traceId, now, project.traceTtlDays));
   await insertParts(ctx, rows);
   if (pieces > 0) piecesStoredAt.set(ctx, Date.now());
   if (masked) controls.meter.add(project.projectId, { masked });
@@ -302,17 +292,7 @@ export async function settleSpanParts(
       else invalid++;
       const ttl = Math.max(...stored.map((r) => Number(r.ttl_days)));
       ttlDays = Math.max(ttlDays, ttl);
-      marks.push({
-        project_id: projectId,
-        span_id: spanId,
-        trace_id: traceId,
-        part_id: WRITTEN_PART_ID,
-        kind: WRITTEN,
-        fields: '',
-        event_time: now,
-        received_at: now,
-        ttl_days: ttl,
-      });
+      marks.push(writtenMark(projectId, spanId, traceId, now, ttl));
     }
     if (spans.length) {
       // The native path's store: masking again changes nothing (the pieces were masked when kept)
@@ -515,6 +495,21 @@ const PART_COLUMNS = [
   'received_at',
   'ttl_days',
 ] as const;
+
+/** The row that says a span was written (at `now`): a piece of it kept later changes nothing. */
+function writtenMark(projectId: string, spanId: string, traceId: string, now: number, ttlDays: number): PartRow {
+  return {
+    project_id: projectId,
+    span_id: spanId,
+    trace_id: traceId,
+    part_id: WRITTEN_PART_ID,
+    kind: WRITTEN,
+    fields: '',
+    event_time: now,
+    received_at: now,
+    ttl_days: ttlDays,
+  };
+}
 
 /** Pieces (and marks) in one insert, through the store's compact insert as the span writer's. */
 async function insertParts(ctx: AppContext, rows: readonly PartRow[]): Promise<void> {
