@@ -26,3 +26,18 @@ export async function forEachInSlices<T>(items: readonly T[], fn: (item: T, inde
     }
   }
 }
+
+/**
+ * The same slices for work that is not an array walk (a generator feeding a streamed answer, whose
+ * consumer runs between its pieces): call the answered function after each piece; once SLICE_MS have
+ * passed since the last yield, it answers a promise that yields to the loop (await it).
+ */
+export function sliceClock(): () => Promise<void> | undefined {
+  let sliceStart = performance.now();
+  return () => {
+    if (performance.now() - sliceStart < SLICE_MS) return undefined;
+    return yieldToLoop().then(() => {
+      sliceStart = performance.now();
+    });
+  };
+}

@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.js';
 import { newId } from '../ids.js';
 import { NotFoundError, PayloadTooLargeError, RequestValidationError } from '../errors.js';
+import { sliceClock } from '../event-loop-slices.js';
 import { withTransaction, type Queryable } from '../stores/postgres.js';
 import { MIB } from '../query/limits.js';
 import { measureSources, readSources, type CopiedText, type SourceSpan, type TraceRef } from './trace-source.js';
@@ -268,6 +269,7 @@ async function storingJson<T>(fn: () => Promise<T>): Promise<T> {
  */
 async function* answerText(head: VersionHead, cases: Case[], texts: Map<string, CopiedText>): AsyncGenerator<string> {
   yield versionHeadJson(head);
+  const pause = sliceClock();
   for (let i = 0; i < cases.length; i++) {
     const c = cases[i]!;
     const copied = c.source ? texts.get(c.source.key)! : null;
@@ -280,6 +282,7 @@ async function* answerText(head: VersionHead, cases: Case[], texts: Map<string, 
       source_span_id: c.sourceSpanId,
     });
     yield i === 0 ? text : `,${text}`;
+    await pause();
   }
   yield '],"next_cursor":null}';
 }
