@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import helmet from 'helmet';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 
 /** Security headers and CORS on the api origin (src/security-headers.ts). */
@@ -13,6 +14,27 @@ describe('api security headers and CORS', () => {
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
     expect(res.headers['referrer-policy']).toBe('no-referrer');
+  });
+
+  it("sets every header helmet's own middleware sets, on answers, refusals and unknown routes alike", async () => {
+    // What helmet sets for the API's options, seen through a real response object.
+    const { ServerResponse, IncomingMessage } = await import('node:http');
+    const { Socket } = await import('node:net');
+    const req = new IncomingMessage(new Socket());
+    const raw = new ServerResponse(req);
+    helmet({ contentSecurityPolicy: false, crossOriginResourcePolicy: { policy: 'same-site' } })(req, raw, () => {});
+    const expected = raw.getHeaders();
+    expect(Object.keys(expected).length).toBeGreaterThanOrEqual(10);
+    const { key } = await projectWithKey(h());
+    const answers = [
+      await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: key.key }),
+      await call(h().api, { method: 'GET', url: `${PUBLIC}/whoami`, token: 'sk-not-a-key' }),
+      await call(h().api, { method: 'GET', url: `${PUBLIC}/no-such-route`, token: key.key }),
+    ];
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 401, 404]);
+    for (const res of answers)
+      for (const [name, value] of Object.entries(expected)) expect(res.headers[name], name).toBe(String(value));
+    expect(answers[0]!.headers['content-security-policy']).toBeUndefined();
   });
 
   it('lets the web origin and the configured origins call it from a browser, with a bearer and no cookies', async () => {
