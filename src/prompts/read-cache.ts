@@ -6,18 +6,22 @@ import { KeptAnswers } from '../kept-answers.js';
  * hundreds a second, and each fetch would otherwise cost a Postgres statement beside its credential's.
  * An answer is kept for `TTL_MS`; a write of a name through this process (a new version, a label
  * moved, the prompt deleted) drops that name's answers at once, and another API process sees the
- * write within `TTL_MS`. Bounded: past `MAX_ENTRIES` the oldest answers go first. A name read
- * steadily is reloaded in the background before its answer expires (src/kept-answers.ts), so no
- * fetch waits for Postgres then.
+ * write within `TTL_MS`. On embedded Postgres this process is the only one on its data directory (as
+ * for verified keys, src/auth/key-cache.ts), so every write passes through it and drops what it
+ * touched: an answer is kept `EMBEDDED_TTL_MS` there, the bound for a write that bypasses the API, and
+ * the reloads, which run on this process's event loop there (PGlite), come five times less often.
+ * Bounded: past `MAX_ENTRIES` the oldest answers go first. A name read steadily is reloaded in the
+ * background before its answer expires (src/kept-answers.ts), so no fetch waits for Postgres then.
  */
 export const TTL_MS = 1_000;
+export const EMBEDDED_TTL_MS = 5_000;
 const MAX_ENTRIES = 10_000;
 
 export class PromptReadCache<T> {
   private readonly kept: KeptAnswers<T>;
 
-  constructor(now: () => number = Date.now) {
-    this.kept = new KeptAnswers<T>({ ttlMs: TTL_MS, maxEntries: MAX_ENTRIES, now });
+  constructor(ttlMs = TTL_MS, now: () => number = Date.now) {
+    this.kept = new KeptAnswers<T>({ ttlMs, maxEntries: MAX_ENTRIES, now });
   }
 
   private static key(projectId: string, name: string, selector: string): string {
@@ -42,6 +46,6 @@ const caches = new WeakMap<AppContext, PromptReadCache<unknown>>();
 /** The process's cache for one running context. */
 export function promptReadCache<T>(ctx: AppContext): PromptReadCache<T> {
   let cache = caches.get(ctx);
-  if (!cache) caches.set(ctx, (cache = new PromptReadCache()));
+  if (!cache) caches.set(ctx, (cache = new PromptReadCache(ctx.pg.embedded ? EMBEDDED_TTL_MS : TTL_MS)));
   return cache as PromptReadCache<T>;
 }

@@ -10,7 +10,7 @@ describe('the prompt read cache', () => {
 
   it('answers from memory within the TTL, then loads again', async () => {
     let now = 1_000;
-    const cache = new PromptReadCache<string>(() => now);
+    const cache = new PromptReadCache<string>(TTL_MS, () => now);
     const source = counting(() => 'v1');
     expect(await cache.read('p', 'a/b', 'label:production', source.load)).toBe('v1');
     expect(await cache.read('p', 'a/b', 'label:production', source.load)).toBe('v1');
@@ -21,7 +21,7 @@ describe('the prompt read cache', () => {
   });
 
   it('keeps projects, names and selectors apart', async () => {
-    const cache = new PromptReadCache<string>(() => 0);
+    const cache = new PromptReadCache<string>(TTL_MS, () => 0);
     await cache.read('p1', 'a', 'label:', async () => 'p1-a');
     await cache.read('p2', 'a', 'label:', async () => 'p2-a');
     await cache.read('p1', 'a', 'version:1', async () => 'p1-a-1');
@@ -33,7 +33,7 @@ describe('the prompt read cache', () => {
   });
 
   it('a write of a name drops its answers at once, and only its', async () => {
-    const cache = new PromptReadCache<string>(() => 0);
+    const cache = new PromptReadCache<string>(TTL_MS, () => 0);
     await cache.read('p', 'a', 'label:', async () => 'old');
     await cache.read('p', 'a', 'version:2', async () => 'old-2');
     await cache.read('p', 'ab', 'label:', async () => 'other');
@@ -44,7 +44,7 @@ describe('the prompt read cache', () => {
   });
 
   it('an answer loaded across a write is answered but not kept', async () => {
-    const cache = new PromptReadCache<string>(() => 0);
+    const cache = new PromptReadCache<string>(TTL_MS, () => 0);
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const pending = cache.read('p', 'a', 'label:', async () => (await gate, 'before the write'));
@@ -55,7 +55,7 @@ describe('the prompt read cache', () => {
   });
 
   it('a failed load is not kept', async () => {
-    const cache = new PromptReadCache<string>(() => 0);
+    const cache = new PromptReadCache<string>(TTL_MS, () => 0);
     await expect(
       cache.read('p', 'a', 'label:', async () => {
         throw new Error('prompt not found');
@@ -65,7 +65,7 @@ describe('the prompt read cache', () => {
   });
 
   it('holds at most 10,000 answers, dropping the oldest', async () => {
-    const cache = new PromptReadCache<string>(() => 0);
+    const cache = new PromptReadCache<string>(TTL_MS, () => 0);
     for (let i = 0; i <= 10_000; i++) await cache.read('p', `n${i}`, 'label:', async () => `v${i}`);
     expect(await cache.read('p', 'n0', 'label:', async () => 'reloaded')).toBe('reloaded');
     expect(await cache.read('p', 'n10000', 'label:', async () => 'reloaded')).toBe('v10000');
