@@ -84,7 +84,7 @@ const WRITTEN_PART_ID = '\u0000written';
  * Such a span is not marked written (an insert per request, on the embedded engine's one queue):
  * a re-sent batch writes it whole again, and the span writer's exactly-once check (same project,
  * trace and span stored) leaves it out, so `spans` and the rollups hold it once, and the usage counts
- * only what the writer inserted (`storeSpans`'s `countInserted`). A piece of it re-sent alone is kept
+ * only what the writer inserted (`storeSpans`). A piece of it re-sent alone is kept
  * and, when it settles, meets the same check. A project that samples is the exception: a span held
  * by sampling is not in `spans` for the check to see, so there the spans written here are marked, as
  * settling marks them, and a re-sent batch is kept as pieces that never settle again.
@@ -218,7 +218,6 @@ async function writeWholeSpans(
       spans,
       priceBookOf(ctx.pg),
       ingestControlsOf(ctx),
-      { countInserted: true },
     );
   return written;
 }
@@ -304,7 +303,6 @@ export async function settleSpanParts(
         spans,
         priceBookOf(ctx.pg),
         ingestControlsOf(ctx),
-        { countInserted: true },
       );
       written += spans.length;
     }

@@ -82,9 +82,10 @@ export async function ingestSpans(
  * out by hash are held, already masked and priced, and counted as sampled out (`sampledOut`, null
  * when the project keeps every trace).
  *
- * `countInserted`: the usage counts the spans the writer inserted (`stored`) rather than every span
- * handed to it, so spans stored before (a producer protocol writing a span a re-sent batch carries
- * again, src/protocols/span-parts.ts) count once. Native ingest counts what it accepted.
+ * The usage counts the spans the writer inserted (`stored`), not every span handed to it: a span
+ * stored before (a batch re-sent after a lost answer, a piece a producer protocol's re-sent batch
+ * carries again, src/protocols/span-parts.ts) is skipped by the writer's exactly-once check and
+ * counts once, in the usage and against the spans-per-day quota alike.
  */
 export async function storeSpans(
   writer: SpanWriter,
@@ -92,7 +93,6 @@ export async function storeSpans(
   spans: NormalizedSpan[],
   prices: PriceBook,
   controls: IngestControls,
-  options: { countInserted?: boolean } = {},
 ): Promise<{ sampledOut: number | null; stored: number }> {
   replaceUnpairedSurrogates(spans);
   const { masker, sampling } = await controls.book.of(key.projectId);
@@ -108,8 +108,7 @@ export async function storeSpans(
     sampledOut = decided.held;
   }
   const stored = kept.length > 0 ? await writer.write(key.projectId, key.traceTtlDays, kept) : 0;
-  const counted = options.countInserted ? stored : kept.length;
-  controls.meter.add(key.projectId, { spans: counted, masked, sampledOut: sampledOut ?? 0 });
+  controls.meter.add(key.projectId, { spans: stored, masked, sampledOut: sampledOut ?? 0 });
   return { sampledOut, stored };
 }
 

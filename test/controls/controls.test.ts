@@ -215,6 +215,61 @@ describe('quotas', () => {
 });
 
 describe('usage', () => {
+  it('counts a span once when its batch is sent again (a retry after a lost answer), native and OTLP alike', async () => {
+    const c = await projectWithKey(h(), 'controls-retry');
+    const spans = ['s1', 's2', 's3'].map((span_id) => ({
+      trace_id: 'retried',
+      span_id,
+      name: 'step',
+      start_time: iso(Date.now() - 60_000),
+      end_time: iso(Date.now() - 59_000),
+    }));
+    // Accepted both times (the answer is the same); stored once.
+    await ingestSpans(h(), c.key.key, spans);
+    await ingestSpans(h(), c.key.key, spans);
+    const nanos = String(BigInt(Date.now() - 60_000) * 1_000_000n);
+    const otlp = {
+      resourceSpans: [
+        {
+          resource: { attributes: [] },
+          scopeSpans: [
+            {
+              scope: { name: 'retry' },
+              spans: [
+                {
+                  traceId: 'ef'.repeat(16),
+                  spanId: 'ab'.repeat(8),
+                  name: 'otlp-step',
+                  kind: 1,
+                  startTimeUnixNano: nanos,
+                  endTimeUnixNano: nanos,
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    for (let i = 0; i < 2; i++) {
+      const res = await call(h().api, {
+        method: 'POST',
+        url: `${PUBLIC}/otel/v1/traces`,
+        token: c.key.key,
+        payload: otlp,
+      });
+      expect(res.statusCode, res.body).toBe(200);
+    }
+    const res = await call(h().api, {
+      method: 'GET',
+      url: `${PUBLIC}/projects/${c.project.id}/usage`,
+      token: c.owner.token,
+      query: { start_time: iso(Date.now() - 86_400_000), end_time: iso(Date.now() + 1000) },
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(res.json().data.find((d: { date: string }) => d.date === today).spans).toBe(4);
+  });
+
   it('answers per day what was ingested, masked and scored, for the project and its workspace', async () => {
     const scored = await call(h().api, {
       method: 'POST',
