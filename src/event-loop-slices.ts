@@ -17,13 +17,12 @@ export function yieldToLoop(): Promise<void> {
 
 /** Calls `fn` on each item in order, yielding to the loop whenever a slice has run SLICE_MS. */
 export async function forEachInSlices<T>(items: readonly T[], fn: (item: T, index: number) => void): Promise<void> {
-  let sliceStart = performance.now();
+  const pause = sliceClock();
   for (let i = 0; i < items.length; i++) {
     fn(items[i]!, i);
-    if ((i + 1) % CHECK_EVERY === 0 && performance.now() - sliceStart >= SLICE_MS) {
-      await yieldToLoop();
-      sliceStart = performance.now();
-    }
+    if ((i + 1) % CHECK_EVERY !== 0) continue;
+    const due = pause();
+    if (due) await due;
   }
 }
 

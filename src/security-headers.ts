@@ -30,9 +30,10 @@ export function helmetHeaders(options: HelmetOptions): Record<string, string> {
 }
 
 /**
- * Security headers (helmet's, worked out once: helmetHeaders) and CORS (@fastify/cors) of the api origin. The API answers
- * JSON to bearer credentials, so browsers may call it from an explicit allow list only: the web
- * app's own origin (WEB_URL) and CORS_ORIGINS; no cookies ride along (credentials: false).
+ * Security headers (helmet's, worked out once: helmetHeaders) and CORS (@fastify/cors) of the api
+ * origin. The API answers JSON to bearer credentials, so browsers may call it from an explicit allow
+ * list only: the web app's own origin (WEB_URL) and CORS_ORIGINS; no cookies ride along
+ * (credentials: false).
  */
 export function registerApiSecurityHeaders(app: FastifyInstance, config: Config): void {
   const headers = helmetHeaders(API_HELMET);
