@@ -21,6 +21,7 @@ import type { SpanInput } from '../src/traces/span-input.js';
 import { PAYLOAD_COLUMNS } from '../src/traces/span-payload.js';
 import { catchUpSeal } from '../src/rollups/seal.js';
 import { catchUpTextIndex } from '../src/traces/text-index.js';
+import { BEFORE_0030 } from './text-search.js';
 
 export type StorageOptions = {
   dir: string;
@@ -32,8 +33,9 @@ export type StorageOptions = {
    * `before`: the spans table as it was before clickhouse/0010_span_storage.sql (its codecs and
    * settings reverted on the fresh, empty table), so one build measures both sides of the change.
    * `before-0013`: `traces.root` without clickhouse/0013_trace_root_codec.sql's ZSTD (LZ4, the default).
+   * `before-0030`: the text index with clickhouse/0012's codecs (without 0030_text_index_codecs.sql).
    */
-  schema?: 'before' | 'before-0013' | 'after';
+  schema?: 'before' | 'before-0013' | 'before-0030' | 'after';
   /** Also the step table (storageSteps): each storage variant measured on a copy of the same rows. */
   steps?: boolean;
 };
@@ -92,6 +94,7 @@ export async function benchStorage(options: StorageOptions, rows: Row[]) {
   try {
     if (options.schema === 'before') for (const query of BEFORE_0010) await ctx.ch.client.command({ query });
     if (options.schema === 'before-0013') await ctx.ch.client.command({ query: BEFORE_0013 });
+    if (options.schema === 'before-0030') for (const query of BEFORE_0030) await ctx.ch.client.command({ query });
     const key = await projectKey(api, web);
     await api.listen({ port: 0, host: '127.0.0.1' });
     const url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}/api/v1/public/traces`;
@@ -147,6 +150,7 @@ export async function benchStorage(options: StorageOptions, rows: Row[]) {
     const tables = await tableSizes(ctx.ch.client);
     const columns = await columnSizes(ctx.ch.client, 'spans');
     const indexes = await indexSizes(ctx.ch.client, 'spans');
+    const fedColumns = await columnSizes(ctx.ch.client, '%', true);
     const spansTable = tables.find((t) => t.table === 'spans');
     if (!spansTable || spansTable.rows !== sent)
       throw new Error(`spans holds ${spansTable?.rows ?? 0} rows after the merge, ${sent} were sent`);
@@ -161,7 +165,9 @@ export async function benchStorage(options: StorageOptions, rows: Row[]) {
         ? ', schema before 0010'
         : options.schema === 'before-0013'
           ? ', traces.root before 0013 (LZ4)'
-          : '';
+          : options.schema === 'before-0030'
+            ? ', text index before 0030'
+            : '';
     const work = `${sent.toLocaleString()} realistic spans (${(rawPerSpan / 1024).toFixed(1)} KB JSON each) via the API, merged${schema}`;
     const fmt = (b: number) => `${b.toFixed(0)} B/span`;
     rows.push({
@@ -176,7 +182,7 @@ export async function benchStorage(options: StorageOptions, rows: Row[]) {
       api: fmt(perSpan(allBytes)),
       reference: `of which fed tables ${fmt(perSpan(fedBytes))}`,
       ratio: `${(rawBytes / allBytes).toFixed(1)}× smaller than raw`,
-      target: '',
+      target: '≥ 12× smaller than raw (issue 36)',
     });
     rows.push({
       work: `ingest of the same, ${options.batch}/request, ${options.concurrency} in flight${schema}`,
@@ -189,6 +195,7 @@ export async function benchStorage(options: StorageOptions, rows: Row[]) {
     });
 
     printSizes(tables, columns, indexes, sent, rawBytes, gzipBytes);
+    printFedColumns(fedColumns, sent);
     const steps = options.steps ? await storageSteps(ctx.ch.client, rawBytes, rows) : undefined;
     return {
       steps,
@@ -203,6 +210,7 @@ export async function benchStorage(options: StorageOptions, rows: Row[]) {
       merge_seconds: merged,
       tables,
       spans_columns: columns,
+      fed_columns: fedColumns,
       spans_indexes: indexes,
       bytes_per_span: {
         spans: perSpan(spansTable.on_disk),
@@ -274,16 +282,18 @@ export async function tableSizes(client: ClickHouseClient, like = '%'): Promise<
   }));
 }
 
-export async function columnSizes(client: ClickHouseClient, table: string): Promise<ColumnSize[]> {
+/** Column sizes of `table` (a LIKE pattern with `fed`: every table but `spans`, named `table.column`). */
+export async function columnSizes(client: ClickHouseClient, table: string, fed = false): Promise<ColumnSize[]> {
   const r = await client.query({
-    query: `SELECT name, type, data_compressed_bytes AS compressed, data_uncompressed_bytes AS uncompressed, compression_codec AS codec
-            FROM system.columns WHERE database = currentDatabase() AND table = {table:String}
+    query: `SELECT table, name, type, data_compressed_bytes AS compressed, data_uncompressed_bytes AS uncompressed, compression_codec AS codec
+            FROM system.columns WHERE database = currentDatabase() AND table LIKE {table:String}
+              AND ({fed:Bool} = 0 OR (table != 'spans' AND data_compressed_bytes > 0))
             ORDER BY compressed DESC`,
-    query_params: { table },
+    query_params: { table, fed },
     format: 'JSONEachRow',
   });
   return (await r.json<Record<string, string | number>>()).map((x) => ({
-    column: String(x.name),
+    column: fed ? `${String(x.table)}.${String(x.name)}` : String(x.name),
     type: String(x.type),
     compressed: Number(x.compressed),
     uncompressed: Number(x.uncompressed),
@@ -325,6 +335,15 @@ function printSizes(
     console.log(`${c.column.padEnd(32)} ${b(c.compressed).padStart(18)} ${b(c.uncompressed).padStart(20)}  ${c.codec}`);
   for (const i of indexes)
     console.log(`index ${i.index.padEnd(26)} ${b(i.compressed).padStart(18)}  marks ${b(i.marks)}`);
+}
+
+/** The largest columns of the tables fed from `spans` (the text index, rollups, trace rows). */
+function printFedColumns(columns: ColumnSize[], spans: number): void {
+  console.log('\nfed table column                          compressed B/span  uncompressed B/span  codec');
+  for (const c of columns.slice(0, 25))
+    console.log(
+      `${c.column.padEnd(42)} ${(c.compressed / spans).toFixed(1).padStart(18)} ${(c.uncompressed / spans).toFixed(1).padStart(20)}  ${c.codec}`,
+    );
 }
 
 export const STORAGE_DEFAULT_DIR = path.resolve('bench/data/storage');

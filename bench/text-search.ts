@@ -1,4 +1,6 @@
+import path from 'node:path';
 import type { Runtime } from '../src/runtime.js';
+import { clickHouseMigrations, ROOT_DIR } from '../src/stores/migrate.js';
 import { median, percentile, time, type Row } from './measure.js';
 import { SPAN_TEXT_EXPR } from '../src/traces/text-search.js';
 import { catchUpTextIndex } from '../src/traces/text-index.js';
@@ -101,6 +103,24 @@ async function buildIndex(ctx: Runtime, rows: Row[]): Promise<TextIndexBuild> {
   return build;
 }
 
+/**
+ * What clickhouse/0030_text_index_codecs.sql changed, undone: the text index's codecs and block size
+ * as 0012 made them. Parts take them as they are written or merged (OPTIMIZE … FINAL).
+ */
+export const BEFORE_0030 = [
+  'ALTER TABLE text_postings MODIFY COLUMN trace_key CODEC(Delta, ZSTD(1))',
+  'ALTER TABLE text_postings MODIFY COLUMN token CODEC(ZSTD(1))',
+  'ALTER TABLE text_postings MODIFY COLUMN fields REMOVE CODEC',
+  'ALTER TABLE text_postings RESET SETTING min_compress_block_size',
+  'ALTER TABLE text_tokens MODIFY COLUMN token CODEC(ZSTD(1))',
+  'ALTER TABLE text_tokens MODIFY COLUMN last_hour REMOVE CODEC',
+];
+
+/** clickhouse/0030's statements, to put them back after BEFORE_0030. */
+export const AFTER_0030 = clickHouseMigrations(path.join(ROOT_DIR, 'clickhouse')).find(
+  (m) => m.version === 30,
+)!.statements;
+
 export async function benchTextSearch(
   ctx: Runtime,
   inject: Inject,
@@ -109,7 +129,7 @@ export async function benchTextSearch(
   days: number,
   runs: number,
   rows: Row[],
-  options: { before?: boolean } = {},
+  options: { before?: boolean; codecsBefore?: boolean } = {},
 ) {
   const out: Record<string, unknown> = {};
   const beforeRuns = Math.min(runs, 3);
@@ -164,6 +184,29 @@ export async function benchTextSearch(
   }
   out.build = await buildIndex(ctx, rows);
   out.after = await measure('index', runs);
+  if (options.codecsBefore) {
+    // The same postings and dictionary rewritten with 0012's codecs, measured, then with 0030's again.
+    const rewrite = async (statements: string[]) => {
+      for (const query of statements) await ctx.ch.client.command({ query });
+      const ms = await time(async () => {
+        for (const t of ['text_postings', 'text_tokens'])
+          await ctx.ch.client.command({ query: `OPTIMIZE TABLE ${t} FINAL` });
+      });
+      return { bytes: await indexBytes(ctx), rewrite_ms: ms };
+    };
+    const spans = Math.max(1, (out.build as TextIndexBuild).spans);
+    const before = await rewrite(BEFORE_0030);
+    out.codecs_before = { ...before, rows: await measure('index, codecs before clickhouse/0030', runs) };
+    const after = await rewrite(AFTER_0030);
+    out.codecs_after = { ...after, rows: await measure('index, codecs of clickhouse/0030', runs) };
+    rows.push({
+      work: `text index bytes, codecs of clickhouse/0030 against 0012's (the same postings and dictionary rewritten)`,
+      api: `${(after.bytes / spans).toFixed(0)} B/indexed span`,
+      reference: `${(before.bytes / spans).toFixed(0)} B/indexed span before`,
+      ratio: `${((after.bytes / before.bytes) * 100).toFixed(0)}%`,
+      target: '',
+    });
+  }
   return out;
 }
 
