@@ -2,6 +2,7 @@ import type { ClickHouseStore } from '../stores/clickhouse.js';
 import type { PostgresStore } from '../stores/postgres.js';
 import { traceLockKey, traceLocks } from '../traces/ingest-locks.js';
 import { readSealMarks } from './seal-marks.js';
+import { visibleStampsUpTo } from '../traces/visible-stamps.js';
 
 /**
  * The rollup sealer (clickhouse/0015_span_rollup_seal.sql; docs/design.md, "Sealed rollups"): off the
@@ -21,9 +22,8 @@ import { readSealMarks } from './seal-marks.js';
  * tables) are dropped as duplicates and each span counts once.
  *
  * hi stops `lagMs` short of the engine's clock, and before the start of any insert into `spans` still
- * running: a span's `ingested_at` is stamped when its insert starts and it is visible when the insert
- * ends, so a span stamped at or below hi must be readable when the pass reads it, or it would be in
- * neither the rollups nor the tail. A pass covers at most about `maxSpans` spans (an insert's spans
+ * running (visibleStampsUpTo): a span stamped at or below hi must be readable when the pass reads it,
+ * or it would be in neither the rollups nor the tail. A pass covers at most about `maxSpans` spans (an insert's spans
  * share one stamp and go together), so a backlog is worked off in bounded chunks, oldest first.
  */
 
@@ -86,16 +86,7 @@ async function pass(ctx: Ctx, options: SealOptions): Promise<SealPass> {
   const lag = options.lagMs ?? SEAL_LAG_MS;
   const max = options.maxSpans ?? SEAL_MAX_SPANS;
   const marks = await readSealMarks(ctx.ch);
-  // The engine's clock, and how long the oldest insert into spans still running has run: its spans
-  // are stamped after it started and are not visible yet, so hi stays before its start (a second
-  // earlier: `elapsed` is a float of seconds).
-  const [clock] = await ctx.ch.rows<{ now: string; inserts: string; longest: number }>({
-    query: `SELECT toUnixTimestamp64Milli(now64(3)) AS now, count() AS inserts, max(elapsed) AS longest FROM system.processes
-      WHERE query_kind = 'Insert' AND positionCaseInsensitive(query, 'INSERT INTO spans') > 0`,
-  });
-  const now = Number(clock!.now);
-  const running = Number(clock!.inserts) > 0 ? now - Math.ceil(clock!.longest * 1000) - 1000 : Infinity;
-  const upper = Math.min(now - lag, running);
+  const { upper } = await visibleStampsUpTo(ctx.ch, lag);
   let from = marks.sealedMs;
   let to: number;
   const redo = marks.begunMs > marks.sealedMs;

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { call, projectWithKey, PUBLIC, useHarness } from '../support/harness.js';
 import { planTerm, runsOf } from '../../src/traces/text-search.js';
-import { catchUpTextIndex, runTextIndexPass } from '../../src/traces/text-index.js';
+import { catchUpTextIndex, runTextIndexPass, TEXT_INDEX_LAG_MS } from '../../src/traces/text-index.js';
+import { visibleStampsUpTo } from '../../src/traces/visible-stamps.js';
 
 /**
  * The text index (clickhouse/0012_text_index.sql, src/traces/text-index.ts, src/traces/text-search.ts)
@@ -372,5 +373,43 @@ describe('text index: same answers as a scan', () => {
       query_params: { p: other.project.id },
     });
     expect(Number(rows[0]!.n)).toBe(0);
+  });
+
+  it('leaves the spans of the last 5 s to the tail in a default pass (the lag was 30 s)', async () => {
+    const fresh = await projectWithKey(h());
+    const res = await call(h().api, {
+      method: 'POST',
+      url: `${PUBLIC}/traces`,
+      token: fresh.key.key,
+      payload: {
+        spans: [
+          {
+            trace_id: 'fresh',
+            span_id: 'fresh-0',
+            name: 'chat',
+            kind: 'llm',
+            start_time: new Date().toISOString(),
+            input: 'a fresh quokka',
+          },
+        ],
+      },
+    });
+    expect(res.statusCode).toBe(200);
+    const postings = async () =>
+      Number(
+        (
+          await h().ctx.ch.rows<{ n: string }>({
+            query: 'SELECT count() AS n FROM text_postings WHERE project_id = {p:String}',
+            query_params: { p: fresh.project.id },
+          })
+        )[0]!.n,
+      );
+    const { now, upper } = await visibleStampsUpTo(h().ctx.ch, TEXT_INDEX_LAG_MS);
+    expect(TEXT_INDEX_LAG_MS).toBe(5_000);
+    expect(now - upper).toBe(5_000);
+    await runTextIndexPass(h().ctx);
+    expect(await postings()).toBe(0);
+    await catchUpTextIndex(h().ctx, { lagMs: 0 });
+    expect(await postings()).toBeGreaterThan(0);
   });
 });
