@@ -13,7 +13,8 @@
 //   npm run bench -- --only text --spans 1000000 --dir /tmp/bench-text --keep
 //                                         # the text-search rows (before: index emptied; the indexer's
 //                                         # catch-up; after) and the candidate structures (issue 21);
-//                                         # --text-copies false leaves out the structures built on copies
+//                                         # --text-copies false leaves out the structures built on copies,
+//                                         # --no-text-before the rows with the index emptied
 //   npm run bench -- --only dashboards --spans 3000000 --dir /tmp/bench-dash --keep
 //                                         # the dashboard rows alone (default and metadata dashboards)
 //   npm run bench -- --only cli           # start time of `sightline --help` (bench/cli-start.ts)
@@ -82,6 +83,13 @@ import { benchProjects, benchProtocols, benchProtocolsAlone, type ProtocolBenchO
 import { benchMasking } from './masking.js';
 import { benchExport, type ExportBenchOptions } from './export.js';
 import { catchUpSeal } from '../src/rollups/seal.js';
+import {
+  catchUpTextIndex,
+  textIndexLagSeconds,
+  TEXT_INDEX_EVERY_MS,
+  TEXT_INDEX_LAG_MS,
+} from '../src/traces/text-index.js';
+import { startWorkers } from '../workers/index.js';
 import { clickHouseMigrations, ROOT_DIR } from '../src/stores/migrate.js';
 import { runMonthMergePass } from '../src/traces/month-merge.js';
 
@@ -104,6 +112,10 @@ const { values: args } = parseArgs({
     // A fourth ingest measurement each round: the API with the views clickhouse/0015 dropped created
     // again (span_rollup_1m_mv, span_rollup_meta_1h_mv: the span rollups fed at insert), then dropped.
     'ingest-before-0015': { type: 'boolean', default: false },
+    // A fourth (or fifth) ingest measurement each round: the API with every worker `npm start` runs
+    // beside it in this process (the sealer, the text indexer, …), and the seconds until the index
+    // holds the last span sent. `--no-ingest-worker` leaves it out.
+    'ingest-worker': { type: 'boolean', default: true },
     // Span writers on one project for the parallel-ingest rows (bench/ingest-writers.ts); '' leaves them out.
     'ingest-writers': { type: 'string', default: '1,2,4' },
     // A Postgres server for the writers' locks (else DATABASE_URL, else the embedded one's in-process locks).
@@ -119,6 +131,12 @@ const { values: args } = parseArgs({
     keep: { type: 'boolean', default: false },
     // `--only text`: also build and measure the structures not kept on copies of the spans (minutes).
     'text-copies': { type: 'string', default: 'true' },
+    // `--only text --no-text-before`: leave out the rows with the index emptied (a scan of every span's
+    // text, minutes at 10M spans).
+    'text-before': { type: 'boolean', default: true },
+    // `--only text --text-codecs-before`: also the search rows with the index rewritten with the codecs
+    // it had before clickhouse/0030, then with 0030's again (one run, the same data).
+    'text-codecs-before': { type: 'boolean', default: false },
     // The spans sent through the API (bench/corpus.ts): `default` (demo traces, ~1 KB spans),
     // `realistic` (agent traces carrying the conversation so far, ~4.7 KB spans) or `both` (today's,
     // then the realistic one beside it). Default: `both` for the full run, `default` with --only.
@@ -132,13 +150,17 @@ const { values: args } = parseArgs({
     'storage-spans': { type: 'string', default: '100000' },
     'storage-batch': { type: 'string', default: '500' },
     // `before`: the spans table without clickhouse/0010's codecs, to compare both in one build;
-    // `before-0013`: traces.root without clickhouse/0013's ZSTD.
+    // `before-0013`: traces.root without clickhouse/0013's ZSTD; `before-0030`: the text index without
+    // clickhouse/0030's codecs.
     'storage-schema': { type: 'string', default: 'after' },
     // Also each storage step (codecs, block size, sort key, messages stored once) on a copy of the rows.
     'storage-steps': { type: 'boolean', default: false },
     // `--only scores`: spans of the scored data set (4 scores a trace of 4 spans) and scores written.
     'scores-spans': { type: 'string', default: '1000000' },
     'scores-write': { type: 'string', default: '1000000' },
+    // Scores a trace of the scored data set (bench/scores.ts; issue 36's 100M: --scores-spans 10000000
+    // --scores-per-trace 40).
+    'scores-per-trace': { type: 'string', default: '4' },
     // The producer protocol rows (bench/protocols.ts): interleaved rounds, Langfuse events, LangSmith runs.
     'protocol-rounds': { type: 'string', default: '3' },
     'langfuse-events': { type: 'string', default: '10000' },
@@ -307,13 +329,11 @@ async function main(): Promise<void> {
       DAYS,
       RUNS,
       rows,
-      {
-        before,
-      },
+      { before, codecsBefore: args['text-codecs-before'] },
     );
   if (ONLY === 'text') {
     // Before (the index emptied: a scan, as before clickhouse/0012), the indexer's catch-up, after.
-    const text = await textSearch(true);
+    const text = await textSearch(args['text-before']);
     results.text_search = text;
     results.text_structures = await compareTextStructures(ctx, dataset.projectIds[0]!, Math.min(RUNS, 5), rows, {
       copies: args['text-copies'] !== 'false',
@@ -411,7 +431,12 @@ function protocolOptions(): ProtocolBenchOptions {
 }
 
 function scoresOptions() {
-  return { spans: Number(args['scores-spans']), write: Number(args['scores-write']), runs: RUNS };
+  return {
+    spans: Number(args['scores-spans']),
+    write: Number(args['scores-write']),
+    runs: RUNS,
+    perTrace: Number(args['scores-per-trace']),
+  };
 }
 
 /** The storage rows' options (bench/storage.ts): fresh stores of their own beside DIR. */
@@ -422,7 +447,9 @@ function storageOptions() {
     batch: Number(args['storage-batch']),
     concurrency: CONCURRENCY,
     seed: 7,
-    schema: (['before', 'before-0013'] as const).find((s) => s === args['storage-schema']) ?? ('after' as const),
+    schema:
+      (['before', 'before-0013', 'before-0030'] as const).find((s) => s === args['storage-schema']) ??
+      ('after' as const),
     steps: args['storage-steps'],
   };
 }
@@ -739,8 +766,24 @@ async function benchIngest(
   await api.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}/api/v1/public/traces`;
   const rate = (ms: number) => (spans.length / ms) * 1000;
-  const rates = { api: [] as number[], spans: [] as number[], plain: [] as number[], before: [] as number[] };
-  const cpu = { api: [] as number[], spans: [] as number[], plain: [] as number[], before: [] as number[] };
+  const rates = {
+    api: [] as number[],
+    spans: [] as number[],
+    plain: [] as number[],
+    before: [] as number[],
+    worker: [] as number[],
+  };
+  const cpu = {
+    api: [] as number[],
+    spans: [] as number[],
+    plain: [] as number[],
+    before: [] as number[],
+    worker: [] as number[],
+  };
+  // With the workers: seconds from the last answer until the text index holds it, the index's lag
+  // (textIndexLagSeconds, as /metrics reports it) sampled every second, and the process CPU per span
+  // until then (the API's, the sealer's and the indexer's work).
+  const indexed = { seconds: [] as number[], lag: [] as number[], cpu: [] as number[] };
   const apiKey = async (name: string) => {
     const project = await newProject(name);
     return (
@@ -753,6 +796,65 @@ async function benchIngest(
     rates[kind].push(rate(t.ms));
     cpu[kind].push(t.cpuUs / spans.length);
   };
+  async function ingestBesideWorkers(key: string) {
+    // What the other measurements stored is sealed and indexed first: the workers then have this
+    // measurement's spans to do, as in a steady state.
+    await catchUpSeal(ctx, { lagMs: 0 });
+    await catchUpTextIndex(ctx, { lagMs: 0 });
+    const workers = startWorkers(ctx);
+    const lags: number[] = [];
+    const sampler = setInterval(() => {
+      void textIndexLagSeconds(ctx.ch).then((lag) => lag !== null && lags.push(lag));
+    }, 1000);
+    try {
+      const cpuAtStart = process.cpuUsage();
+      const started = performance.now();
+      record('worker', await timed(() => postIngestBodies(url, key, bodies, CONCURRENCY)));
+      const lastAnswer = Date.now();
+      // Until the indexer's watermark passes the last answer (its lag, TEXT_INDEX_LAG_MS, is the floor).
+      for (;;) {
+        const [row] = await ctx.ch.rows<{ w: string }>({
+          query: `SELECT toUnixTimestamp64Milli(max(watermark)) AS w FROM text_index_marks WHERE project_id = ''`,
+        });
+        if (Number(row?.w ?? 0) >= lastAnswer) break;
+        if (performance.now() - started > 300_000)
+          throw new Error('the text index did not reach the ingested spans in 300 s');
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      const used = process.cpuUsage(cpuAtStart);
+      indexed.seconds.push((Date.now() - lastAnswer) / 1000);
+      indexed.cpu.push((used.user + used.system) / spans.length);
+      indexed.lag.push(...lags);
+    } finally {
+      clearInterval(sampler);
+      await Promise.all(workers.map((w) => w.close()));
+    }
+  }
+  function workerIngestRows(): Row[] {
+    const [rate, plain, cpuApi, cpuPlain] = [
+      median(rates.worker),
+      median(rates.plain),
+      median(cpu.worker),
+      median(cpu.plain),
+    ];
+    const label = `ingest ${spans.length.toLocaleString()} ${corpus} spans, ${INGEST_BATCH}/request, ${CONCURRENCY} in flight, every worker running in the process (npm start)${INGEST_ROUNDS > 1 ? `, median of ${INGEST_ROUNDS}` : ''}`;
+    return [
+      {
+        work: label,
+        api: `${Math.round(rate).toLocaleString()} spans/s, ${cpuApi.toFixed(0)} µs CPU/span`,
+        reference: `${Math.round(plain).toLocaleString()} spans/s, ${cpuPlain.toFixed(0)} µs CPU/span (plain MergeTree, no views)`,
+        ratio: `${((rate / plain) * 100).toFixed(0)}% of ceiling (${((cpuPlain / cpuApi) * 100).toFixed(0)}% by CPU)`,
+        target: '≥ 50% of ceiling',
+      },
+      {
+        work: `${label}: the last span's wait to be indexed, and the index's lag (sightline_text_index_lag_seconds) sampled every second`,
+        api: `${median(indexed.seconds).toFixed(1)} s to indexed`,
+        reference: `lag p50 ${median(indexed.lag).toFixed(1)} s, max ${Math.max(...indexed.lag).toFixed(1)} s; CPU until indexed ${median(indexed.cpu).toFixed(0)} µs/span`,
+        ratio: '',
+        target: `≤ ${(TEXT_INDEX_LAG_MS + TEXT_INDEX_EVERY_MS) / 1000} s (the indexer's lag + its interval)`,
+      },
+    ];
+  }
   for (let round = 0; round < INGEST_ROUNDS; round++) {
     if (args['ingest-before-0015']) {
       // Its projects' spans are rolled up by the views and sealed again by the sealer's pass below:
@@ -769,6 +871,7 @@ async function benchIngest(
     const key = await apiKey('ingest-api');
     const apiTime = await timed(() => postIngestBodies(url, key, bodies, CONCURRENCY));
     record('api', apiTime);
+    if (args['ingest-worker']) await ingestBesideWorkers(await apiKey('ingest-worker'));
     record('spans', await insertAll('spans', rowsOf((await newProject('ingest-raw')).id)));
     record('plain', await insertAll(PLAIN_TABLE, rowsOf(`plain-${round}`)));
     if (INGEST_ROUNDS > 1) {
@@ -784,6 +887,7 @@ async function benchIngest(
     }
   }
   await ctx.ch.client.command({ query: `DROP TABLE IF EXISTS ${PLAIN_TABLE} SYNC` });
+  const workerRows = indexed.seconds.length ? workerIngestRows() : undefined;
   // The sealer's share, off the insert path (src/rollups/seal.ts): the rollup rows of every span the
   // rounds stored into `spans`, in the passes a running sealer would make.
   let passes: Awaited<ReturnType<typeof catchUpSeal>> = [];
@@ -818,6 +922,7 @@ async function benchIngest(
     ratio: `${((plainCpu / apiCpu) * 100).toFixed(0)}% of ceiling`,
     target: '≥ 50% of ceiling',
   });
+  if (workerRows) rows.push(...workerRows);
   rows.push({
     work: `${work}, rollup sealer (off the insert path), CPU per span sealed`,
     api: `${sealCpu.toFixed(0)} µs/span`,
@@ -862,6 +967,16 @@ async function benchIngest(
     ratio_to_raw_spans: apiRate / spansRate,
     cpu_us_per_span: { api: apiCpu, spans: spansCpu, plain: plainCpu, before_0015: beforeCpu, sealer: sealCpu },
     before_0015_spans_per_s: cpu.before.length ? median(rates.before) : null,
+    beside_workers: indexed.seconds.length
+      ? {
+          spans_per_s: median(rates.worker),
+          ratio: median(rates.worker) / median(rates.plain),
+          cpu_us_per_span: median(cpu.worker),
+          seconds_to_indexed: indexed.seconds,
+          lag_seconds: { p50: median(indexed.lag), max: Math.max(...indexed.lag) },
+          cpu_us_per_span_until_indexed: median(indexed.cpu),
+        }
+      : null,
     sealer: { spans: sealedSpans, passes: passes.length, ms: sealTime.ms },
     samples: { rates, cpu_us_per_span: cpu },
     writers,

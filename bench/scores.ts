@@ -3,7 +3,8 @@
 // `score` filter and with its per-name score summaries (target <= 100 ms p50 at 1M spans), and a
 // SCORES widget of a score's hourly average (target <= 300 ms).
 //
-// Alone, on fresh embedded stores: `npx tsx bench/scores.ts [--spans 1000000] [--write 1000000] [--runs 10]`;
+// Alone, on fresh embedded stores: `npx tsx bench/scores.ts [--spans 1000000] [--write 1000000] [--runs 10]
+// [--per-trace 4]` (issue 36's 100M scores: `--spans 10000000 --per-trace 40`);
 // or `npm run bench -- --only scores` (bench/run.ts).
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,7 +20,12 @@ const SPANS_PER_TRACE = 4;
 const WRITE_BATCH = 1000;
 const WRITE_CONCURRENCY = 4;
 
-export type ScoreBenchOptions = { spans: number; write: number; runs: number };
+/**
+ * `perTrace`: scores a trace of the read data set (default 4: the four below; more adds numeric
+ * scores `eval-1`, `eval-2`, … on the trace, as a project with many evaluators has): issue 36's
+ * 100M scores are `--spans 10000000 --per-trace 40`.
+ */
+export type ScoreBenchOptions = { spans: number; write: number; runs: number; perTrace?: number };
 type Project = { projectId: string; key: string };
 
 /**
@@ -27,7 +33,7 @@ type Project = { projectId: string; key: string };
  * written a minute after it started: `helpfulness` on the trace and on its first child span (so the
  * SCORES widget reads half the scores), `toxicity`, and a categorical `tone`.
  */
-export async function loadScoredTraces(ctx: Runtime, projectId: string, spans: number): Promise<number> {
+export async function loadScoredTraces(ctx: Runtime, projectId: string, spans: number, perTrace = 4): Promise<number> {
   const traces = Math.max(1, Math.floor(spans / SPANS_PER_TRACE));
   const end = Date.now() - 120_000;
   const step = Math.max(1, Math.floor((90 * DAY_MS) / traces));
@@ -63,6 +69,7 @@ export async function loadScoredTraces(ctx: Runtime, projectId: string, spans: n
   await scores('helpfulness', 's1', '(number * 104729 % 1000) / 1000');
   await scores('toxicity', '', '(number * 31 % 100) / 100');
   await scores('tone', '', 'number % 3', 'categorical', "['polite', 'neutral', 'rude'][1 + number % 3]");
+  for (let k = 1; k <= perTrace - 4; k++) await scores(`eval-${k}`, '', `(number * ${7919 + 2 * k} % 1000) / 1000`);
   return traces;
 }
 
@@ -120,7 +127,8 @@ export async function benchScores(
   });
 
   // 2. The reads over 90 days of scored traces.
-  const traces = await loadScoredTraces(ctx, read.projectId, options.spans);
+  const perTrace = Math.max(4, options.perTrace ?? 4);
+  const traces = await loadScoredTraces(ctx, read.projectId, options.spans, perTrace);
   const startAfter = new Date(Date.now() - 90 * DAY_MS).toISOString();
   // A read that fails (a query past its limits on a loaded machine) is reported as NaN, not the end of the run.
   const measure = async (url: string, method: 'GET' | 'POST' = 'GET', payload?: unknown) => {
@@ -140,20 +148,25 @@ export async function benchScores(
   const summaries = await measure(listed());
   const filtered = await measure(listed([{ field: 'score', key: 'helpfulness', op: 'lt', value: 0.1 }]));
   const spans = options.spans.toLocaleString('en');
-  const at = `90 days, ${spans} spans, ${(traces * 4).toLocaleString('en')} scores`;
+  const at = `90 days, ${spans} spans, ${(traces * perTrace).toLocaleString('en')} scores`;
+  // Issue 31's target at 1M spans; issue 36's (the list target, 50 ms) at 100M scores.
+  const listTarget = (p50: number) =>
+    traces * perTrace >= 100_000_000
+      ? `<= 50 ms at 100M scores: ${p50 <= 50 ? 'met' : 'MISSED'}`
+      : `<= 100 ms at 1M spans: ${p50 <= 100 ? 'met' : 'MISSED'}`;
   rows.push({
     work: `trace list with score summaries, ${at} (p50 / p95)`,
     api: `${summaries.p50_ms.toFixed(1)} / ${summaries.p95_ms.toFixed(1)} ms`,
     reference: '',
     ratio: '',
-    target: `<= 100 ms at 1M: ${summaries.p50_ms <= 100 ? 'met' : 'MISSED'}`,
+    target: listTarget(summaries.p50_ms),
   });
   rows.push({
     work: `trace list, score filter (helpfulness < 0.1), ${at} (p50 / p95)`,
     api: `${filtered.p50_ms.toFixed(1)} / ${filtered.p95_ms.toFixed(1)} ms`,
     reference: '',
     ratio: '',
-    target: `<= 100 ms at 1M: ${filtered.p50_ms <= 100 ? 'met' : 'MISSED'}`,
+    target: listTarget(filtered.p50_ms),
   });
   const widget = (spec: Record<string, unknown>) => ({
     type: 'timeseries',
@@ -240,13 +253,19 @@ async function main(): Promise<void> {
       spans: { type: 'string', default: '1000000' },
       write: { type: 'string', default: '1000000' },
       runs: { type: 'string', default: '10' },
+      'per-trace': { type: 'string', default: '4' },
       dir: { type: 'string', default: 'bench/data/scores' },
     },
   });
   const rows: Row[] = [];
   const results = await benchScoresAlone(
     path.resolve(args.dir),
-    { spans: Number(args.spans), write: Number(args.write), runs: Number(args.runs) },
+    {
+      spans: Number(args.spans),
+      write: Number(args.write),
+      runs: Number(args.runs),
+      perTrace: Number(args['per-trace']),
+    },
     rows,
   );
   printTable(rows);
