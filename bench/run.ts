@@ -35,10 +35,18 @@
 //                                         # an export of 1M spans to a local S3 by a worker process of its
 //                                         # own: MB/s and peak RSS (bench/export.ts)
 //   npm run bench -- --only storage --storage-spans 100000   # bytes on disk per realistic span, merged,
-//                                         # against raw JSON and gzip (bench/storage.ts)
+//                                         # against raw JSON and gzip (bench/storage.ts); --storage-schema
+//                                         # before-0030 with the text index's codecs before clickhouse/0030
+//   npm run bench -- --only text --spans 10000000 --projects 1 --no-text-before --text-copies false \
+//                    --text-codecs-before   # issue 36's text rows at 10M spans in one project, and the
+//                                         # index rewritten with 0012's codecs and 0030's in the same run
+//   npm run bench -- --only scores --scores-spans 10000000 --scores-per-trace 40   # issue 36's 100M scores
 //   npm run bench -- --only ingest --ingest-rounds 5 --ingest-before-0015 --ingest-writers ''
 //                                         # ... and the API with the two views 0015 dropped put back
 //                                         # (span rollups fed at insert, as before), interleaved
+//   npm run bench -- --only ingest --corpus both   # with the rows of the API beside every worker npm start
+//                                         # runs (--no-ingest-worker leaves them out): rate, and seconds
+//                                         # until the text index holds the last span
 //   npm run bench -- --only ingest --corpus realistic   # the spans sent through the API: agent traces
 //                                         # carrying the conversation so far (bench/corpus.ts)
 //   npm run bench -- --only lists --corpus realistic --spans 300000 --dir /tmp/bench-real --keep
@@ -782,7 +790,7 @@ async function benchIngest(
   };
   // With the workers: seconds from the last answer until the text index holds it, the index's lag
   // (textIndexLagSeconds, as /metrics reports it) sampled every second, and the process CPU per span
-  // until then (the API's, the sealer's and the indexer's work).
+  // until then (the API's and every worker's: the sealer, the indexer, detection, …).
   const indexed = { seconds: [] as number[], lag: [] as number[], cpu: [] as number[] };
   const apiKey = async (name: string) => {
     const project = await newProject(name);
@@ -851,7 +859,7 @@ async function benchIngest(
         api: `${median(indexed.seconds).toFixed(1)} s to indexed`,
         reference: `lag p50 ${median(indexed.lag).toFixed(1)} s, max ${Math.max(...indexed.lag).toFixed(1)} s; CPU until indexed ${median(indexed.cpu).toFixed(0)} µs/span`,
         ratio: '',
-        target: `≤ ${(TEXT_INDEX_LAG_MS + TEXT_INDEX_EVERY_MS) / 1000} s (the indexer's lag + its interval)`,
+        target: `≤ ${(TEXT_INDEX_LAG_MS + TEXT_INDEX_EVERY_MS) / 1000} s + a pass (the indexer's lag, its interval, its work)`,
       },
     ];
   }

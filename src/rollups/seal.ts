@@ -23,8 +23,9 @@ import { visibleStampsUpTo } from '../traces/visible-stamps.js';
  *
  * hi stops `lagMs` short of the engine's clock, and before the start of any insert into `spans` still
  * running (visibleStampsUpTo): a span stamped at or below hi must be readable when the pass reads it,
- * or it would be in neither the rollups nor the tail. A pass covers at most about `maxSpans` spans (an insert's spans
- * share one stamp and go together), so a backlog is worked off in bounded chunks, oldest first.
+ * or it would be in neither the rollups nor the tail. A pass covers at most about `maxSpans` spans
+ * (an insert's spans share one stamp and go together), so a backlog is worked off in bounded chunks,
+ * oldest first.
  */
 
 export const SEAL_LAG_MS = 5_000;

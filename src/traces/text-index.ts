@@ -16,9 +16,10 @@ import { visibleStampsUpTo } from './visible-stamps.js';
  * still running (visibleStampsUpTo, as the rollup sealer): a span's `ingested_at` is stamped when its
  * insert starts and it is visible when the insert ends, so a span stamped just before a pass may not
  * be readable yet. Until issue 36 the lag alone (30 s) stood for that check; every search scans the
- * text of the spans above the watermark, so the shorter lag is that much less to scan. A pass covers at most about `maxSpans` spans (an insert's spans share one stamp and go together),
- * so a backlog (a first pass over an existing database) is worked off in bounded chunks, oldest
- * first, one chunk a pass.
+ * text of the spans above the watermark, so the shorter lag is that much less to scan. A pass covers
+ * at most about `maxSpans` spans (an insert's spans share one stamp and go together), so a backlog (a
+ * first pass over an existing database) is worked off in bounded chunks, oldest first, one chunk a
+ * pass.
  */
 
 export const TEXT_INDEX_LAG_MS = 5_000;
