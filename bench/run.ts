@@ -774,20 +774,16 @@ async function benchIngest(
   await api.listen({ port: 0, host: '127.0.0.1' });
   const url = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}/api/v1/public/traces`;
   const rate = (ms: number) => (spans.length / ms) * 1000;
-  const rates = {
+  // Per measurement kind, one sample a round: spans/s, and process CPU µs per span.
+  const samples = () => ({
     api: [] as number[],
     spans: [] as number[],
     plain: [] as number[],
     before: [] as number[],
     worker: [] as number[],
-  };
-  const cpu = {
-    api: [] as number[],
-    spans: [] as number[],
-    plain: [] as number[],
-    before: [] as number[],
-    worker: [] as number[],
-  };
+  });
+  const rates = samples();
+  const cpu = samples();
   // With the workers: seconds from the last answer until the text index holds it, the index's lag
   // (textIndexLagSeconds, as /metrics reports it) sampled every second, and the process CPU per span
   // until then (the API's and every worker's: the sealer, the indexer, detection, …).

@@ -346,70 +346,54 @@ describe('text index: same answers as a scan', () => {
     expect(await search(quote(`${words.join(' ')} zq999x`), 'all')).toEqual([]);
   });
 
-  it('does not index the spans of a deleted project', async () => {
-    const other = await projectWithKey(h());
+  /** A project of its own with one span of `input` in trace `traceId`, started at `startMs`. */
+  async function projectWithSpan(traceId: string, startMs: number, input: string) {
+    const p = await projectWithKey(h());
     const res = await call(h().api, {
       method: 'POST',
       url: `${PUBLIC}/traces`,
-      token: other.key.key,
+      token: p.key.key,
       payload: {
         spans: [
           {
-            trace_id: 'gone',
-            span_id: 'gone-0',
+            trace_id: traceId,
+            span_id: `${traceId}-0`,
             name: 'chat',
             kind: 'llm',
-            start_time: new Date(H - 3_600_000).toISOString(),
-            input: 'a deleted xenolith',
+            start_time: new Date(startMs).toISOString(),
+            input,
           },
         ],
       },
     });
     expect(res.statusCode).toBe(200);
-    await h().ctx.pg.pool.query('UPDATE projects SET deleted_at = now() WHERE id = $1', [other.project.id]);
-    await catchUpTextIndex(h().ctx, { lagMs: 0 });
+    return p;
+  }
+
+  /** The postings stored for a project. */
+  async function postingsOf(projectId: string): Promise<number> {
     const rows = await h().ctx.ch.rows<{ n: string }>({
       query: 'SELECT count() AS n FROM text_postings WHERE project_id = {p:String}',
-      query_params: { p: other.project.id },
+      query_params: { p: projectId },
     });
-    expect(Number(rows[0]!.n)).toBe(0);
+    return Number(rows[0]!.n);
+  }
+
+  it('does not index the spans of a deleted project', async () => {
+    const other = await projectWithSpan('gone', H - 3_600_000, 'a deleted xenolith');
+    await h().ctx.pg.pool.query('UPDATE projects SET deleted_at = now() WHERE id = $1', [other.project.id]);
+    await catchUpTextIndex(h().ctx, { lagMs: 0 });
+    expect(await postingsOf(other.project.id)).toBe(0);
   });
 
   it('leaves the spans of the last 5 s to the tail in a default pass (the lag was 30 s)', async () => {
-    const fresh = await projectWithKey(h());
-    const res = await call(h().api, {
-      method: 'POST',
-      url: `${PUBLIC}/traces`,
-      token: fresh.key.key,
-      payload: {
-        spans: [
-          {
-            trace_id: 'fresh',
-            span_id: 'fresh-0',
-            name: 'chat',
-            kind: 'llm',
-            start_time: new Date().toISOString(),
-            input: 'a fresh quokka',
-          },
-        ],
-      },
-    });
-    expect(res.statusCode).toBe(200);
-    const postings = async () =>
-      Number(
-        (
-          await h().ctx.ch.rows<{ n: string }>({
-            query: 'SELECT count() AS n FROM text_postings WHERE project_id = {p:String}',
-            query_params: { p: fresh.project.id },
-          })
-        )[0]!.n,
-      );
+    const fresh = await projectWithSpan('fresh', Date.now(), 'a fresh quokka');
     const { now, upper } = await visibleStampsUpTo(h().ctx.ch, TEXT_INDEX_LAG_MS);
     expect(TEXT_INDEX_LAG_MS).toBe(5_000);
     expect(now - upper).toBe(5_000);
     await runTextIndexPass(h().ctx);
-    expect(await postings()).toBe(0);
+    expect(await postingsOf(fresh.project.id)).toBe(0);
     await catchUpTextIndex(h().ctx, { lagMs: 0 });
-    expect(await postings()).toBeGreaterThan(0);
+    expect(await postingsOf(fresh.project.id)).toBeGreaterThan(0);
   });
 });
